@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs perfscope's whole test suite on a fresh machine: installs what the tests
+# need (Debian packages, benchstat), starts PostgreSQL, then vets and tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v benchstat >/dev/null 2>&1 || true
+for bin in wrk:wrk ab:apache2-utils dot:graphviz chromium:chromium; do
+	command -v "${bin%%:*}" >/dev/null 2>&1 || need_apt+=("${bin#*:}")
+done
+if ! command -v pg_ctlcluster >/dev/null 2>&1; then need_apt+=(postgresql); fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+	echo "installing: ${need_apt[*]}"
+	if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+export PATH="$(go env GOPATH)/bin:$PATH"
+if ! command -v benchstat >/dev/null 2>&1; then
+	echo "installing benchstat"
+	go install "golang.org/x/perf/cmd/benchstat@$(go list -m -f '{{.Version}}' golang.org/x/perf)"
+fi
+
+if [ -x scripts/start-postgres.sh ] || [ -f scripts/start-postgres.sh ]; then
+	PERFSCOPE_TEST_POSTGRES="$(bash scripts/start-postgres.sh | tail -n 1)"
+	export PERFSCOPE_TEST_POSTGRES
+fi
+
+echo "go vet ./..."
+go vet ./...
+echo "go test -race ./..."
+go test -race -timeout 20m -count=1 ./...
