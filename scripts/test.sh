@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-command -v benchstat >/dev/null 2>&1 || true
 for bin in wrk:wrk ab:apache2-utils dot:graphviz chromium:chromium; do
 	command -v "${bin%%:*}" >/dev/null 2>&1 || need_apt+=("${bin#*:}")
 done
