@@ -12,7 +12,7 @@ import (
 // A Config describes one load run. Exactly one of Requests or Duration bounds
 // a closed-loop run; an open-loop run (Rate > 0) is bounded the same way.
 type Config struct {
-	URL              string        // target URL, http:// only
+	URL              string        // target URL: http://host[:port]/path, or https://
 	Method           string        // HTTP method; default GET
 	Header           http.Header   // extra request headers (Host is honoured)
 	Body             []byte        // request body, sent with Content-Length
@@ -22,6 +22,9 @@ type Config struct {
 	Rate             float64       // requests per second at a constant arrival rate; 0 means closed loop
 	Timeout          time.Duration // per request; default 10s
 	DisableKeepAlive bool          // open a new connection for every request
+	// InsecureSkipVerify accepts any certificate from an https target,
+	// such as a self-signed one on a test machine.
+	InsecureSkipVerify bool
 	// Progress, when set, is called about four times a second from a
 	// single goroutine with the run's progress so far.
 	Progress func(Progress)
@@ -52,8 +55,9 @@ type Result struct {
 	Successes       int64   `json:"successes"` // 2xx responses
 	Failures        int64   `json:"failures"`  // everything else
 	// Errors counts failures by kind: "connect_refused", "timeout", "reset",
-	// "closed" (server closed the connection), "other", and "status_NNN"
-	// for each non-2xx status code.
+	// "closed" (server closed the connection), "malformed" (a response
+	// that is not HTTP/1.x), "other", and "status_NNN" for each non-2xx
+	// status code.
 	Errors       map[string]int64 `json:"errors"`
 	Throughput   float64          `json:"throughput_rps"` // completed requests per second
 	BytesRead    int64            `json:"bytes_read"`     // response bytes, headers included

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfscope/perfscope/internal/loadgen"
+)
+
+// defaultLoadDuration bounds a run given neither -n nor -d.
+const defaultLoadDuration = 10 * time.Second
+
+// loadFlags are the load flags shared by every command that sends load
+// (load, profile): register adds them to a command, config validates them.
+type loadFlags struct {
+	concurrency int
+	requests    int64
+	duration    time.Duration
+	rate        float64
+	method      string
+	headers     []string
+	body        string
+	bodyFile    string
+	timeout     time.Duration
+	keepAlive   bool
+	noKeepAlive bool
+	insecure    bool
+}
+
+func (f *loadFlags) register(fs *pflag.FlagSet) {
+	fs.IntVarP(&f.concurrency, "concurrency", "c", 8,
+		"connections kept busy at once (closed loop), or the most requests in flight at once (with --rate)")
+	fs.Int64VarP(&f.requests, "requests", "n", 0,
+		"send exactly this many requests, then stop (instead of -d)")
+	fs.DurationVarP(&f.duration, "duration", "d", 0,
+		"send for this long, e.g. 30s or 2m (instead of -n; default 10s when neither is given)")
+	fs.Float64Var(&f.rate, "rate", 0,
+		"open loop: send this many requests per second at a constant rate, whether or not earlier ones were answered;\n"+
+			"latency counts from each request's intended send time, so server stalls are not hidden (default: closed loop)")
+	fs.StringVarP(&f.method, "method", "m", "GET", "HTTP method")
+	fs.StringArrayVarP(&f.headers, "header", "H", nil,
+		`request header "Name: value"; repeat for more headers (a Host header replaces the URL's host)`)
+	fs.StringVarP(&f.body, "body", "b", "", "request body, sent with a Content-Length")
+	fs.StringVar(&f.bodyFile, "body-file", "", "read the request body from this file (instead of -b)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second,
+		"a request without a complete response after this long counts as a timeout error")
+	fs.BoolVarP(&f.keepAlive, "keepalive", "k", false,
+		"reuse connections between requests; this is the default, and -k is accepted as in ab")
+	fs.BoolVar(&f.noKeepAlive, "no-keepalive", false,
+		"open a new connection for every request (measures connection setup too)")
+	fs.BoolVar(&f.insecure, "insecure", false,
+		"https: accept any server certificate, such as a self-signed one")
+}
+
+// config validates the flags against each other and returns the run they
+// describe for rawURL. Bad input gets a usage error.
+func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
+	var cfg loadgen.Config
+	if err := checkLoadURL(rawURL); err != nil {
+		return cfg, err
+	}
+	switch {
+	case f.concurrency < 1:
+		return cfg, usagef("-c %d: concurrency must be at least 1", f.concurrency)
+	case f.requests < 0:
+		return cfg, usagef("-n %d: the number of requests must be positive", f.requests)
+	case f.duration < 0:
+		return cfg, usagef("-d %s: the duration must be positive", f.duration)
+	case f.requests > 0 && f.duration > 0:
+		return cfg, usagef("-n and -d both bound the run: give -n for a number of requests or -d for a duration, not both")
+	case f.rate < 0 || f.rate > 1e7:
+		return cfg, usagef("--rate %g: give a rate between 0 and 10000000 requests per second", f.rate)
+	case f.timeout <= 0:
+		return cfg, usagef("--timeout %s: the timeout must be positive", f.timeout)
+	case f.keepAlive && f.noKeepAlive:
+		return cfg, usagef("-k and --no-keepalive contradict each other: give one")
+	case f.body != "" && f.bodyFile != "":
+		return cfg, usagef("-b and --body-file both give the body: give one")
+	}
+	method := strings.ToUpper(f.method)
+	if method == "" || strings.ContainsAny(method, " \t\r\n:/") {
+		return cfg, usagef("-m %q: not an HTTP method", f.method)
+	}
+	header := http.Header{}
+	for _, h := range f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") || strings.ContainsAny(value, "\r\n") {
+			return cfg, usagef(`-H %q: want "Name: value"`, h)
+		}
+		header.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+	}
+	body := []byte(f.body)
+	if f.bodyFile != "" {
+		b, err := os.ReadFile(f.bodyFile)
+		if err != nil {
+			return cfg, fmt.Errorf("read --body-file: %w", err)
+		}
+		body = b
+	}
+	duration := f.duration
+	if f.requests == 0 && duration == 0 {
+		duration = defaultLoadDuration
+	}
+	return loadgen.Config{
+		URL:                rawURL,
+		Method:             method,
+		Header:             header,
+		Body:               body,
+		Concurrency:        f.concurrency,
+		Requests:           f.requests,
+		Duration:           duration,
+		Rate:               f.rate,
+		Timeout:            f.timeout,
+		DisableKeepAlive:   f.noKeepAlive,
+		InsecureSkipVerify: f.insecure,
+	}, nil
+}
+
+// checkLoadURL accepts http:// and https:// URLs with a host, and says what
+// to type otherwise.
+func checkLoadURL(raw string) error {
+	if !strings.Contains(raw, "://") {
+		return usagef("URL %q has no scheme: did you mean http://%s ?", raw, raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return usagef("invalid URL %q: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return usagef("URL %q: only http:// and https:// are supported", raw)
+	}
+	if u.Hostname() == "" {
+		return usagef("URL %q has no host: want http://host[:port]/path", raw)
+	}
+	return nil
+}
