@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/perfscope/perfscope/internal/bench"
 )
 
 // An Input is one side of a comparison: benchmark results under one label.
@@ -123,21 +125,9 @@ func relabel(in *Input) {
 // reading: they are returned in Input.Warnings with file name and line.
 // name is used in those messages; label becomes the ".file" key.
 func ReadInput(r io.Reader, name, label string) (*Input, error) {
-	in := &Input{Label: label, Units: make(benchfmt.UnitMetadataMap)}
-	var rd benchfmt.Reader
-	rd.Reset(r, name, ".file", label)
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			in.Warnings = append(in.Warnings, rec)
-		case *benchfmt.Result:
-			in.Results = append(in.Results, rec.Clone())
-		case *benchfmt.UnitMetadata:
-			in.Units[rec.UnitMetadataKey] = rec
-		}
+	res, err := bench.Parse(r, name, ".file", label)
+	if err != nil {
+		return nil, err
 	}
-	if err := rd.Err(); err != nil {
-		return in, fmt.Errorf("read benchmark results: %w", err)
-	}
-	return in, nil
+	return &Input{Label: label, Results: res.Results, Units: res.Units, Warnings: res.Warnings}, nil
 }

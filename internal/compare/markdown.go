@@ -13,13 +13,19 @@ import (
 // as numbered footnotes, then the profile diffs.
 func WriteMarkdown(w io.Writer, cmp *Comparison, diffs []*ProfileDiff) error {
 	var b strings.Builder
+	var prev [][2]string
 	for _, t := range cmp.Tables {
+		// Like the text form, name only the configuration that
+		// changed since the previous table.
 		var cfg []string
-		for _, kv := range t.Config() {
-			if kv[1] != "" {
-				cfg = append(cfg, kv[0]+": `"+kv[1]+"`")
+		cur := t.Config()
+		for i, kv := range cur {
+			v := strings.TrimSpace(kv[1])
+			if v != "" && (i >= len(prev) || prev[i][1] != kv[1]) {
+				cfg = append(cfg, kv[0]+": `"+v+"`")
 			}
 		}
+		prev = cur
 		if len(cfg) > 0 {
 			fmt.Fprintf(&b, "%s\n\n", strings.Join(cfg, " · "))
 		}

@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// Results are benchmark results read from Go benchmark format, with the
+// unit metadata and the malformed lines that were skipped.
+type Results struct {
+	Results []*benchfmt.Result
+	Units   benchfmt.UnitMetadataMap
+	// Warnings are *benchfmt.SyntaxError values naming file and line.
+	Warnings []error
+}
+
+// Parse reads Go benchmark format from r. A malformed line is skipped and
+// reported in Warnings, never fatal; the error is only for failed reads.
+// name is used in messages. initConfig are key/value pairs set on every
+// result before the file's own configuration, as benchfmt.Reader.Reset.
+func Parse(r io.Reader, name string, initConfig ...string) (*Results, error) {
+	out := &Results{Units: make(benchfmt.UnitMetadataMap)}
+	if len(initConfig)%2 != 0 {
+		return out, fmt.Errorf("parse %s: initial configuration needs key/value pairs", name)
+	}
+	var rd benchfmt.Reader
+	rd.Reset(r, name, initConfig...)
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			out.Warnings = append(out.Warnings, rec)
+		case *benchfmt.Result:
+			// The reader reuses its Result; keep a copy.
+			out.Results = append(out.Results, rec.Clone())
+		case *benchfmt.UnitMetadata:
+			out.Units[rec.UnitMetadataKey] = rec
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return out, fmt.Errorf("read benchmark results: %w", err)
+	}
+	return out, nil
+}
