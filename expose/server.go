@@ -1,0 +1,251 @@
+package expose
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	// DefaultAddr is loopback only: profiles reveal source paths, command
+	// lines and memory contents, so reaching them from another host must be a
+	// deliberate choice that comes with authentication.
+	DefaultAddr = "127.0.0.1:6060"
+
+	// DefaultBlockProfileRate records every blocking event of 10µs or more
+	// and a proportional sample of shorter ones. Recording is a stack walk
+	// per sampled event, so the cost scales with how many events are sampled:
+	// at 10µs the many sub-microsecond channel and mutex hand-offs of a busy
+	// server are almost never recorded, while the waits that matter for
+	// latency always are. A rate of 1 (record everything) can cost several
+	// percent of throughput on contended code.
+	DefaultBlockProfileRate = 10_000
+
+	// DefaultMutexProfileFraction records on average one in 100 contention
+	// events. Contended unlock paths are already slow, and sampling 1% of
+	// them keeps the added cost well below measurement noise while a few
+	// seconds of load still yield a usable profile.
+	DefaultMutexProfileFraction = 100
+
+	// DefaultMaxSeconds bounds the seconds parameter of profile, trace,
+	// wall and delta-profile requests. Longer captures hold a CPU profiler
+	// slot (there is only one per process) and a connection for minutes, and
+	// are far more often a typo than an intent.
+	DefaultMaxSeconds = 60
+
+	// minTokenLength rejects tokens short enough to guess.
+	minTokenLength = 16
+)
+
+// ErrAuthRequired is returned by Start when asked to listen on a non-loopback
+// address (or with Options.RequireAuth) without a token or mutual TLS.
+var ErrAuthRequired = errors.New("expose: a non-loopback address requires Options.Token or mutual TLS (Options.TLSConfig with ClientAuth tls.RequireAndVerifyClientCert and ClientCAs)")
+
+// Options configures Start. The zero value serves on DefaultAddr without
+// authentication, with the default profile rates.
+type Options struct {
+	// Addr is the TCP address to listen on, "host:port". Port 0 picks a free
+	// port; Server.Addr reports it. Default DefaultAddr.
+	Addr string
+
+	// Token, if set, is required as "Authorization: Bearer <Token>" on every
+	// request. At least 16 characters.
+	Token string
+
+	// TLSConfig, if set, serves HTTPS with it. It must carry the server's
+	// certificate. With ClientAuth tls.RequireAndVerifyClientCert and
+	// ClientCAs set it authenticates clients by certificate (mutual TLS),
+	// which is enough to listen on a non-loopback address without a Token.
+	TLSConfig *tls.Config
+
+	// RequireAuth requires a Token or mutual TLS even on loopback, for hosts
+	// where other local users must not read this process's profiles.
+	RequireAuth bool
+
+	// BlockProfileRate is passed to runtime.SetBlockProfileRate: a blocking
+	// event lasting d nanoseconds is recorded with probability d/rate (always
+	// when d >= rate). 0 means DefaultBlockProfileRate; negative leaves the
+	// process's setting alone.
+	BlockProfileRate int
+
+	// MutexProfileFraction is passed to runtime.SetMutexProfileFraction: on
+	// average one in this many contention events is recorded. 0 means
+	// DefaultMutexProfileFraction; negative leaves the process's setting alone.
+	MutexProfileFraction int
+
+	// MaxSeconds bounds every seconds query parameter. 0 means DefaultMaxSeconds.
+	MaxSeconds int
+
+	// ErrorLog receives the HTTP server's errors (failed TLS handshakes,
+	// broken connections). Nil means the log package's standard logger.
+	ErrorLog *log.Logger
+}
+
+// A Server serves profiling endpoints on its own listener. It is safe for
+// concurrent use. Call Close, or cancel the context given to Start, to stop it.
+type Server struct {
+	srv      *http.Server
+	ln       net.Listener
+	scheme   string
+	done     chan struct{} // closed when Serve returned
+	serveErr error         // Serve's result, valid after done
+	stopOnce sync.Once
+	stopErr  error
+	restore  func()
+}
+
+// Start listens on opts.Addr and serves the profiling endpoints listed in the
+// package documentation until ctx is done or Close is called. It sets the
+// block and mutex profile rates (see Options) for the whole process; Close
+// puts them back.
+//
+// Start returns ErrAuthRequired (wrapped) rather than serving profiles to the
+// network unauthenticated.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	auth, err := newAuthenticator(opts)
+	if err != nil {
+		return nil, err
+	}
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("expose: listen on %s: %w", opts.Addr, err)
+	}
+	// The address decided before listening came from the configured host;
+	// check what was actually bound too, in case a name resolved elsewhere.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !auth.enabled() {
+		ln.Close()
+		return nil, fmt.Errorf("expose: %s: %w", ln.Addr(), ErrAuthRequired)
+	}
+
+	s := &Server{
+		ln:     ln,
+		scheme: "http",
+		done:   make(chan struct{}),
+	}
+	if opts.TLSConfig != nil {
+		s.scheme = "https"
+		ln = tls.NewListener(ln, opts.TLSConfig)
+	}
+	s.srv = &http.Server{
+		Handler:           auth.wrap(newMux(opts)),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          opts.ErrorLog,
+		// No WriteTimeout: net/http/pprof extends the write deadline of
+		// each long-running capture itself, and a fixed timeout would cut
+		// profiles short.
+	}
+	s.restore = setProfileRates(opts.BlockProfileRate, opts.MutexProfileFraction)
+
+	go func() {
+		s.serveErr = s.srv.Serve(ln)
+		close(s.done)
+	}()
+	if ctx.Done() != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				s.Close()
+			case <-s.done:
+			}
+		}()
+	}
+	return s, nil
+}
+
+// Addr returns the address the server listens on, with the actual port when
+// Options.Addr asked for port 0.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// URL returns the base URL of the profile index, such as
+// "http://127.0.0.1:6060/debug/pprof/". A listener on an unspecified
+// address (0.0.0.0 or ::, which Go listens on as one dual-stack socket) is
+// reported with 127.0.0.1, which reaches it from this host.
+func (s *Server) URL() string {
+	host, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return s.scheme + "://" + net.JoinHostPort(host, port) + "/debug/pprof/"
+}
+
+// Close stops the server at once, ending profile captures in progress, and
+// restores the block and mutex profile rates it changed. It returns the
+// error that stopped serving, if it was not Close itself.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		s.srv.Close()
+		<-s.done
+		if !errors.Is(s.serveErr, http.ErrServerClosed) {
+			s.stopErr = fmt.Errorf("expose: serve on %s: %w", s.ln.Addr(), s.serveErr)
+		}
+		s.restore()
+	})
+	return s.stopErr
+}
+
+// withDefaults validates opts and fills in defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
+		return o, fmt.Errorf("expose: address %q: %w", o.Addr, err)
+	}
+	if o.BlockProfileRate == 0 {
+		o.BlockProfileRate = DefaultBlockProfileRate
+	}
+	if o.MutexProfileFraction == 0 {
+		o.MutexProfileFraction = DefaultMutexProfileFraction
+	}
+	if o.MaxSeconds == 0 {
+		o.MaxSeconds = DefaultMaxSeconds
+	}
+	if o.MaxSeconds < 0 {
+		return o, fmt.Errorf("expose: MaxSeconds %d is negative", o.MaxSeconds)
+	}
+	if o.Token != "" && len(o.Token) < minTokenLength {
+		return o, fmt.Errorf("expose: Token is %d characters; use at least %d", len(o.Token), minTokenLength)
+	}
+	if o.TLSConfig != nil && len(o.TLSConfig.Certificates) == 0 && o.TLSConfig.GetCertificate == nil && o.TLSConfig.GetConfigForClient == nil {
+		return o, errors.New("expose: TLSConfig has no server certificate")
+	}
+	return o, nil
+}
+
+// setProfileRates applies the block and mutex rates (negative: leave alone)
+// and returns a function that undoes it. The mutex fraction's previous value
+// can be read and is put back; the block rate cannot be read, so it is put
+// back to 0, Go's default (off).
+func setProfileRates(blockRate, mutexFraction int) (restore func()) {
+	prevMutex := -1
+	if mutexFraction >= 0 {
+		prevMutex = runtime.SetMutexProfileFraction(mutexFraction)
+	}
+	if blockRate >= 0 {
+		runtime.SetBlockProfileRate(blockRate)
+	}
+	return func() {
+		if prevMutex >= 0 {
+			runtime.SetMutexProfileFraction(prevMutex)
+		}
+		if blockRate >= 0 {
+			runtime.SetBlockProfileRate(0)
+		}
+	}
+}
