@@ -1,0 +1,112 @@
+package capture
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRedactArgs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Authorization: Bearer abc", "Authorization: REDACTED"},
+		{"--header=Cookie: session=1", "--header=Cookie: REDACTED"},
+		{"X-Api-Key:k", "X-Api-Key: REDACTED"},
+		{"X-Request-Source: perfscope", "X-Request-Source: perfscope"},
+		{"http://user:pw@127.0.0.1:8080/", "http://user:xxxxx@127.0.0.1:8080/"},
+		{"--pprof=http://u:pw@127.0.0.1:6060/debug/pprof/", "--pprof=http://u:xxxxx@127.0.0.1:6060/debug/pprof/"},
+		{"http://127.0.0.1:8080/a:b", "http://127.0.0.1:8080/a:b"},
+		{"-c", "-c"},
+	} {
+		if got := redactArgs([]string{tc.in})[0]; got != tc.want {
+			t.Errorf("redact %q = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if redactArgs(nil) != nil {
+		t.Error("redactArgs(nil) != nil")
+	}
+}
+
+func TestIsLocalHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST.": true, "api.localhost": true,
+		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "0.0.0.0": true,
+		"example.com": false, "192.0.2.1": false, "203.0.113.7": false,
+	} {
+		if got := isLocalHost(host); got != want {
+			t.Errorf("isLocalHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestHTMLAndFirstLine(t *testing.T) {
+	for _, tc := range []struct {
+		ct, body string
+		want     bool
+	}{
+		{"text/html; charset=utf-8", "anything", true},
+		{"", "  <!DOCTYPE html><html>", true},
+		{"application/octet-stream", "<html><body>", true},
+		{"text/plain", "Could not enable CPU profiling", false},
+		{"application/octet-stream", "\x1f\x8b\x08", false},
+	} {
+		if got := isHTML(tc.ct, []byte(tc.body)); got != tc.want {
+			t.Errorf("isHTML(%q, %q) = %v", tc.ct, tc.body, got)
+		}
+	}
+	if got := firstLine([]byte("  first\x00 line\nsecond")); got != "first line" {
+		t.Errorf("firstLine = %q", got)
+	}
+	if got := firstLine([]byte(strings.Repeat("é", 300))); !strings.HasSuffix(got, "...") || len([]rune(got)) != 203 {
+		t.Errorf("long firstLine = %q", got)
+	}
+}
+
+func TestNewRunID(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("X", 3600))
+	id := newRunID(at)
+	if !regexp.MustCompile(`^20260304-040607-[0-9a-f]{6}$`).MatchString(id) {
+		t.Errorf("run ID %q; want the UTC time and a 6-hex-digit suffix", id)
+	}
+	if newRunID(at) == id {
+		t.Error("two runs in the same second got the same ID")
+	}
+}
+
+func TestGitState(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if commit, _ := gitState(t.Context(), ""); commit != "" {
+		t.Fatalf("commit %q outside any repository", commit)
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", ".")
+	os.WriteFile("main.go", []byte("package main\n"), 0o644)
+	git("add", "main.go")
+	git("commit", "-q", "-m", "first")
+	// Saved runs in the worktree do not make it dirty.
+	os.MkdirAll(filepath.Join(DefaultRoot, "x"), 0o755)
+	os.WriteFile(filepath.Join(DefaultRoot, "x", RunFile), []byte("{}"), 0o644)
+	os.MkdirAll(filepath.Join("out", "r1"), 0o755)
+	os.WriteFile(filepath.Join("out", "r1", RunFile), []byte("{}"), 0o644)
+	commit, dirty := gitState(t.Context(), filepath.Join("out", "r1"))
+	if len(commit) != 40 || dirty {
+		t.Errorf("clean repository: commit %q dirty %v", commit, dirty)
+	}
+	os.WriteFile("main.go", []byte("package main // changed\n"), 0o644)
+	if _, dirty := gitState(t.Context(), ""); !dirty {
+		t.Error("a modified file does not make the worktree dirty")
+	}
+}
