@@ -1,0 +1,178 @@
+// Command gate measures the error rates of "perfscope gate" on this
+// machine: how often an A/A run (base and head the same code) raises a
+// false alarm, and how often an injected slowdown of one benchmark is
+// caught.
+//
+// It first measures many interleaved rounds of the bundled examples with
+// the gate's own runner (bench.RunGate, base = HEAD, head = the working
+// tree), then simulates gate runs by drawing the default number of rounds
+// from that pool, many times, and judging each draw with the gate's own
+// decision function (compare.Decide). A slowdown is injected by scaling
+// one benchmark's head sec/op samples in the draw.
+//
+//	go run ./bench/gate -pool 40                   # measure, then simulate
+//	go run ./bench/gate -data bench/gate/data      # simulate from saved rounds
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/compare"
+)
+
+func main() {
+	var (
+		pool     = flag.Int("pool", 40, "interleaved rounds to measure for the pool")
+		data     = flag.String("data", "", "read base.txt/head.txt from this directory instead of measuring")
+		save     = flag.String("save", "bench/gate/data", "where to save measured rounds")
+		pkgs     = flag.String("pkgs", "./examples/...", "packages whose benchmarks are the material")
+		trials   = flag.Int("trials", 1000, "simulated gate runs per experiment")
+		rounds   = flag.Int("rounds", compare.DefaultRounds, "rounds per simulated gate run")
+		slowdown = flag.Float64("slowdown", 0.05, "injected slowdown of one benchmark")
+		pct      = flag.Float64("threshold", compare.DefaultTimePct, "sec/op threshold in percent")
+		alpha    = flag.Float64("alpha", compare.DefaultAlpha, "significance level")
+		seed     = flag.Uint64("seed", 1, "random seed")
+	)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	var base, head []byte
+	if *data != "" {
+		var err error
+		if base, err = os.ReadFile(filepath.Join(*data, "base.txt")); err != nil {
+			fail(err)
+		}
+		if head, err = os.ReadFile(filepath.Join(*data, "head.txt")); err != nil {
+			fail(err)
+		}
+	} else {
+		start := time.Now()
+		run, err := bench.RunGate(ctx, bench.GateOptions{
+			BaseRef: "HEAD", AllowDirty: true, Packages: []string{*pkgs},
+			Rounds: *pool, Benchtime: compare.DefaultBenchtime,
+		})
+		if err != nil {
+			fail(err)
+		}
+		base, head = run.Raw.Base, run.Raw.Head
+		fmt.Printf("measured %d rounds in %s (build %s)\n", *pool, time.Since(start).Round(time.Second), run.Build.Round(time.Second))
+		if err := os.MkdirAll(*save, 0o755); err != nil {
+			fail(err)
+		}
+		os.WriteFile(filepath.Join(*save, "base.txt"), base, 0o644)
+		os.WriteFile(filepath.Join(*save, "head.txt"), head, 0o644)
+	}
+
+	br, err := bench.Parse(bytes.NewReader(base), "base.txt")
+	if err != nil {
+		fail(err)
+	}
+	hr, err := bench.Parse(bytes.NewReader(head), "head.txt")
+	if err != nil {
+		fail(err)
+	}
+	ms := compare.Pair(br.Results, hr.Results)
+	n := len(ms[0].Base)
+	for _, m := range ms {
+		n = min(n, len(m.Base), len(m.Head))
+	}
+	if n < *rounds {
+		fail(fmt.Errorf("pool has %d rounds, fewer than the %d a gate run uses", n, *rounds))
+	}
+	cfg := compare.GateConfig{Alpha: *alpha, Thresholds: compare.DefaultThresholds()}
+	cfg.Thresholds["sec/op"] = *pct
+	rng := rand.New(rand.NewPCG(*seed, *seed))
+
+	fmt.Printf("pool: %d rounds of %d measurements; each simulated gate run draws %d rounds; %d trials; alpha %.3g; sec/op threshold %.3g%%\n\n",
+		n, len(ms), *rounds, *trials, *alpha, *pct)
+	fmt.Printf("%-55s %8s %8s\n", "benchmark (sec/op)", "noise", "A/A gap")
+	for _, m := range ms {
+		if m.Unit == "sec/op" {
+			fmt.Printf("%-55s %7.1f%% %7.1f%%\n", m.Benchmark, 100*spread(m.Base[:n]), 100*(median(m.Head[:n])/median(m.Base[:n])-1))
+		}
+	}
+
+	// A/A: no change at all.
+	alarms := 0
+	for range *trials {
+		d := compare.Decide(draw(ms, n, *rounds, rng, -1, 0), cfg)
+		if d.Regressions > 0 {
+			alarms++
+		}
+	}
+	fmt.Printf("\nA/A: %d false alarms in %d trials (%.1f%%), no-alarm rate %.1f%%\n", alarms, *trials, 100*float64(alarms)/float64(*trials), 100-100*float64(alarms)/float64(*trials))
+
+	// Injected slowdown, one benchmark at a time.
+	fmt.Printf("\ninjected %+.0f%% slowdown of one benchmark's sec/op:\n", 100**slowdown)
+	caught, total := 0, 0
+	for i, m := range ms {
+		if m.Unit != "sec/op" {
+			continue
+		}
+		c := 0
+		for range *trials {
+			d := compare.Decide(draw(ms, n, *rounds, rng, i, *slowdown), cfg)
+			if d.Judgements[i].Verdict == compare.Regression {
+				c++
+			}
+		}
+		caught += c
+		total += *trials
+		fmt.Printf("  %-55s caught %5.1f%%\n", m.Benchmark, 100*float64(c)/float64(*trials))
+	}
+	fmt.Printf("overall detection: %.1f%%\n", 100*float64(caught)/float64(total))
+}
+
+// draw simulates one gate run: the same randomly chosen rounds for every
+// measurement (a round's base and head ran side by side, so they stay
+// paired), with the head of measurement inject slowed by factor 1+slow.
+func draw(ms []compare.Measurement, n, rounds int, rng *rand.Rand, inject int, slow float64) []compare.Measurement {
+	idx := rng.Perm(n)[:rounds]
+	out := make([]compare.Measurement, len(ms))
+	for i, m := range ms {
+		o := m
+		o.Base, o.Head = make([]float64, rounds), make([]float64, rounds)
+		for k, r := range idx {
+			o.Base[k], o.Head[k] = m.Base[r], m.Head[r]
+			if i == inject {
+				o.Head[k] *= 1 + slow
+			}
+		}
+		out[i] = o
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread is the interquartile range relative to the median: a robust
+// measure of the noise the gate must see through.
+func spread(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	q := func(p float64) float64 { return s[int(p*float64(len(s)-1))] }
+	return (q(0.75) - q(0.25)) / median(s)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "gate study:", err)
+	os.Exit(1)
+}

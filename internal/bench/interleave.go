@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Binary is a compiled test binary of one package in one tree.
+type Binary struct {
+	Package Package
+	// Path is the executable; Package.Dir is where it runs, as "go test"
+	// runs tests in their package directory.
+	Path string
+}
+
+// BuildError reports a package whose tests do not compile.
+type BuildError struct {
+	Tree, Package string
+	Output        string
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("%s: %s does not build:\n%s", e.Tree, e.Package, e.Output)
+}
+
+// BuildTests compiles the test binary ("go test -c") of each package,
+// given as import paths, in the module at dir. Packages that do not exist
+// there are returned in missing, not as errors: a benchmark new in the
+// head has no base. tree names the tree in errors ("base", "head").
+func BuildTests(ctx context.Context, tree, dir string, importPaths []string, outDir string) (bins []Binary, missing []string, err error) {
+	pkgs, err := listByPath(ctx, dir, importPaths)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", tree, err)
+	}
+	for i, path := range importPaths {
+		pkg, ok := pkgs[path]
+		if !ok {
+			missing = append(missing, path)
+			continue
+		}
+		bin := filepath.Join(outDir, fmt.Sprintf("%s-%d.test", tree, i))
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, path)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, &BuildError{Tree: tree, Package: path, Output: firstLines(strings.TrimSpace(string(out)), 15)}
+		}
+		// A package with tests but no test functions builds no binary.
+		if _, err := os.Stat(bin); err != nil {
+			missing = append(missing, path)
+			continue
+		}
+		bins = append(bins, Binary{Package: pkg, Path: bin})
+	}
+	return bins, missing, nil
+}
+
+func listByPath(ctx context.Context, dir string, importPaths []string) (map[string]Package, error) {
+	out, err := output(ctx, dir, "go", append([]string{"list", "-e", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{if .Error}}error{{else}}ok{{end}}"}, importPaths...)...)
+	if err != nil {
+		return nil, fmt.Errorf("list packages: %w", err)
+	}
+	m := make(map[string]Package)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) == 3 && f[2] == "ok" && f[1] != "" {
+			m[f[0]] = Package{ImportPath: f[0], Dir: f[1]}
+		}
+	}
+	return m, nil
+}
+
+// InterleaveOptions configure an interleaved A/B run.
+type InterleaveOptions struct {
+	// Base and Head are the binaries; they are paired by import path.
+	Base, Head []Binary
+	// Rounds is how many times each side runs every benchmark (each
+	// round is one -count 1 run per package and side).
+	Rounds int
+	// Bench is the -test.bench expression; Benchtime the
+	// -test.benchtime.
+	Bench, Benchtime string
+	// Progress, if set, is called as benchmarks start and finish.
+	Progress func(Progress)
+}
+
+// Interleaved holds what an interleaved run measured, per side, in Go
+// benchmark format (one file per side, which benchstat reads).
+type Interleaved struct {
+	Base, Head []byte
+}
+
+// RunInterleaved runs base and head binaries alternately, round after
+// round, so that machine drift (thermal state, other tenants, frequency
+// scaling) hits both sides equally instead of biasing one. Within a round
+// the side that goes first alternates (base, head, head, base, ...) so
+// that neither side always runs just after the other's warm-up.
+func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, error) {
+	heads := make(map[string]Binary)
+	for _, b := range opts.Head {
+		heads[b.Package.ImportPath] = b
+	}
+	var out Interleaved
+	var base, head bytes.Buffer
+	type pair struct{ base, head Binary }
+	var pairs []pair
+	for _, b := range opts.Base {
+		if h, ok := heads[b.Package.ImportPath]; ok {
+			pairs = append(pairs, pair{b, h})
+		}
+	}
+	// Head-only packages still run, so new benchmarks are reported.
+	for _, h := range opts.Head {
+		found := false
+		for _, p := range pairs {
+			found = found || p.head.Package.ImportPath == h.Package.ImportPath
+		}
+		if !found {
+			pairs = append(pairs, pair{head: h})
+		}
+	}
+	args := []string{"-test.run", "^$", "-test.bench", opts.Bench, "-test.benchmem", "-test.count", "1"}
+	if opts.Benchtime != "" {
+		args = append(args, "-test.benchtime", opts.Benchtime)
+	}
+	for round := 1; round <= opts.Rounds; round++ {
+		for i, p := range pairs {
+			sides := []string{"base", "head"}
+			if round%2 == 0 {
+				sides = []string{"head", "base"}
+			}
+			for _, side := range sides {
+				bin, buf := p.base, &base
+				if side == "head" {
+					bin, buf = p.head, &head
+				}
+				if bin.Path == "" {
+					continue
+				}
+				ev := Progress{Package: bin.Package.ImportPath, PackageIndex: i + 1, Packages: len(pairs), Rounds: opts.Rounds, Side: side}
+				if err := runBinary(ctx, bin, args, buf, ev, round, opts.Progress); err != nil {
+					out.Base, out.Head = base.Bytes(), head.Bytes()
+					return &out, fmt.Errorf("%s round %d: %w", side, round, err)
+				}
+			}
+		}
+	}
+	out.Base, out.Head = base.Bytes(), head.Bytes()
+	return &out, nil
+}
+
+func runBinary(ctx context.Context, bin Binary, args []string, w io.Writer, ev Progress, round int, progress func(Progress)) error {
+	cmd := exec.CommandContext(ctx, bin.Path, args...)
+	cmd.Dir = bin.Package.Dir
+	var stdout, stderr bytes.Buffer
+	var report func(Progress)
+	if progress != nil {
+		report = func(p Progress) {
+			p.Round = round
+			progress(p)
+		}
+	}
+	cmd.Stdout = newProgressWriter(&stdout, ev, report)
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	w.Write(stdout.Bytes())
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String() + "\n" + failureLines(stdout.String()))
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("benchmarks of %s failed (exit %s): %s", bin.Package.ImportPath, strconv.Itoa(ee.ExitCode()), firstLines(msg, 15))
+		}
+		return fmt.Errorf("run benchmarks of %s: %w", bin.Package.ImportPath, err)
+	}
+	return nil
+}
+
+// failureLines keeps the lines of test output that explain a failure,
+// dropping result lines.
+func failureLines(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Benchmark") && strings.Contains(l, "/op") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
+}

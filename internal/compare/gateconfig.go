@@ -1,0 +1,186 @@
+package compare
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// GateConfig is the gate's configuration: statistics, how much change
+// counts, and per-benchmark exceptions. It is read from the "gate" object
+// of .perfscope.json:
+//
+//	{
+//	  "gate": {
+//	    "alpha": 0.05,
+//	    "rounds": 10,
+//	    "benchtime": "100ms",
+//	    "bench": ".",
+//	    "threshold_pct": {"sec/op": 3, "B/op": 0, "allocs/op": 0},
+//	    "benchmarks": [
+//	      {"name": "Pad/.*", "unit": "sec/op", "threshold_pct": 10},
+//	      {"name": "Flaky", "ignore": true}
+//	    ]
+//	  }
+//	}
+//
+// threshold_pct maps a unit to the relative change, in percent, that a
+// significant change must exceed to count; 0 means any increase. Units not
+// listed are reported but not gated. Each benchmarks entry overrides the
+// threshold (or ignores the benchmark) for names matching "name", a regular
+// expression matched against the whole benchmark name without the
+// "Benchmark" prefix and GOMAXPROCS suffix ("Pad/n=10"); "unit" and
+// "package" narrow it further. The first matching entry wins.
+type GateConfig struct {
+	Alpha      float64            `json:"alpha,omitempty"`
+	Rounds     int                `json:"rounds,omitempty"`
+	Benchtime  string             `json:"benchtime,omitempty"`
+	Bench      string             `json:"bench,omitempty"`
+	Thresholds map[string]float64 `json:"threshold_pct,omitempty"`
+	Benchmarks []BenchmarkRule    `json:"benchmarks,omitempty"`
+}
+
+// A BenchmarkRule overrides the gate's threshold for some benchmarks.
+type BenchmarkRule struct {
+	Name      string   `json:"name"`
+	Package   string   `json:"package,omitempty"`
+	Unit      string   `json:"unit,omitempty"`
+	Threshold *float64 `json:"threshold_pct,omitempty"`
+	Ignore    bool     `json:"ignore,omitempty"`
+
+	re *regexp.Regexp
+}
+
+// Gate defaults, chosen by the measurements in bench/gate (see its
+// README): enough interleaved rounds to catch a 5% slowdown in at least
+// 90% of runs on a noisy 2-core machine, a time threshold low enough that
+// a real 5% change clears it, and allocation counts gated on any increase.
+const (
+	DefaultAlpha     = 0.05
+	DefaultRounds    = 10
+	DefaultBenchtime = "100ms"
+	DefaultTimePct   = 3.0
+)
+
+// DefaultThresholds returns the default per-unit thresholds in percent.
+func DefaultThresholds() map[string]float64 {
+	return map[string]float64{"sec/op": DefaultTimePct, "B/op": 0, "allocs/op": 0}
+}
+
+func (c GateConfig) withDefaults() GateConfig {
+	if c.Alpha == 0 {
+		c.Alpha = DefaultAlpha
+	}
+	if c.Rounds == 0 {
+		c.Rounds = DefaultRounds
+	}
+	if c.Benchtime == "" {
+		c.Benchtime = DefaultBenchtime
+	}
+	if c.Bench == "" {
+		c.Bench = "."
+	}
+	if c.Thresholds == nil {
+		c.Thresholds = DefaultThresholds()
+	}
+	return c
+}
+
+// WithDefaults returns the configuration with every unset field at its
+// default.
+func (c GateConfig) WithDefaults() GateConfig { return c.withDefaults() }
+
+// Validate checks the configuration and compiles its patterns.
+func (c *GateConfig) Validate() error {
+	if c.Alpha < 0 || c.Alpha > 1 {
+		return fmt.Errorf("alpha %v: must be in [0, 1]", c.Alpha)
+	}
+	if c.Rounds < 0 {
+		return fmt.Errorf("rounds %d: must be positive", c.Rounds)
+	}
+	for u, t := range c.Thresholds {
+		if t < 0 {
+			return fmt.Errorf("threshold_pct for %s: %v must not be negative", u, t)
+		}
+	}
+	for i := range c.Benchmarks {
+		r := &c.Benchmarks[i]
+		re, err := regexp.Compile("^(?:" + strings.TrimPrefix(r.Name, "Benchmark") + ")$")
+		if err != nil {
+			return fmt.Errorf("benchmarks[%d].name: %w", i, err)
+		}
+		r.re = re
+		if r.Threshold != nil && *r.Threshold < 0 {
+			return fmt.Errorf("benchmarks[%d].threshold_pct: must not be negative", i)
+		}
+	}
+	return nil
+}
+
+// A gateRule is the threshold that applies to one measurement.
+type gateRule struct{ Threshold float64 }
+
+// rule returns the threshold (as a fraction) for a measurement and whether
+// it is gated at all.
+func (c GateConfig) rule(pkg, name, unit string) (gateRule, bool) {
+	base, ok := c.Thresholds[unit]
+	short := trimProcs(name)
+	for _, r := range c.Benchmarks {
+		if r.re == nil || !r.re.MatchString(short) && !r.re.MatchString(name) {
+			continue
+		}
+		if r.Package != "" && r.Package != pkg || r.Unit != "" && r.Unit != unit {
+			continue
+		}
+		if r.Ignore {
+			return gateRule{}, false
+		}
+		if r.Threshold != nil {
+			return gateRule{*r.Threshold / 100}, true
+		}
+		break
+	}
+	return gateRule{base / 100}, ok
+}
+
+// trimProcs drops a "-N" GOMAXPROCS suffix.
+func trimProcs(name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || i == len(name)-1 {
+		return name
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	return name[:i]
+}
+
+// LoadGateConfig reads the "gate" object of a .perfscope.json file. A
+// missing file gives the defaults.
+func LoadGateConfig(path string) (GateConfig, error) {
+	var file struct {
+		Gate GateConfig `json:"gate"`
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return GateConfig{}, nil
+	}
+	if err != nil {
+		return GateConfig{}, fmt.Errorf("read gate config: %w", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return GateConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := file.Gate.Validate(); err != nil {
+		return GateConfig{}, fmt.Errorf("%s: gate: %w", path, err)
+	}
+	return file.Gate, nil
+}

@@ -1,0 +1,176 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchunit"
+)
+
+// A GateReport is a gate decision with the context a reader needs: what
+// was compared, how, and how long it took.
+type GateReport struct {
+	Base      string        `json:"base"` // "main (1a2b3c4d5e6f)"
+	Head      string        `json:"head"` // "working tree (…)"
+	Rounds    int           `json:"rounds"`
+	Benchtime string        `json:"benchtime"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Decision  *Decision     `json:"decision"`
+	// Notes are things the reader should know that are not failures,
+	// such as packages that exist only in the head.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Outcome is the one-line conclusion.
+func (r *GateReport) Outcome() string {
+	d := r.Decision
+	switch d.ExitCode() {
+	case 1:
+		return fmt.Sprintf("FAIL: %d regression%s", d.Regressions, plural(d.Regressions))
+	case 2:
+		return fmt.Sprintf("UNDECIDED: %d measurement%s had too few samples to conclude (raise --rounds)", d.Undecided, plural(d.Undecided))
+	}
+	if d.Improvements > 0 {
+		return fmt.Sprintf("PASS: no regression, %d improvement%s", d.Improvements, plural(d.Improvements))
+	}
+	return "PASS: no regression"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// judgementRow formats the numbers of one judgement for tables.
+func judgementRow(j Judgement) (name, base, head, change, p string) {
+	name = "Benchmark" + j.Benchmark + " " + j.Unit
+	if j.Package != "" {
+		name = j.Package + " " + name
+	}
+	cls := benchunit.ClassOf(j.Unit)
+	switch j.Verdict {
+	case Added:
+		return name, "", summarize(j.Head, cls), "", ""
+	case Removed:
+		return name, summarize(j.Base, cls), "", "", ""
+	}
+	sc := benchunit.CommonScale([]float64{j.BaseMedian, j.HeadMedian}, cls)
+	base, head = sc.Format(j.BaseMedian), sc.Format(j.HeadMedian)
+	change = fmt.Sprintf("%+.2f%%", j.Change*100)
+	p = fmt.Sprintf("p=%.3f adj=%.3f n=%d+%d", j.P, j.AdjustedP, len(j.Base), len(j.Head))
+	return
+}
+
+func summarize(xs []float64, cls benchunit.Class) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return benchunit.Scale(xs[len(xs)/2], cls)
+}
+
+// interesting reports whether a judgement belongs in the short list that
+// leads a report.
+func interesting(j Judgement) bool {
+	switch j.Verdict {
+	case Regression, Improvement, TooFewSamples, Added, Removed:
+		return true
+	}
+	return false
+}
+
+// WriteText writes the report for a terminal or CI log: the outcome, the
+// judgements that matter, then every measurement.
+func (r *GateReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	d := r.Decision
+	fmt.Fprintf(&b, "gate: base %s vs head %s\n", r.Base, r.Head)
+	fmt.Fprintf(&b, "%d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s\n\n", r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	var o textTable
+	o.row()
+	for _, h := range []string{"benchmark", "base", "head", "change", "threshold", "verdict", "test"} {
+		o.cell(h)
+	}
+	for _, j := range d.Judgements {
+		name, base, head, change, p := judgementRow(j)
+		o.row()
+		o.cell(name)
+		o.cell(base, alignRightOpt)
+		o.cell(head, alignRightOpt)
+		o.cell(change, alignRightOpt)
+		th := ""
+		if j.Verdict != NotGated && j.Verdict != Added && j.Verdict != Removed {
+			th = fmt.Sprintf("%.4g%%", j.Threshold*100)
+		}
+		o.cell(th, alignRightOpt)
+		o.cell(strings.ToUpper(string(j.Verdict)))
+		o.cell(p)
+	}
+	if err := o.format(&b); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "\n%s\n", r.Outcome())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteMarkdown writes the report as a pull-request comment.
+func (r *GateReport) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	d := r.Decision
+	icon := map[int]string{0: "✅", 1: "❌", 2: "⚠️"}[d.ExitCode()]
+	fmt.Fprintf(&b, "### %s perfscope gate — %s\n\n", icon, r.Outcome())
+	fmt.Fprintf(&b, "Base %s vs head %s: %d interleaved rounds, benchtime %s, α = %.3g with Holm–Bonferroni over %d tests, %s.\n\n",
+		mdEscape(r.Base), mdEscape(r.Head), r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	table := func(filter func(Judgement) bool) {
+		b.WriteString("| benchmark | base | head | change | threshold | verdict | test |\n| --- | --: | --: | --: | --: | --- | --- |\n")
+		for _, j := range d.Judgements {
+			if !filter(j) {
+				continue
+			}
+			name, base, head, change, p := judgementRow(j)
+			v := string(j.Verdict)
+			if j.Verdict == Regression {
+				v = "**" + v + "**"
+				change = "**" + change + "**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.4g%% | %s | %s |\n", mdEscape(name), base, head, change, j.Threshold*100, v, p)
+		}
+	}
+	hasInteresting := false
+	for _, j := range d.Judgements {
+		hasInteresting = hasInteresting || interesting(j)
+	}
+	if hasInteresting {
+		table(interesting)
+		b.WriteString("\n")
+	}
+	b.WriteString("<details><summary>All measurements</summary>\n\n")
+	table(func(Judgement) bool { return true })
+	b.WriteString("\n</details>\n")
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes the report as one JSON object; field names are those
+// of GateReport, Decision and Judgement, plus "outcome" and "exit_code".
+func (r *GateReport) WriteJSON(w io.Writer) error {
+	out := struct {
+		*GateReport
+		Outcome  string `json:"outcome"`
+		ExitCode int    `json:"exit_code"`
+	}{r, r.Outcome(), r.Decision.ExitCode()}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
