@@ -1,0 +1,413 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// runConds returns the SQL conditions f places on a run r with machine m.
+func runConds(f Filter) (string, []any) {
+	var conds []string
+	var args []any
+	if f.Branch != "" {
+		conds = append(conds, "r.branch = ?")
+		args = append(args, f.Branch)
+	}
+	if f.Machine != "" {
+		conds = append(conds, "m.hostname = ?")
+		args = append(args, f.Machine)
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "r.sort_time >= ?")
+		args = append(args, nanos(f.Since))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(conds, " AND "), args
+}
+
+// nameMatcher matches benchmarks against f's package and name expressions.
+type nameMatcher struct{ pkg, name *regexp.Regexp }
+
+func newNameMatcher(f Filter) (nameMatcher, error) {
+	var m nameMatcher
+	var err error
+	if f.Package != "" {
+		if m.pkg, err = regexp.Compile(f.Package); err != nil {
+			return m, fmt.Errorf("package filter: %w", err)
+		}
+	}
+	if f.Name != "" {
+		if m.name, err = regexp.Compile(f.Name); err != nil {
+			return m, fmt.Errorf("benchmark filter: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m nameMatcher) match(k SeriesKey) bool {
+	return (m.pkg == nil || m.pkg.MatchString(k.Package)) && (m.name == nil || m.name.MatchString(k.Name))
+}
+
+// runRow is one run as the queries read it.
+type runRow struct {
+	id                          int64
+	hash, branch                string
+	dirty                       bool
+	commitTime, runTime, sortAt int64
+}
+
+const runCols = `r.id, r.commit_hash, r.branch, r.dirty, r.commit_time, r.run_time, r.sort_time`
+
+func (r *runRow) dest() []any {
+	return []any{&r.id, &r.hash, &r.branch, &r.dirty, &r.commitTime, &r.runTime, &r.sortAt}
+}
+
+// commitKey identifies a commit: runs on a dirty tree of the same commit
+// measured different code.
+type commitKey struct {
+	hash  string
+	dirty bool
+}
+
+// commitAgg merges runs into commits, remembering the order they were seen.
+type commitAgg struct {
+	index   map[commitKey]int
+	commits []Commit
+	first   []int64 // id of each commit's first run, for ByInsertion
+	sortAt  []int64
+	points  []SeriesPoint
+}
+
+func newCommitAgg() *commitAgg { return &commitAgg{index: make(map[commitKey]int)} }
+
+// add merges run r, which must come in increasing id order, and returns the
+// index of its commit.
+func (a *commitAgg) add(r runRow) int {
+	k := commitKey{r.hash, r.dirty}
+	i, ok := a.index[k]
+	if !ok {
+		i = len(a.commits)
+		a.index[k] = i
+		t := fromNanos(r.commitTime)
+		if t.IsZero() {
+			t = fromNanos(r.runTime)
+		}
+		a.commits = append(a.commits, Commit{Hash: r.hash, Dirty: r.dirty, Branch: r.branch, Time: t, FirstRun: fromNanos(r.runTime)})
+		a.first = append(a.first, r.id)
+		a.sortAt = append(a.sortAt, r.sortAt)
+		a.points = append(a.points, SeriesPoint{})
+	}
+	c := &a.commits[i]
+	c.Runs++
+	if rt := fromNanos(r.runTime); rt.After(c.LastRun) {
+		c.LastRun = rt
+	}
+	return i
+}
+
+// order returns the commits' indexes in the order asked for, the latest
+// limit of them when limit > 0.
+func (a *commitAgg) order(o Order, limit int) []int {
+	idx := make([]int, len(a.commits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool {
+		i, j := idx[x], idx[y]
+		if o == ByCommitTime && a.sortAt[i] != a.sortAt[j] {
+			return a.sortAt[i] < a.sortAt[j]
+		}
+		return a.first[i] < a.first[j]
+	})
+	if limit > 0 && len(idx) > limit {
+		idx = idx[len(idx)-limit:]
+	}
+	return idx
+}
+
+// Commits implements Store.
+func (s *sqlStore) Commits(ctx context.Context, f Filter) ([]Commit, error) {
+	cond, args := runConds(f)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+` FROM bench_runs r JOIN machines m ON m.id = r.machine_id
+		WHERE 1 = 1`+cond+` ORDER BY r.id`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list commits: %w", err)
+	}
+	defer rows.Close()
+	agg := newCommitAgg()
+	for rows.Next() {
+		var r runRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, fmt.Errorf("list commits: %w", err)
+		}
+		agg.add(r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list commits: %w", err)
+	}
+	var out []Commit
+	for _, i := range agg.order(f.Order, f.Limit) {
+		out = append(out, agg.commits[i])
+	}
+	return out, nil
+}
+
+// Benchmarks implements Store. Since and Limit do not narrow it.
+func (s *sqlStore) Benchmarks(ctx context.Context, f Filter) ([]Benchmark, error) {
+	match, err := newNameMatcher(f)
+	if err != nil {
+		return nil, err
+	}
+	query := `SELECT DISTINCT s.package, s.name, s.unit FROM series s`
+	var conds []string
+	var args []any
+	if f.Branch != "" || f.Machine != "" {
+		query += ` JOIN series_seen x ON x.series_id = s.id JOIN machines m ON m.id = x.machine_id`
+		if f.Branch != "" {
+			conds = append(conds, "x.branch = ?")
+			args = append(args, f.Branch)
+		}
+		if f.Machine != "" {
+			conds = append(conds, "m.hostname = ?")
+			args = append(args, f.Machine)
+		}
+	}
+	if f.Unit != "" {
+		conds = append(conds, "s.unit = ?")
+		args = append(args, f.Unit)
+	}
+	if len(conds) > 0 {
+		query += " WHERE " + strings.Join(conds, " AND ")
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list benchmarks: %w", err)
+	}
+	defer rows.Close()
+	var keys []SeriesKey
+	for rows.Next() {
+		var k SeriesKey
+		if err := rows.Scan(&k.Package, &k.Name, &k.Unit); err != nil {
+			return nil, fmt.Errorf("list benchmarks: %w", err)
+		}
+		if match.match(k) {
+			keys = append(keys, k)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list benchmarks: %w", err)
+	}
+	// Sorted here rather than in SQL: PostgreSQL's collation would order
+	// names differently from SQLite's byte order.
+	sortKeys(keys)
+	var out []Benchmark
+	for _, k := range keys {
+		if n := len(out); n > 0 && out[n-1].Package == k.Package && out[n-1].Name == k.Name {
+			out[n-1].Units = append(out[n-1].Units, k.Unit)
+			continue
+		}
+		out = append(out, Benchmark{Package: k.Package, Name: k.Name, Units: []string{k.Unit}})
+	}
+	return out, nil
+}
+
+// Series implements Store. Package, Name and Unit of f are ignored: key
+// names the metric.
+func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]SeriesPoint, error) {
+	var seriesID int64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT id FROM series WHERE package = ? AND name = ? AND unit = ?`),
+		key.Package, key.Name, key.Unit).Scan(&seriesID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
+	}
+	cond, args := runConds(f)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, s.vals FROM samples s
+		JOIN bench_runs r ON r.id = s.run_id JOIN machines m ON m.id = r.machine_id
+		WHERE s.series_id = ?`+cond+` ORDER BY r.id`), append([]any{seriesID}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
+	}
+	defer rows.Close()
+	agg := newCommitAgg()
+	var vals []byte
+	for rows.Next() {
+		var r runRow
+		if err := rows.Scan(append(r.dest(), &vals)...); err != nil {
+			return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
+		}
+		i := agg.add(r)
+		p := &agg.points[i]
+		p.RunIDs = append(p.RunIDs, r.id)
+		if p.Values, err = decodeValues(p.Values, vals); err != nil {
+			return nil, fmt.Errorf("series %s %s, run %d: %w", key.Name, key.Unit, r.id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
+	}
+	var out []SeriesPoint
+	for _, i := range agg.order(f.Order, f.Limit) {
+		p := agg.points[i]
+		p.Commit = agg.commits[i]
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// CommitSamples implements Store.
+func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*CommitSamples, error) {
+	hash, dirty, err := s.resolveCommit(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	match, err := newNameMatcher(f)
+	if err != nil {
+		return nil, err
+	}
+	cond, args := runConds(f)
+	if f.Unit != "" {
+		cond += " AND se.unit = ?"
+		args = append(args, f.Unit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, se.package, se.name, se.unit, s.vals
+		FROM bench_runs r JOIN machines m ON m.id = r.machine_id
+		JOIN samples s ON s.run_id = r.id JOIN series se ON se.id = s.series_id
+		WHERE r.commit_hash = ? AND r.dirty = ?`+cond+` ORDER BY r.id`),
+		append([]any{hash, dirty}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("samples of %s: %w", ref, err)
+	}
+	defer rows.Close()
+	agg := newCommitAgg()
+	lastRun := int64(-1)
+	index := make(map[SeriesKey]int)
+	out := &CommitSamples{}
+	var vals []byte
+	for rows.Next() {
+		var r runRow
+		var k SeriesKey
+		if err := rows.Scan(append(r.dest(), &k.Package, &k.Name, &k.Unit, &vals)...); err != nil {
+			return nil, fmt.Errorf("samples of %s: %w", ref, err)
+		}
+		if r.id != lastRun {
+			agg.add(r)
+			lastRun = r.id
+		}
+		if !match.match(k) {
+			continue
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(out.Samples)
+			index[k] = i
+			out.Samples = append(out.Samples, SeriesSamples{SeriesKey: k})
+		}
+		if out.Samples[i].Values, err = decodeValues(out.Samples[i].Values, vals); err != nil {
+			return nil, fmt.Errorf("samples of %s, run %d: %w", ref, r.id, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("samples of %s: %w", ref, err)
+	}
+	if len(agg.commits) == 0 {
+		return nil, fmt.Errorf("%w %s: no runs of it match the filter", ErrUnknownCommit, ref)
+	}
+	out.Commit = agg.commits[0]
+	sort.Slice(out.Samples, func(i, j int) bool { return keyLess(out.Samples[i].SeriesKey, out.Samples[j].SeriesKey) })
+	return out, nil
+}
+
+// resolveCommit finds the one recorded commit ref names.
+func (s *sqlStore) resolveCommit(ctx context.Context, ref string) (string, bool, error) {
+	prefix, dirty := strings.CutSuffix(ref, dirtySuffix)
+	if len(prefix) < 4 {
+		return "", false, fmt.Errorf("%w %q: give at least 4 characters of the hash", ErrUnknownCommit, ref)
+	}
+	// An exact hash wins even if it is also a prefix of another one.
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT commit_hash FROM bench_runs
+		WHERE dirty = ? AND (commit_hash = ? OR substr(commit_hash, 1, ?) = ?)`),
+		dirty, prefix, len(prefix), prefix)
+	if err != nil {
+		return "", false, fmt.Errorf("find commit %s: %w", ref, err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return "", false, fmt.Errorf("find commit %s: %w", ref, err)
+		}
+		if h == prefix {
+			return h, dirty, nil
+		}
+		found = append(found, h)
+	}
+	if err := rows.Err(); err != nil {
+		return "", false, fmt.Errorf("find commit %s: %w", ref, err)
+	}
+	switch len(found) {
+	case 0:
+		return "", false, fmt.Errorf("%w %s: no benchmark runs recorded for it", ErrUnknownCommit, ref)
+	case 1:
+		return found[0], dirty, nil
+	}
+	sort.Strings(found)
+	return "", false, fmt.Errorf("commit %s is ambiguous: it starts %d recorded commits (%s, ...)", ref, len(found), strings.Join(found[:2], ", "))
+}
+
+// ProfileRuns implements Store. Only Since and Limit apply.
+func (s *sqlStore) ProfileRuns(ctx context.Context, f Filter) ([]ProfileRun, error) {
+	query := `SELECT id, dir, target, start_time, end_time, commit_hash, dirty, version,
+		requests, failures, rps, p50_ms, p99_ms, profiles FROM profile_runs WHERE start_time >= ?
+		ORDER BY start_time DESC, id`
+	args := []any{nanos(f.Since)}
+	if f.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list profiling runs: %w", err)
+	}
+	defer rows.Close()
+	var out []ProfileRun
+	for rows.Next() {
+		var p ProfileRun
+		var start, end int64
+		if err := rows.Scan(&p.ID, &p.Dir, &p.Target, &start, &end, &p.Commit, &p.Dirty, &p.Version,
+			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK); err != nil {
+			return nil, fmt.Errorf("list profiling runs: %w", err)
+		}
+		p.Start, p.End = fromNanos(start), fromNanos(end)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list profiling runs: %w", err)
+	}
+	return out, nil
+}
+
+// keyLess orders metrics by package, name and unit, bytewise.
+func keyLess(a, b SeriesKey) bool {
+	if a.Package != b.Package {
+		return a.Package < b.Package
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.Unit < b.Unit
+}
+
+func sortKeys(keys []SeriesKey) {
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+}

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+// openTestSQLite opens a new SQLite store in a temporary directory.
+func openTestSQLite(t testing.TB) (Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "perfscope.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func TestSQLiteStore(t *testing.T) {
+	s, _ := openTestSQLite(t)
+	runStoreSuite(t, s)
+}
+
+func TestSQLiteReopen(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTestSQLite(t)
+	run := BenchRun{Commit: "abcdef12", Results: parseBench(t, benchText(3, 1))}
+	if _, err := s.SaveBenchRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err := OpenExisting(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var mode string
+	if err := s.(*sqlStore).db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	var versions int
+	if err := s.(*sqlStore).db.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_version").Scan(&versions); err != nil || versions != schemaVersion() {
+		t.Errorf("schema_version has %d rows, %v; want %d", versions, err, schemaVersion())
+	}
+	cs, err := s.Commits(ctx, Filter{})
+	if err != nil || len(cs) != 1 {
+		t.Errorf("after reopening: %v, %v", cs, err)
+	}
+}
+
+func TestSQLiteOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := OpenExisting(ctx, missing); !errors.Is(err, ErrNoDatabase) {
+		t.Errorf("OpenExisting(missing) = %v, want ErrNoDatabase", err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("OpenExisting created %s", missing)
+	}
+
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("this is not a database\n", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "foreign.db")
+	db, err := sql.Open("sqlite", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE notes (body TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	newer, newerPath := openTestSQLite(t)
+	if _, err := newer.(*sqlStore).db.Exec("INSERT INTO schema_version (version, applied) VALUES (999, 0)"); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct{ path, want string }{
+		{garbage, "not a database"},
+		{foreign, "not a perfscope database"},
+		{filepath.Join(dir, "no", "such", "dir", "x.db"), "x.db"},
+		{newerPath, "upgrade perfscope"},
+	} {
+		s, err := Open(ctx, tc.path)
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%s) succeeded", tc.path)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, tc.path) || strings.Contains(msg, "\n") {
+			t.Errorf("Open(%s) = %q; want one line naming the file and %q", tc.path, msg, tc.want)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/capture"
+)
+
+// sqlStore is the Store both engines share: they differ only in their
+// dialect, so one test suite covers both.
+type sqlStore struct {
+	db *sql.DB
+	d  dialect
+}
+
+func (s *sqlStore) Close() error { return s.db.Close() }
+
+// q adapts a query written with ? placeholders to the engine.
+func (s *sqlStore) q(query string) string { return s.d.rebind(query) }
+
+// SaveBenchRun implements Store.
+func (s *sqlStore) SaveBenchRun(ctx context.Context, run BenchRun) (int64, error) {
+	if run.Commit == "" {
+		return 0, errors.New("save benchmark run: no commit (results are kept per commit)")
+	}
+	keys, values := groupSamples(run)
+	if len(keys) == 0 {
+		return 0, errors.New("save benchmark run: no benchmark results")
+	}
+	if run.Time.IsZero() {
+		run.Time = time.Now()
+	}
+	sortTime := run.CommitTime
+	if sortTime.IsZero() {
+		sortTime = run.Time
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
+	defer tx.Rollback()
+
+	machineID, err := s.machineID(ctx, tx, run.Machine)
+	if err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
+	var runID int64
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO bench_runs
+		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		run.Commit, run.Branch, run.Dirty, nanos(run.CommitTime), nanos(run.Time), nanos(sortTime),
+		machineID, run.GoVersion, run.Package).Scan(&runID)
+	if err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
+	ids, err := s.seriesIDs(ctx, tx, keys)
+	if err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
+	if err := s.markSeen(ctx, tx, ids, run.Branch, machineID); err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
+	ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO samples (series_id, run_id, n, vals) VALUES (?, ?, ?, ?)`))
+	if err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
+	defer ins.Close()
+	for i, k := range keys {
+		if _, err := ins.ExecContext(ctx, ids[i], runID, len(values[k]), encodeValues(values[k])); err != nil {
+			return 0, fmt.Errorf("save benchmark run: samples of %s %s: %w", k.Name, k.Unit, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("save benchmark run: commit: %w", err)
+	}
+	return runID, nil
+}
+
+// groupSamples collects the values of run's result lines per benchmark
+// metric, in the order the metrics first appear.
+func groupSamples(run BenchRun) ([]SeriesKey, map[SeriesKey][]float64) {
+	var keys []SeriesKey
+	values := make(map[SeriesKey][]float64)
+	for _, r := range run.Results {
+		if r == nil {
+			continue
+		}
+		pkg := r.GetConfig("pkg")
+		if pkg == "" {
+			pkg = run.Package
+		}
+		for _, v := range r.Values {
+			k := SeriesKey{Package: pkg, Name: r.Name.String(), Unit: v.Unit}
+			if _, ok := values[k]; !ok {
+				keys = append(keys, k)
+			}
+			values[k] = append(values[k], v.Value)
+		}
+	}
+	return keys, values
+}
+
+// machineID returns the id of m, adding it on first sight. The insert
+// ignores a conflict so that two writers adding the same machine both
+// succeed (PostgreSQL runs them concurrently).
+func (s *sqlStore) machineID(ctx context.Context, tx *sql.Tx, m Machine) (int64, error) {
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO machines (hostname, goos, goarch, cpu) VALUES (?, ?, ?, ?)
+		ON CONFLICT (hostname, goos, goarch, cpu) DO NOTHING`), m.Hostname, m.GOOS, m.GOARCH, m.CPU); err != nil {
+		return 0, fmt.Errorf("add machine: %w", err)
+	}
+	var id int64
+	err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM machines WHERE hostname = ? AND goos = ? AND goarch = ? AND cpu = ?`),
+		m.Hostname, m.GOOS, m.GOARCH, m.CPU).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("find machine: %w", err)
+	}
+	return id, nil
+}
+
+// seriesIDs returns the id of each key, adding the new ones. Known ids are
+// read per package first: nearly every run repeats the benchmarks of the
+// previous one, so inserts are rare.
+func (s *sqlStore) seriesIDs(ctx context.Context, tx *sql.Tx, keys []SeriesKey) ([]int64, error) {
+	known := make(map[SeriesKey]int64)
+	loaded := make(map[string]bool)
+	for _, k := range keys {
+		if loaded[k.Package] {
+			continue
+		}
+		loaded[k.Package] = true
+		rows, err := tx.QueryContext(ctx, s.q(`SELECT id, name, unit FROM series WHERE package = ?`), k.Package)
+		if err != nil {
+			return nil, fmt.Errorf("read benchmarks: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			kk := SeriesKey{Package: k.Package}
+			if err := rows.Scan(&id, &kk.Name, &kk.Unit); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read benchmarks: %w", err)
+			}
+			known[kk] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read benchmarks: %w", err)
+		}
+	}
+	ids := make([]int64, len(keys))
+	for i, k := range keys {
+		if id, ok := known[k]; ok {
+			ids[i] = id
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO series (package, name, unit) VALUES (?, ?, ?)
+			ON CONFLICT (package, name, unit) DO NOTHING`), k.Package, k.Name, k.Unit); err != nil {
+			return nil, fmt.Errorf("add benchmark %s: %w", k.Name, err)
+		}
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM series WHERE package = ? AND name = ? AND unit = ?`),
+			k.Package, k.Name, k.Unit).Scan(&ids[i]); err != nil {
+			return nil, fmt.Errorf("find benchmark %s: %w", k.Name, err)
+		}
+	}
+	return ids, nil
+}
+
+// markSeen records that the series have results on branch and machine, so
+// Benchmarks can filter by them without reading the samples.
+func (s *sqlStore) markSeen(ctx context.Context, tx *sql.Tx, ids []int64, branch string, machineID int64) error {
+	seen := make(map[int64]bool)
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT series_id FROM series_seen WHERE branch = ? AND machine_id = ?`), branch, machineID)
+	if err != nil {
+		return fmt.Errorf("read seen benchmarks: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("read seen benchmarks: %w", err)
+		}
+		seen[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read seen benchmarks: %w", err)
+	}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO series_seen (series_id, branch, machine_id) VALUES (?, ?, ?)
+			ON CONFLICT (series_id, branch, machine_id) DO NOTHING`), id, branch, machineID); err != nil {
+			return fmt.Errorf("mark benchmark seen: %w", err)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// SaveProfileRun implements Store.
+func (s *sqlStore) SaveProfileRun(ctx context.Context, run *capture.Run) error {
+	if run == nil || run.ID == "" {
+		return errors.New("index profiling run: no run id")
+	}
+	var requests, failures int64
+	var rps, p50, p99 float64
+	if l := run.Load; l != nil {
+		requests, failures, rps = l.Requests, l.Failures, l.Throughput
+		p50, p99 = l.Latency.P50, l.Latency.P99
+	}
+	profiles := 0
+	for _, p := range run.Profiles {
+		if p.Error == "" && p.File != "" {
+			profiles++
+		}
+	}
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO profile_runs
+		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET dir = excluded.dir, target = excluded.target,
+			start_time = excluded.start_time, end_time = excluded.end_time,
+			commit_hash = excluded.commit_hash, dirty = excluded.dirty, version = excluded.version,
+			requests = excluded.requests, failures = excluded.failures, rps = excluded.rps,
+			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles`),
+		run.ID, run.Dir, run.Target, nanos(run.Start), nanos(run.End), run.GitCommit, run.GitDirty, run.Version,
+		requests, failures, rps, p50, p99, profiles)
+	if err != nil {
+		return fmt.Errorf("index profiling run %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+// nanos stores a time as unix nanoseconds, the zero time as 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of nanos.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// encodeValues packs samples as little-endian float64s: exact, compact and
+// the same bytes in both engines.
+func encodeValues(vals []float64) []byte {
+	b := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+	}
+	return b
+}
+
+// decodeValues appends the samples packed in b to dst.
+func decodeValues(dst []float64, b []byte) ([]float64, error) {
+	if len(b)%8 != 0 {
+		return dst, fmt.Errorf("corrupt samples: %d bytes is not a whole number of values", len(b))
+	}
+	for i := 0; i < len(b); i += 8 {
+		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(b[i:])))
+	}
+	return dst, nil
+}
