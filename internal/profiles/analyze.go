@@ -1,0 +1,392 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/loadgen"
+)
+
+// DefaultTop is the number of rows per table when Options.Top is 0.
+const DefaultTop = 10
+
+// Options configure Analyze. The zero value is the default report.
+type Options struct {
+	// Top is the number of ranked rows per table; 0 means DefaultTop.
+	// Folded rows come on top of it.
+	Top int `json:"top"`
+	// All shows every function as pprof would: no folding of the runtime,
+	// the standard library and dependencies, and allocation and wait
+	// sites at the leaf frame (pprof -lines) instead of the innermost
+	// user frame.
+	All bool `json:"all"`
+	// Route keeps only the CPU and goroutine samples whose http.route
+	// label matches (see NewRouteMatcher); the other profiles carry no
+	// labels and are shown whole. CPU shares then are fractions of the
+	// route's CPU.
+	Route string `json:"route,omitempty"`
+	// Module is the target's module path, when known; see Classifier.
+	Module string `json:"module,omitempty"`
+}
+
+func (o Options) top() int {
+	if o.Top <= 0 {
+		return DefaultTop
+	}
+	return o.Top
+}
+
+// An Analysis is everything a report shows about one saved run, computed
+// from its load result and profiles. Its JSON field names are stable;
+// sections whose profile is missing are omitted, and ProfileErrors and
+// Warnings say why.
+type Analysis struct {
+	Run     RunInfo `json:"run"`
+	Options Options `json:"options"`
+	// Load is the load result; nil when the run has none.
+	Load       *loadgen.Result `json:"load,omitempty"`
+	PerRequest *PerRequest     `json:"per_request,omitempty"`
+	CPU        *CPU            `json:"cpu,omitempty"`
+	Allocs     *Allocs         `json:"allocs,omitempty"`
+	// Block and Mutex rank wait sites by delay. A block site is where a
+	// goroutine waited (channel operation, select, Lock, WaitGroup.Wait);
+	// a mutex site is where a contended lock was released, which the Go
+	// runtime charges with the waiters' delay: the holder that made
+	// others wait.
+	Block      *SiteTable   `json:"block,omitempty"`
+	Mutex      *SiteTable   `json:"mutex,omitempty"`
+	Goroutines *Goroutines  `json:"goroutines,omitempty"`
+	Routes     []RouteShare `json:"routes,omitempty"`
+	// Notes are the capture's plain-language remarks, from run.json.
+	Notes []string `json:"notes,omitempty"`
+	// ProfileErrors are profiles the run lacks or that cover less than
+	// the window, as recorded at capture time or found when opening them.
+	ProfileErrors []ProfileError `json:"profile_errors,omitempty"`
+	// Warnings are problems met while analysing; the sections they
+	// concern are missing or partial.
+	Warnings []string `json:"warnings,omitempty"`
+
+	// Profiles holds the parsed profiles by kind (capture.Kind*), for
+	// consumers that need more than the tables, such as diagnosis rules
+	// or a per-line listing. Route filtering is not applied to them.
+	Profiles map[string]*profile.Profile `json:"-"`
+	// Classifier is the classifier the tables were made with.
+	Classifier *Classifier `json:"-"`
+}
+
+// RunInfo identifies the analysed run.
+type RunInfo struct {
+	ID            string    `json:"id"`
+	Dir           string    `json:"dir"`
+	Target        string    `json:"target"`
+	PprofURL      string    `json:"pprof_url,omitempty"`
+	Start         time.Time `json:"start"`
+	End           time.Time `json:"end"`
+	WarmupSeconds float64   `json:"warmup_seconds"`
+	WindowSeconds float64   `json:"profile_window_seconds"`
+	Version       string    `json:"perfscope_version,omitempty"`
+	GitCommit     string    `json:"git_commit,omitempty"`
+	GitDirty      bool      `json:"git_dirty,omitempty"`
+	Interrupted   bool      `json:"interrupted,omitempty"`
+	Error         string    `json:"error,omitempty"`
+}
+
+// A ProfileError says why one profile of the run is missing or partial.
+type ProfileError struct {
+	Kind  string `json:"kind"`
+	Error string `json:"error"`
+}
+
+// PerRequest divides what the profiles measured by the requests served
+// while they were taken. The request count of a profile's window is
+// estimated as the load's throughput times the window's length, since the
+// load result counts requests for the whole load only. Fields are nil when
+// the profile or the load is missing.
+type PerRequest struct {
+	// Throughput is the load's completed requests per second.
+	Throughput   float64  `json:"throughput_rps"`
+	AllocObjects *float64 `json:"alloc_objects,omitempty"`
+	AllocBytes   *float64 `json:"alloc_bytes,omitempty"`
+	CPUSeconds   *float64 `json:"cpu_seconds,omitempty"`
+}
+
+// CPU is the CPU profile's part of an analysis.
+type CPU struct {
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// Total is the CPU of the samples analysed: the route's when
+	// Options.Route is set.
+	Total int64 `json:"total"`
+	// ProfileTotal is the CPU of the whole profile.
+	ProfileTotal int64 `json:"profile_total"`
+	// Seconds is the wall time the profile covers.
+	Seconds float64 `json:"seconds"`
+	// Cores is the average number of CPUs the target kept busy:
+	// ProfileTotal over Seconds, when the unit is nanoseconds.
+	Cores float64    `json:"cores,omitempty"`
+	Flat  *FuncTable `json:"top_flat"`
+	Cum   *FuncTable `json:"top_cum"`
+	// Lines ranks source lines by CPU (count: samples, amount: cpu
+	// nanoseconds), charged like allocation sites: to the innermost user
+	// line, with the call it makes there (runtime.concatstring2,
+	// fmt.Sprintf, ...). It is where the user's code spends CPU, its own
+	// or through what it calls.
+	Lines *SiteTable `json:"lines,omitempty"`
+	// GC is measured on the whole profile even with a route filter: the
+	// collector serves every route and its workers carry no labels.
+	GC *GCShare `json:"gc,omitempty"`
+}
+
+// Allocs is the allocation profile's part of an analysis: what was
+// allocated during the window (freed or not).
+type Allocs struct {
+	Objects int64   `json:"objects"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	// ByObjects and ByBytes rank allocation sites (source lines) by
+	// objects and by bytes.
+	ByObjects *SiteTable `json:"by_objects"`
+	ByBytes   *SiteTable `json:"by_bytes"`
+}
+
+// Analyze builds everything a report shows from a saved run. It opens the
+// run's profiles itself; a profile that is missing or cannot be read leaves
+// its section out, and the problems come back both as errors and inside the
+// Analysis (ProfileErrors, Warnings), so analysis goes on and the reader is
+// told.
+func Analyze(run *capture.Run, opts Options) (*Analysis, []error) {
+	a := &Analysis{
+		Run: RunInfo{
+			ID: run.ID, Dir: run.Dir, Target: run.Target, PprofURL: run.PprofURL,
+			Start: run.Start, End: run.End, WarmupSeconds: run.Warmup, WindowSeconds: run.Window,
+			Version: run.Version, GitCommit: run.GitCommit, GitDirty: run.GitDirty,
+			Interrupted: run.Interrupted, Error: run.Error,
+		},
+		Options:  opts,
+		Load:     run.Load,
+		Notes:    run.Notes,
+		Profiles: map[string]*profile.Profile{},
+	}
+	var errs []error
+	for _, pf := range run.Profiles {
+		if pf.Error != "" {
+			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: pf.Error})
+		}
+		if pf.File == "" {
+			continue
+		}
+		p, err := run.Open(pf.Kind)
+		if err != nil {
+			errs = append(errs, err)
+			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: err.Error()})
+			continue
+		}
+		a.Profiles[pf.Kind] = p
+	}
+	errs = append(errs, a.compute(profileSeconds(run))...)
+	for _, err := range errs {
+		a.Warnings = append(a.Warnings, err.Error())
+	}
+	return a, errs
+}
+
+// profileSeconds is how long each saved profile covers, as the capture
+// recorded it.
+func profileSeconds(run *capture.Run) map[string]float64 {
+	m := map[string]float64{}
+	for _, pf := range run.Profiles {
+		if pf.Seconds > 0 {
+			m[pf.Kind] = pf.Seconds
+		}
+	}
+	return m
+}
+
+// compute fills in the sections from a.Profiles; it returns the
+// computation's warnings, not yet recorded in a.
+func (a *Analysis) compute(seconds map[string]float64) []error {
+	var errs []error
+	warn := func(section string, err error) {
+		errs = append(errs, fmt.Errorf("%s: %w", section, err))
+	}
+	ps := a.Profiles
+	all := make([]*profile.Profile, 0, len(ps))
+	for _, kind := range slices.Sorted(maps.Keys(ps)) {
+		all = append(all, ps[kind])
+	}
+	a.Classifier = NewClassifier(a.Options.Module, all...)
+	n, focus := a.Options.top(), !a.Options.All
+	attr := AttributeUser
+	if a.Options.All {
+		attr = AttributeLeaf
+	}
+	var route *RouteMatcher
+	if a.Options.Route != "" {
+		route = NewRouteMatcher(a.Options.Route)
+	}
+	secs := func(kind string) float64 {
+		if s := seconds[kind]; s > 0 {
+			return s
+		}
+		if s := sampleDuration(ps[kind]); s > 0 {
+			return s
+		}
+		return a.Run.WindowSeconds
+	}
+
+	if p := ps[capture.KindCPU]; p != nil {
+		cpu, err := a.cpu(p, route, secs(capture.KindCPU), n, focus)
+		if err != nil {
+			warn("cpu profile", err)
+		}
+		a.CPU = cpu
+		routes, err := Routes(p, SampleCPU, min(n, 5), a.Classifier)
+		if err != nil {
+			warn("cpu profile by route", err)
+		}
+		a.Routes = routes
+	}
+	if p := ps[capture.KindAllocs]; p != nil {
+		if al, err := a.allocs(p, secs(capture.KindAllocs), attr, n, focus); err != nil {
+			warn("allocs profile", err)
+		} else {
+			a.Allocs = al
+		}
+	}
+	for _, kind := range []string{capture.KindBlock, capture.KindMutex} {
+		p := ps[kind]
+		if p == nil {
+			continue
+		}
+		t, err := Sites(p, SampleContentions, SampleDelay, attr, a.Classifier)
+		if err != nil {
+			warn(kind+" profile", err)
+			continue
+		}
+		t = t.Top(ByAmount, n, focus)
+		if kind == capture.KindBlock {
+			a.Block = t
+		} else {
+			a.Mutex = t
+		}
+	}
+	if start, end := ps[capture.KindGoroutineStart], ps[capture.KindGoroutineEnd]; start != nil && end != nil {
+		if route != nil {
+			start, end = FilterSamples(start, route.Match), FilterSamples(end, route.Match)
+		}
+		g, err := GoroutineGrowth(start, end, n, a.Classifier)
+		if err != nil {
+			warn("goroutine profiles", err)
+		} else {
+			a.Goroutines = g
+		}
+	}
+	a.PerRequest = a.perRequest(secs)
+	return errs
+}
+
+func (a *Analysis) cpu(p *profile.Profile, route *RouteMatcher, seconds float64, n int, focus bool) (*CPU, error) {
+	vi, err := sampleIndex(p, SampleCPU)
+	if err != nil {
+		return nil, err
+	}
+	cpu := &CPU{SampleType: SampleCPU, Unit: unitOf(p, vi), ProfileTotal: sampleTotal(p, vi), Seconds: seconds}
+	if cpu.Unit == "nanoseconds" && seconds > 0 {
+		cpu.Cores = float64(cpu.ProfileTotal) / 1e9 / seconds
+	}
+	var errs []error
+	if gc, err := GC(p, SampleCPU); err != nil {
+		errs = append(errs, err)
+	} else {
+		cpu.GC = gc
+	}
+	q := p
+	if route != nil {
+		if !HasLabel(p, RouteLabel) {
+			errs = append(errs, fmt.Errorf("no sample carries an %s label, so --route %q selects nothing; "+
+				"label requests with perfscope's expose middleware or pprof.Do", RouteLabel, a.Options.Route))
+		}
+		q = FilterSamples(p, route.Match)
+		if len(q.Sample) == 0 && HasLabel(p, RouteLabel) {
+			errs = append(errs, fmt.Errorf("no sample matches route %q (routes seen: %s)", a.Options.Route, strings.Join(routeNames(p), ", ")))
+		}
+	}
+	ft, err := Functions(q, SampleCPU, a.Classifier)
+	if err != nil {
+		return nil, errors.Join(append(errs, err)...)
+	}
+	cpu.Total = ft.Total
+	cpu.Flat = ft.Top(ByFlat, n, focus)
+	cpu.Cum = ft.Top(ByCum, n, focus)
+	attr := AttributeUser
+	if !focus {
+		attr = AttributeLeaf
+	}
+	if lines, err := Sites(q, SampleCPUCount, SampleCPU, attr, a.Classifier); err != nil {
+		errs = append(errs, err)
+	} else {
+		cpu.Lines = lines.Top(ByAmount, n, focus)
+	}
+	return cpu, errors.Join(errs...)
+}
+
+func (a *Analysis) allocs(p *profile.Profile, seconds float64, attr Attribution, n int, focus bool) (*Allocs, error) {
+	t, err := Sites(p, SampleAllocObjects, SampleAllocSpace, attr, a.Classifier)
+	if err != nil {
+		return nil, err
+	}
+	return &Allocs{
+		Objects:   t.TotalCount,
+		Bytes:     t.TotalAmount,
+		Seconds:   seconds,
+		ByObjects: t.Top(ByCount, n, focus),
+		ByBytes:   t.Top(ByAmount, n, focus),
+	}, nil
+}
+
+func (a *Analysis) perRequest(seconds func(kind string) float64) *PerRequest {
+	if a.Load == nil || a.Load.Throughput <= 0 {
+		return nil
+	}
+	pr := &PerRequest{Throughput: a.Load.Throughput}
+	per := func(v int64, kind string) *float64 {
+		s := seconds(kind)
+		if s <= 0 {
+			return nil
+		}
+		x := float64(v) / (a.Load.Throughput * s)
+		return &x
+	}
+	if a.Allocs != nil {
+		pr.AllocObjects = per(a.Allocs.Objects, capture.KindAllocs)
+		pr.AllocBytes = per(a.Allocs.Bytes, capture.KindAllocs)
+	}
+	if a.CPU != nil && a.CPU.Unit == "nanoseconds" {
+		if v := per(a.CPU.ProfileTotal, capture.KindCPU); v != nil {
+			*v /= 1e9
+			pr.CPUSeconds = v
+		}
+	}
+	if pr.AllocObjects == nil && pr.CPUSeconds == nil {
+		return nil
+	}
+	return pr
+}
+
+// routeNames lists the distinct route labels of p, sorted.
+func routeNames(p *profile.Profile) []string {
+	seen := map[string]bool{}
+	for _, s := range p.Sample {
+		for _, r := range s.Label[RouteLabel] {
+			seen[r] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}

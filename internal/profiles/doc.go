@@ -1,0 +1,20 @@
+// Package profiles computes what a profile says: which functions are hot, which
+// source lines allocate or wait, how much CPU the garbage collector and the
+// allocator take, which routes cost what, and how goroutines grew. It is
+// opinionated about focus: a service owner asks "which line of mine is it", so
+// by default user code is ranked first and the runtime, the standard library
+// and dependencies are folded into one line each, with pprof's full view one
+// option away.
+//
+// Everything here is a plain function on *profile.Profile values from
+// github.com/google/pprof/profile; nothing prints. Values are reported in the
+// profile's own units and shares are fractions of a total (0.25 is 25%).
+//
+// # Flat and cum
+//
+// A function's flat value is the sum of the samples whose innermost frame
+// (inlined calls included) is that function; its cum value is the sum of the
+// samples in which it appears anywhere, each sample counted once however many
+// times the function recurses on that stack. This is how pprof's own graph
+// package counts, so the numbers agree with `go tool pprof -top`.
+package profiles

@@ -1,0 +1,229 @@
+package profiles
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/google/pprof/profile"
+)
+
+// A Row is one entry of a ranked table: a function, or one source line of
+// a function, with its flat and cum values.
+type Row struct {
+	Function string `json:"function"`
+	File     string `json:"file,omitempty"`
+	// Line is, in a function table, the line where the function starts;
+	// in a line table, the line itself.
+	Line      int64   `json:"line,omitempty"`
+	Class     Class   `json:"class"`
+	Flat      int64   `json:"flat"`
+	FlatShare float64 `json:"flat_share"`
+	Cum       int64   `json:"cum"`
+	CumShare  float64 `json:"cum_share"`
+	// Folded is set on a row that stands for all the functions of Class:
+	// it is how many there are. Such a row's Function is "(runtime)",
+	// "(stdlib)" or "(dependency)".
+	Folded int `json:"folded,omitempty"`
+}
+
+// An Order says which value ranks a table.
+type Order string
+
+// Orders of function and line tables.
+const (
+	ByFlat Order = "flat"
+	ByCum  Order = "cum"
+)
+
+// A FuncTable ranks the functions of one profile by one sample type.
+type FuncTable struct {
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// Total is the sum of the sample type over all samples; shares are
+	// fractions of it.
+	Total int64 `json:"total"`
+	Order Order `json:"order"`
+	// Focus is set when user code is ranked first and every other class
+	// is folded into one row after it.
+	Focus bool  `json:"focus"`
+	Rows  []Row `json:"rows"`
+	// Omitted counts the ranked rows left out by the row limit.
+	Omitted int `json:"omitted,omitempty"`
+	// Classes has one row per class of code present. Its flat is the sum
+	// of its functions' flat values. Its cum counts a sample once if the
+	// class runs below (leaf-ward of) the sample's innermost user frame,
+	// or anywhere on a stack with no user code at all: the cost of the
+	// runtime, the standard library or dependencies when user code calls
+	// them or works without it. Frames above user code (runtime.main,
+	// net/http.(*conn).serve) do not count, or every class would be 100%.
+	Classes []Row `json:"classes"`
+}
+
+// Functions computes flat and cum values of every function of p for one
+// sample type ("" for the profile's default), ranked by flat, unfolded.
+// Use Top to rank, limit and fold. c may be nil: it is then learnt from p.
+func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable, error) {
+	vi, err := sampleIndex(p, sampleType)
+	if err != nil {
+		return nil, err
+	}
+	cs := newClasses(c, p)
+	t := &FuncTable{
+		SampleType: p.SampleType[vi].Type,
+		Unit:       unitOf(p, vi),
+		Total:      sampleTotal(p, vi),
+		Order:      ByFlat,
+	}
+	rows := map[string]*Row{}
+	classRows := map[Class]*Row{}
+	members := map[Class]int{}
+	row := func(f frame) *Row {
+		r := rows[f.name()]
+		if r == nil {
+			cl := cs.of(f.fn)
+			r = &Row{Function: f.name(), File: f.file(), Class: cl}
+			if f.fn != nil {
+				r.Line = f.fn.StartLine
+			}
+			rows[r.Function] = r
+			members[cl]++
+		}
+		return r
+	}
+	classRow := func(cl Class) *Row {
+		r := classRows[cl]
+		if r == nil {
+			r = &Row{Function: "(" + string(cl) + ")", Class: cl}
+			classRows[cl] = r
+		}
+		return r
+	}
+	seen := map[*Row]bool{}
+	seenClass := map[Class]bool{}
+	for _, s := range p.Sample {
+		v := s.Value[vi]
+		if v == 0 {
+			continue
+		}
+		fs := frames(s)
+		if len(fs) == 0 {
+			continue
+		}
+		clear(seen)
+		for _, f := range fs {
+			r := row(f)
+			if !seen[r] {
+				// Counted once per stack, however deep the recursion.
+				seen[r] = true
+				r.Cum += v
+			}
+		}
+		leaf := row(fs[0])
+		leaf.Flat += v
+		classRow(leaf.Class).Flat += v
+
+		clear(seenClass)
+		for _, f := range fs {
+			cl := rows[f.name()].Class
+			if !seenClass[cl] {
+				seenClass[cl] = true
+				classRow(cl).Cum += v
+			}
+			if cl == User {
+				break // frames above the innermost user frame are its callers
+			}
+		}
+	}
+	t.Rows = make([]Row, 0, len(rows))
+	for _, r := range rows {
+		r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+		t.Rows = append(t.Rows, *r)
+	}
+	sortRows(t.Rows, ByFlat)
+	for _, cl := range classOrder() {
+		if r := classRows[cl]; r != nil {
+			r.Folded = members[cl]
+			r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+			t.Classes = append(t.Classes, *r)
+		}
+	}
+	return t, nil
+}
+
+// Top returns a copy of t ranked by order and limited to n rows (0: all).
+// With focus, the rows are user functions only, followed by one folded row
+// per other class of code present (those rows are not counted in n); when
+// the profile has no user code at all, focus is dropped, as there would be
+// nothing to focus on.
+func (t *FuncTable) Top(order Order, n int, focus bool) *FuncTable {
+	out := *t
+	out.Order = order
+	out.Rows = slices.Clone(t.Rows)
+	if focus {
+		out.Rows = slices.DeleteFunc(out.Rows, func(r Row) bool { return r.Class != User })
+		if len(out.Rows) == 0 {
+			out.Rows = slices.Clone(t.Rows)
+			focus = false
+		}
+	}
+	out.Focus = focus
+	sortRows(out.Rows, order)
+	out.Rows, out.Omitted = limit(out.Rows, n)
+	if focus {
+		var folded []Row
+		for _, r := range t.Classes {
+			if r.Class != User {
+				folded = append(folded, r)
+			}
+		}
+		sortRows(folded, order)
+		out.Rows = append(out.Rows, folded...)
+	}
+	out.Classes = slices.Clone(t.Classes)
+	return &out
+}
+
+// Find returns the row of the named function, if t has one.
+func (t *FuncTable) Find(function string) (Row, bool) {
+	for _, r := range t.Rows {
+		if r.Function == function {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+// Class returns the totals row of a class of code, if present.
+func (t *FuncTable) Class(cl Class) (Row, bool) {
+	for _, r := range t.Classes {
+		if r.Class == cl {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+func limit[T any](rows []T, n int) ([]T, int) {
+	if n <= 0 || len(rows) <= n {
+		return rows, 0
+	}
+	return rows[:n], len(rows) - n
+}
+
+// sortRows ranks by the chosen value (by magnitude, so diff profiles rank
+// too), then by the other one, then by name so equal rows keep a stable order.
+func sortRows(rows []Row, order Order) {
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		ka, kb, oa, ob := a.Flat, b.Flat, a.Cum, b.Cum
+		if order == ByCum {
+			ka, kb, oa, ob = oa, ob, ka, kb
+		}
+		if c := cmp.Compare(abs(kb), abs(ka)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(abs(ob), abs(oa)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Function+a.File, b.Function+b.File)
+	})
+}

@@ -1,0 +1,535 @@
+package profiles
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/capture"
+)
+
+// Defaults of SourceOptions.
+const (
+	// DefaultSourceTop is how many functions a source view lists.
+	DefaultSourceTop = 5
+	// DefaultSourceMaxLines is the longest function listed whole; a longer
+	// one is shown as windows around its lines with samples.
+	DefaultSourceMaxLines = 80
+	// DefaultSourceContext is how many lines a window shows on each side
+	// of a line with samples.
+	DefaultSourceContext = 3
+)
+
+// maxSourceFileSize bounds what is read of one source file: a generated
+// file that large costs more to parse than its listing is worth.
+const maxSourceFileSize = 8 << 20
+
+// SourceOptions configure SourceListings and Source. The zero value lists
+// DefaultSourceTop functions from source files read where the profile
+// says they were built.
+type SourceOptions struct {
+	// Top is how many user-code functions each view lists; 0 means
+	// DefaultSourceTop.
+	Top int
+	// SourceDir is a checkout of the profiled program. A file the profile
+	// names that does not exist as is (a binary built on another machine,
+	// in a container, or with -trimpath) is looked for under SourceDir by
+	// its trailing path elements, longest first.
+	SourceDir string
+	// Resolve, when set, replaces that lookup: it returns the local file
+	// for a build path, as escape.MapPath does.
+	Resolve func(buildPath string) (string, bool)
+	// MaxLines is the longest function listed whole; 0 means
+	// DefaultSourceMaxLines.
+	MaxLines int
+	// Context is the lines shown around each line with samples when a
+	// function is too long to list whole; 0 means DefaultSourceContext.
+	Context int
+}
+
+func (o SourceOptions) withDefaults() SourceOptions {
+	if o.Top <= 0 {
+		o.Top = DefaultSourceTop
+	}
+	if o.MaxLines <= 0 {
+		o.MaxLines = DefaultSourceMaxLines
+	}
+	if o.Context <= 0 {
+		o.Context = DefaultSourceContext
+	}
+	return o
+}
+
+// A SourceView is the `go tool pprof -list` view of one sample type: the
+// hottest user-code functions, each with its source lines and their values.
+type SourceView struct {
+	// Kind is the profile kind (capture.Kind*) the view comes from.
+	Kind       string `json:"kind"`
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// Total is the profile's total; shares are fractions of it.
+	Total     int64            `json:"total"`
+	Functions []FunctionSource `json:"functions"`
+}
+
+// A FunctionSource is one function's listing.
+type FunctionSource struct {
+	Function string `json:"function"`
+	// File is the file as the profile records it.
+	File string `json:"file"`
+	// Source is the local file the text was read from; empty when the
+	// listing comes from the profile's line numbers alone.
+	Source    string `json:"source,omitempty"`
+	StartLine int64  `json:"start_line,omitempty"`
+	EndLine   int64  `json:"end_line,omitempty"`
+	// Flat, Cum and Self sum the function's lines, each sample counted
+	// once; see SourceLine.
+	Flat      int64   `json:"flat"`
+	FlatShare float64 `json:"flat_share"`
+	Cum       int64   `json:"cum"`
+	CumShare  float64 `json:"cum_share"`
+	Self      int64   `json:"self"`
+	SelfShare float64 `json:"self_share"`
+	// Note says why the source text is missing or was not trusted.
+	Note  string       `json:"note,omitempty"`
+	Lines []SourceLine `json:"lines"`
+}
+
+// A SourceLine is one line of a listing.
+//
+// Flat and Cum are pprof's: Flat counts the samples whose innermost frame
+// is this line, Cum those in which the line appears anywhere. Self counts
+// the samples whose innermost user-code frame is this line: the line's own
+// code plus the runtime and library work it calls, such as the allocation
+// inside runtime.concatstrings for `s = a + s`. In an allocation profile
+// a user line's Flat is usually 0, since the allocating frame is the
+// runtime's; Self is the number to read there.
+type SourceLine struct {
+	Line int64 `json:"line"`
+	// Text is the source text; empty when there is no source.
+	Text      string  `json:"text,omitempty"`
+	Flat      int64   `json:"flat"`
+	FlatShare float64 `json:"flat_share"`
+	Cum       int64   `json:"cum"`
+	CumShare  float64 `json:"cum_share"`
+	Self      int64   `json:"self"`
+	SelfShare float64 `json:"self_share"`
+	// Gap is set on the first line after lines left out.
+	Gap bool `json:"gap,omitempty"`
+}
+
+// SourceListings computes the source views of an analysis: CPU time,
+// allocated objects and allocated bytes, and the block and mutex delays,
+// for whichever of those profiles the run has. A view with no user code
+// is left out. Problems reading or trusting source files come back as
+// warnings; the listing then shows the profile's line numbers alone.
+func SourceListings(a *Analysis, opts SourceOptions) ([]*SourceView, []error) {
+	type want struct{ kind, sampleType string }
+	var views []*SourceView
+	var errs []error
+	for _, w := range []want{
+		{capture.KindCPU, SampleCPU},
+		{capture.KindAllocs, SampleAllocObjects},
+		{capture.KindAllocs, SampleAllocSpace},
+		{capture.KindBlock, SampleDelay},
+		{capture.KindMutex, SampleDelay},
+	} {
+		p := a.Profiles[w.kind]
+		if p == nil {
+			continue
+		}
+		v, warns := Source(p, w.sampleType, a.Classifier, opts)
+		for _, err := range warns {
+			errs = append(errs, fmt.Errorf("%s source view: %w", w.kind, err))
+		}
+		if v == nil || len(v.Functions) == 0 {
+			continue
+		}
+		v.Kind = w.kind
+		views = append(views, v)
+	}
+	return views, dedupErrors(errs)
+}
+
+// Source lists the user-code functions of p with the most Self value of
+// sampleType ("" for the profile's default), line by line. c may be nil.
+func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOptions) (*SourceView, []error) {
+	vi, err := sampleIndex(p, sampleType)
+	if err != nil {
+		return nil, []error{err}
+	}
+	opts = opts.withDefaults()
+	cs := newClasses(c, p)
+	v := &SourceView{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+
+	type lineKey struct {
+		fn   *profile.Function
+		line int64
+	}
+	type fnAcc struct {
+		fn              *profile.Function
+		flat, cum, self int64
+		lines           map[int64]*SourceLine
+	}
+	fns := map[*profile.Function]*fnAcc{}
+	acc := func(fn *profile.Function) *fnAcc {
+		a := fns[fn]
+		if a == nil {
+			a = &fnAcc{fn: fn, lines: map[int64]*SourceLine{}}
+			fns[fn] = a
+		}
+		return a
+	}
+	seenLine := map[lineKey]bool{}
+	seenFn := map[*profile.Function]bool{}
+	for _, s := range p.Sample {
+		val := s.Value[vi]
+		if val == 0 {
+			continue
+		}
+		fs := frames(s)
+		if len(fs) == 0 {
+			continue
+		}
+		self := attribute(fs, cs)
+		if fs[self].fn == nil || cs.of(fs[self].fn) != User {
+			self = -1
+		}
+		clear(seenLine)
+		clear(seenFn)
+		for i, f := range fs {
+			if f.fn == nil || cs.of(f.fn) != User {
+				continue
+			}
+			a := acc(f.fn)
+			ln := a.lines[f.line]
+			if ln == nil {
+				ln = &SourceLine{Line: f.line}
+				a.lines[f.line] = ln
+			}
+			if i == 0 {
+				ln.Flat += val
+				a.flat += val
+			}
+			if i == self {
+				ln.Self += val
+				a.self += val
+			}
+			if k := (lineKey{f.fn, f.line}); !seenLine[k] {
+				seenLine[k] = true
+				ln.Cum += val
+			}
+			if !seenFn[f.fn] {
+				seenFn[f.fn] = true
+				a.cum += val
+			}
+		}
+	}
+
+	ranked := make([]*fnAcc, 0, len(fns))
+	for _, a := range fns {
+		if a.self != 0 || a.flat != 0 {
+			ranked = append(ranked, a)
+		}
+	}
+	slices.SortFunc(ranked, func(x, y *fnAcc) int {
+		return cmp.Or(cmp.Compare(abs(y.self), abs(x.self)), cmp.Compare(abs(y.cum), abs(x.cum)),
+			cmp.Compare(x.fn.Name, y.fn.Name))
+	})
+	ranked, _ = limit(ranked, opts.Top)
+
+	files := newSourceFiles(opts)
+	var errs []error
+	for _, a := range ranked {
+		fsrc := FunctionSource{
+			Function: a.fn.Name, File: a.fn.Filename, StartLine: a.fn.StartLine,
+			Flat: a.flat, Cum: a.cum, Self: a.self,
+			FlatShare: share(a.flat, v.Total), CumShare: share(a.cum, v.Total), SelfShare: share(a.self, v.Total),
+		}
+		sampled := make([]SourceLine, 0, len(a.lines))
+		for _, ln := range a.lines {
+			ln.FlatShare, ln.CumShare, ln.SelfShare = share(ln.Flat, v.Total), share(ln.Cum, v.Total), share(ln.Self, v.Total)
+			sampled = append(sampled, *ln)
+		}
+		slices.SortFunc(sampled, func(x, y SourceLine) int { return cmp.Compare(x.Line, y.Line) })
+		if err := files.fill(&fsrc, sampled, opts); err != nil {
+			errs = append(errs, err)
+		}
+		v.Functions = append(v.Functions, fsrc)
+	}
+	return v, errs
+}
+
+// sourceFiles reads and parses each source file once per view.
+type sourceFiles struct {
+	opts  SourceOptions
+	files map[string]*sourceFile // by build path
+}
+
+type sourceFile struct {
+	path  string // local path; "" when not found
+	lines []string
+	fset  *token.FileSet
+	ast   *ast.File
+	err   error // why the file could not be read or parsed
+}
+
+func newSourceFiles(opts SourceOptions) *sourceFiles {
+	return &sourceFiles{opts: opts, files: map[string]*sourceFile{}}
+}
+
+func (sf *sourceFiles) get(buildPath string) *sourceFile {
+	if f, ok := sf.files[buildPath]; ok {
+		return f
+	}
+	f := &sourceFile{}
+	sf.files[buildPath] = f
+	path, ok := LocateSource(buildPath, sf.opts)
+	if !ok {
+		return f
+	}
+	f.path = path
+	f.lines, f.err = readSourceLines(path)
+	if f.err != nil {
+		return f
+	}
+	f.fset = token.NewFileSet()
+	f.ast, f.err = parser.ParseFile(f.fset, path, strings.Join(f.lines, "\n"), parser.SkipObjectResolution)
+	if f.err != nil {
+		f.err = fmt.Errorf("parse %s: %w", path, f.err)
+	}
+	return f
+}
+
+// fill sets fs.Lines (and Source, EndLine, Note) from the local source when
+// it can be found and matches the profile, else from sampled alone. It
+// returns a warning when a file was found but could not be used.
+func (sf *sourceFiles) fill(fs *FunctionSource, sampled []SourceLine, opts SourceOptions) error {
+	fs.Lines = markGaps(sampled)
+	f := sf.get(fs.File)
+	switch {
+	case f.path == "":
+		fs.Note = "source not found: pass the checkout with --source-dir"
+		return nil
+	case f.err != nil:
+		fs.Note = "source unreadable: " + f.err.Error()
+		return f.err
+	}
+	start, end, err := FunctionSpan(f.fset, f.ast, fs.Function, fs.StartLine)
+	if err == nil && len(sampled) > 0 && (sampled[0].Line < start || sampled[len(sampled)-1].Line > end) {
+		err = fmt.Errorf("%s has samples at lines %d-%d, outside its source at %s:%d-%d",
+			fs.Function, sampled[0].Line, sampled[len(sampled)-1].Line, f.path, start, end)
+	}
+	if err != nil {
+		fs.Note = "source does not match the profiled program (" + err.Error() + "); showing the profile's lines alone"
+		return fmt.Errorf("source %s does not match the profiled program: %w", f.path, err)
+	}
+	fs.Source, fs.StartLine, fs.EndLine = f.path, start, end
+	fs.Lines = listing(f.lines, sampled, start, end, opts)
+	return nil
+}
+
+// listing is the function's lines from start to end with the sampled
+// values, whole when short, else windows around the sampled lines.
+func listing(text []string, sampled []SourceLine, start, end int64, opts SourceOptions) []SourceLine {
+	byLine := map[int64]SourceLine{}
+	for _, ln := range sampled {
+		byLine[ln.Line] = ln
+	}
+	show := func(n int64) bool { return true }
+	if end-start+1 > int64(opts.MaxLines) {
+		show = func(n int64) bool {
+			for _, ln := range sampled {
+				if n >= ln.Line-int64(opts.Context) && n <= ln.Line+int64(opts.Context) {
+					return true
+				}
+			}
+			return n == start
+		}
+	}
+	var out []SourceLine
+	prev := start - 1
+	for n := start; n <= end && n <= int64(len(text)); n++ {
+		if !show(n) {
+			continue
+		}
+		ln, ok := byLine[n]
+		if !ok {
+			ln = SourceLine{Line: n}
+		}
+		ln.Text = text[n-1]
+		ln.Gap = n != prev+1
+		out = append(out, ln)
+		prev = n
+	}
+	return out
+}
+
+// markGaps flags the sampled lines that do not follow the previous one,
+// for a listing without source.
+func markGaps(lines []SourceLine) []SourceLine {
+	for i := range lines {
+		lines[i].Gap = i > 0 && lines[i].Line != lines[i-1].Line+1
+	}
+	return lines
+}
+
+// LocateSource finds the local file for a file path recorded in a
+// profile: opts.Resolve when set; else the path itself when it exists;
+// else the path's trailing elements under opts.SourceDir, longest first
+// (so "/build/svc/internal/h/h.go" finds "<dir>/internal/h/h.go").
+func LocateSource(buildPath string, opts SourceOptions) (string, bool) {
+	if buildPath == "" || strings.HasPrefix(buildPath, "<") {
+		return "", false
+	}
+	if opts.Resolve != nil {
+		return opts.Resolve(buildPath)
+	}
+	if opts.SourceDir == "" {
+		if isRegular(buildPath) {
+			return buildPath, true
+		}
+		return "", false
+	}
+	elems := strings.FieldsFunc(buildPath, func(r rune) bool { return r == '/' || r == '\\' })
+	for i := range elems {
+		p := filepath.Join(opts.SourceDir, filepath.Join(elems[i:]...))
+		if isRegular(p) {
+			return p, true
+		}
+	}
+	// A checkout given explicitly wins, but a file still at its build
+	// path (a local build) is better than nothing.
+	if isRegular(buildPath) {
+		return buildPath, true
+	}
+	return "", false
+}
+
+func isRegular(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+func readSourceLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read source: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > maxSourceFileSize {
+		return nil, fmt.Errorf("read source %s: larger than %d bytes", path, maxSourceFileSize)
+	}
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSourceFileSize)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read source %s: %w", path, err)
+	}
+	return lines, nil
+}
+
+// FunctionSpan finds the lines of the function a profile names in a
+// parsed file: the declaration or function literal starting at startLine
+// (the profile's Function.StartLine), checked against the name, or when
+// startLine is 0 the declaration with that name. It fails when the file
+// holds no such function, which means the file is not the source the
+// profiled binary was built from.
+func FunctionSpan(fset *token.FileSet, file *ast.File, function string, startLine int64) (start, end int64, err error) {
+	name, closure := funcName(function)
+	var found ast.Node
+	ast.Inspect(file, func(n ast.Node) bool {
+		if found != nil {
+			return false
+		}
+		switch d := n.(type) {
+		case *ast.FuncDecl:
+			line := int64(fset.Position(d.Pos()).Line)
+			if !closure && d.Name.Name == name && (startLine == 0 || line == startLine) {
+				found = d
+				return false
+			}
+		case *ast.FuncLit:
+			if closure && startLine != 0 && int64(fset.Position(d.Pos()).Line) == startLine {
+				found = d
+				return false
+			}
+		}
+		return true
+	})
+	if found == nil {
+		if startLine == 0 {
+			return 0, 0, fmt.Errorf("no function %s", function)
+		}
+		return 0, 0, fmt.Errorf("no function %s at line %d", function, startLine)
+	}
+	return int64(fset.Position(found.Pos()).Line), int64(fset.Position(found.End()).Line), nil
+}
+
+// funcName returns the declared name of a Go symbol ("handle" for
+// "main.(*server).handle", "F" for "example.com/m.F[...]") and whether the
+// symbol is a function literal inside it ("main.F.func1", "main.F.gowrap2").
+func funcName(symbol string) (name string, closure bool) {
+	if i := strings.IndexByte(symbol, '['); i >= 0 {
+		symbol = symbol[:i] + symbol[strings.LastIndexByte(symbol, ']')+1:]
+	}
+	if i := strings.LastIndexByte(symbol, '/'); i >= 0 {
+		symbol = symbol[i+1:]
+	}
+	parts := strings.Split(symbol, ".")
+	for len(parts) > 2 {
+		last := parts[len(parts)-1]
+		if parts[len(parts)-2] == "init" && strings.Trim(last, "0123456789") == "" && !closure {
+			// "main.init.0" is the first func init of the package.
+			return "init", false
+		}
+		if !isClosureSuffix(last) {
+			break
+		}
+		closure = true
+		parts = parts[:len(parts)-1]
+	}
+	return parts[len(parts)-1], closure
+}
+
+// isClosureSuffix recognises the compiler's names for function literals
+// and their wrappers: "func1", "gowrap2", "deferwrap1", and the bare
+// numbers of nested literals ("func1.2").
+func isClosureSuffix(s string) bool {
+	for _, p := range []string{"func", "gowrap", "deferwrap"} {
+		if rest, ok := strings.CutPrefix(s, p); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// dedupErrors drops repeated warnings: one mismatched file would otherwise
+// be reported once per view.
+func dedupErrors(errs []error) []error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		msg := err.Error()
+		if i := strings.Index(msg, "source view: "); i >= 0 {
+			msg = msg[i:]
+		}
+		if !seen[msg] {
+			seen[msg] = true
+			out = append(out, err)
+		}
+	}
+	return out
+}

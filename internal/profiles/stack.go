@@ -1,0 +1,129 @@
+package profiles
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Sample types of the Go runtime's profiles, by the names pprof gives them.
+const (
+	SampleCPU          = "cpu"           // nanoseconds, CPU profile
+	SampleCPUCount     = "samples"       // count, CPU profile
+	SampleAllocObjects = "alloc_objects" // count, allocs and heap profiles
+	SampleAllocSpace   = "alloc_space"   // bytes, allocs and heap profiles
+	SampleInuseObjects = "inuse_objects" // count, heap profile
+	SampleInuseSpace   = "inuse_space"   // bytes, heap profile
+	SampleContentions  = "contentions"   // count, block and mutex profiles
+	SampleDelay        = "delay"         // nanoseconds, block and mutex profiles
+	SampleGoroutine    = "goroutine"     // count, goroutine profile
+)
+
+// sampleIndex finds the value index of a sample type; "" means the
+// profile's default (its DefaultSampleType, else the last one, as pprof
+// chooses).
+func sampleIndex(p *profile.Profile, sampleType string) (int, error) {
+	if p == nil {
+		return 0, fmt.Errorf("no profile")
+	}
+	if len(p.SampleType) == 0 {
+		return 0, fmt.Errorf("profile has no sample types")
+	}
+	if sampleType == "" {
+		sampleType = p.DefaultSampleType
+	}
+	if sampleType == "" {
+		return len(p.SampleType) - 1, nil
+	}
+	names := make([]string, len(p.SampleType))
+	for i, st := range p.SampleType {
+		if st.Type == sampleType {
+			return i, nil
+		}
+		names[i] = st.Type
+	}
+	return 0, fmt.Errorf("profile has no %q samples (it has %s)", sampleType, strings.Join(names, ", "))
+}
+
+// sampleTotal is the sum of one value over all samples, as pprof's total:
+// absolute values, so a diff profile's total is its volume of change.
+func sampleTotal(p *profile.Profile, i int) int64 {
+	var t int64
+	for _, s := range p.Sample {
+		t += abs(s.Value[i])
+	}
+	return t
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// share is part/total as a fraction, 0 when total is 0.
+func share(part, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(part) / float64(total)
+}
+
+// A frame is one function activation on a sample's stack. Inlined calls
+// are frames of their own, as in pprof.
+type frame struct {
+	fn   *profile.Function
+	line int64
+	addr uint64 // for frames without symbols
+}
+
+func (f frame) name() string {
+	if f.fn == nil {
+		return fmt.Sprintf("0x%x", f.addr)
+	}
+	return f.fn.Name
+}
+
+func (f frame) file() string {
+	if f.fn == nil {
+		return ""
+	}
+	return f.fn.Filename
+}
+
+// frames returns the frames of s, innermost (leaf) first. A location
+// without symbol information yields one frame with no function so that
+// stack depth, and the leaf, stay right.
+func frames(s *profile.Sample) []frame {
+	n := 0
+	for _, loc := range s.Location {
+		n += max(1, len(loc.Line))
+	}
+	fs := make([]frame, 0, n)
+	for _, loc := range s.Location {
+		if len(loc.Line) == 0 {
+			fs = append(fs, frame{addr: loc.Address})
+			continue
+		}
+		// Line[0] is the innermost of the calls inlined at this address.
+		for _, ln := range loc.Line {
+			fs = append(fs, frame{fn: ln.Function, line: ln.Line})
+		}
+	}
+	return fs
+}
+
+// sampleDuration is how long the profile covers in seconds, 0 if unknown.
+func sampleDuration(p *profile.Profile) float64 {
+	if p == nil {
+		return 0
+	}
+	return float64(p.DurationNanos) / 1e9
+}
+
+// unitOf is the unit of a sample type ("nanoseconds", "bytes", "count").
+func unitOf(p *profile.Profile, i int) string {
+	return p.SampleType[i].Unit
+}
