@@ -1,0 +1,3 @@
+module example.com/libonly
+
+go 1.26
