@@ -72,7 +72,17 @@ func (c Config) withDefaults() (Config, error) {
 // returns an error only for an invalid cfg or a host name that does not
 // resolve. When ctx is cancelled, Run stops promptly, abandons the requests
 // in flight and returns what was measured so far with Interrupted set.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*Result, error) { return start(ctx, cfg, true) }
+
+func start(ctx context.Context, cfg Config, useRaw bool) (*Result, error) {
+	r, err := newRun(ctx, cfg, useRaw)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(), nil
+}
+
+func newRun(ctx context.Context, cfg Config, useRaw bool) (*run, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -96,11 +106,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		head:    cfg.Method == "HEAD",
 		dialer:  d,
 		abortCh: make(chan struct{}),
+		useRaw:  useRaw,
 	}
 	if cfg.Rate > 0 {
 		r.interval = 1e9 / cfg.Rate
 	}
-	return r.run(), nil
+	return r, nil
 }
 
 // A run is the state shared by one run's workers and its supervisor.
@@ -123,6 +134,9 @@ type run struct {
 	abortCh chan struct{}
 
 	workers []*worker
+	// useRaw lets plain TCP connections use rawRoundTrip; tests turn it
+	// off to exercise the net.Conn path that TLS connections take.
+	useRaw bool
 }
 
 // now is the time since the run's monotonic origin, in nanoseconds. It is
@@ -137,6 +151,7 @@ func (r *run) run() *Result {
 	for i := range r.workers {
 		r.workers[i] = newWorker(r)
 	}
+	r.preconnect()
 	var wg sync.WaitGroup
 	r.startAt = r.now()
 	for _, w := range r.workers {
@@ -200,6 +215,29 @@ func (r *run) run() *Result {
 		sendEnd = end
 	}
 	return r.result(end, sendEnd, interrupted)
+}
+
+// preconnect opens the keep-alive connections before the clock starts, as
+// wrk does, so that connection setup neither delays the first open-loop
+// sends nor counts in the first latencies. A connection that fails here is
+// retried, and counted, by the worker's first request.
+func (r *run) preconnect() {
+	if r.cfg.DisableKeepAlive {
+		return
+	}
+	n := len(r.workers)
+	if r.cfg.Requests > 0 {
+		n = int(min(int64(n), r.cfg.Requests))
+	}
+	var wg sync.WaitGroup
+	for _, w := range r.workers[:n] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = w.connect()
+		}()
+	}
+	wg.Wait()
 }
 
 // watchInterval is how often the supervisor looks for overdue requests:

@@ -20,7 +20,8 @@ type worker struct {
 	// reused reports whether conn has carried a response already.
 	reused bool
 	rr     *responseReader
-	timer  *time.Timer // open loop: waits for intended send times
+	raw    *rawRoundTrip // nil on TLS connections
+	timer  *time.Timer   // open loop: waits for intended send times
 
 	hist             *hdrhistogram.Histogram // microseconds
 	recorded         int64                   // latencies recorded in hist
@@ -121,12 +122,7 @@ func (w *worker) do(from int64) bool {
 		reused, readBefore := w.reused, w.rr.nread
 		sent := r.now()
 		w.inflight.Store(sent)
-		n, err := w.conn.Write(r.req)
-		w.bytesWritten += int64(n)
-		var resp response
-		if err == nil {
-			resp, err = w.rr.readResponse(r.head)
-		}
+		resp, err := w.roundTrip()
 		w.inflight.Store(0)
 		if err != nil {
 			w.closeConn()
@@ -176,7 +172,38 @@ func (w *worker) connect() error {
 	w.mu.Unlock()
 	w.rr.reset(c)
 	w.reused = false
+	if w.run.useRaw {
+		w.raw = newRawRoundTrip(c)
+	} else {
+		w.raw = nil
+	}
 	return nil
+}
+
+// roundTrip sends the request on w.conn and reads the response.
+func (w *worker) roundTrip() (response, error) {
+	req := w.run.req
+	if w.raw != nil && !w.rr.buffered() {
+		rr := w.rr
+		rr.r, rr.w = 0, 0
+		written, n, err := w.raw.roundTrip(req, rr.buf)
+		w.bytesWritten += int64(written)
+		rr.w = n
+		rr.nread += int64(n)
+		if err != nil {
+			return response{}, err
+		}
+		req = req[written:]
+		if len(req) == 0 {
+			return rr.readResponse(w.run.head)
+		}
+	}
+	n, err := w.conn.Write(req)
+	w.bytesWritten += int64(n)
+	if err != nil {
+		return response{}, err
+	}
+	return w.rr.readResponse(w.run.head)
 }
 
 var errAborted = errors.New("run aborted")
