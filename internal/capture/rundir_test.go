@@ -131,7 +131,7 @@ func TestDelta(t *testing.T) {
 	}
 	start := snap()
 	var keep [][]byte
-	for range 2000 {
+	for range 200 {
 		keep = append(keep, allocateForDelta())
 	}
 	runtime.KeepAlive(keep)

@@ -173,6 +173,7 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 		case <-ctx.Done():
 		}
 	}
+	s.run.Window = time.Since(windowStart).Seconds()
 
 	endCtx := ctx
 	if ctx.Err() != nil {
@@ -193,7 +194,6 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 		}
 	}
 	endWG.Wait()
-	s.run.Window = time.Since(windowStart).Seconds()
 	cpu := <-cpuDone
 
 	s.recordCPU(cpu)
