@@ -259,7 +259,7 @@ func stepClause(d Diagnostic, i int, st FlowStep, subj string, src *sourceLines)
 				return clause{text: "converted to an interface value"}
 			}
 		}
-		return clause{text: "stored in " + strings.TrimSuffix(strings.TrimPrefix(dst, "{storage for "), "}")}
+		return clause{text: "stored in `" + strings.TrimSuffix(strings.TrimPrefix(dst, "{storage for "), "}") + "`"}
 	}
 	for _, n := range st.Via {
 		switch n.Why {
