@@ -104,7 +104,7 @@ Flags:
 			} else {
 				out.profile = true
 				out.sampleType, out.unit = escape.SampleUnit(prof)
-				lines := escape.ProfileLines(prof, func(f string) bool { _, ok := ix.Resolve(f); return ok })
+				lines := escape.ProfileLines(prof, ix.Compiled)
 				for _, l := range lines {
 					out.total += l.Value
 				}

@@ -95,6 +95,15 @@ func (ix *Index) ByKind(kinds ...Kind) []Diagnostic {
 	return out
 }
 
+// Compiled reports whether file (see Resolve) is a source file of the
+// compiled packages, where the compiler reported diagnostics, rather than a
+// file known only as the origin of code inlined into them (a standard
+// library function, say). Profile lines in such files belong to the user.
+func (ix *Index) Compiled(file string) bool {
+	f, ok := ix.Resolve(file)
+	return ok && ix.byLine[f] != nil
+}
+
 // Resolve returns the indexed file that file refers to: file itself when
 // indexed, else the indexed file with the same base name sharing the most
 // trailing path elements with it. Ties are ambiguous and resolve to nothing:

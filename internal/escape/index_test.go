@@ -64,7 +64,16 @@ func TestAtAndByKind(t *testing.T) {
 	if n := len(ix.ByKind()); n != 4 {
 		t.Errorf("ByKind() = %d, want all 4", n)
 	}
-	if want := []string{"/m/main.go", "/m/pad.go"}; !slices.Equal(ix.Files(), want) {
+	inlinedStd := diag("/m/main.go", 60, KindEscape)
+	inlinedStd.Inlined = []Position{{File: "/go/src/bytes/reader.go", Line: 159}}
+	ix = NewIndex(append(ix.All(), inlinedStd))
+	if !ix.Compiled("/ci/m/main.go") || ix.Compiled("/go/src/bytes/reader.go") || ix.Compiled("/m/nope.go") {
+		t.Error("Compiled: want true only for files the compiler reported at")
+	}
+	if n := len(ix.At("/go/src/bytes/reader.go", 159)); n != 1 {
+		t.Errorf("At(reader.go, 159) has %d diagnostics, want the inlined copy", n)
+	}
+	if want := []string{"/go/src/bytes/reader.go", "/m/main.go", "/m/pad.go"}; !slices.Equal(ix.Files(), want) {
 		t.Errorf("Files() = %v, want %v", ix.Files(), want)
 	}
 }

@@ -9,7 +9,8 @@ import (
 // type, as pprof does). Each sample counts once, at the innermost frame
 // — inlined frames included — whose file inScope accepts, so time spent in
 // the runtime or the standard library on behalf of a user's line counts for
-// that line. A nil inScope accepts every file: the leaf frame gets the value.
+// that line; Index.Compiled is the usual inScope. A nil inScope accepts
+// every file: the leaf frame gets the value.
 // Samples with no frame in scope are left out.
 func ProfileLines(p *profile.Profile, inScope func(file string) bool) []WeightedLine {
 	vi := defaultSampleIndex(p)

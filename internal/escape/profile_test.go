@@ -76,7 +76,7 @@ func TestProfileLines(t *testing.T) {
 
 	// Joined with diagnostics from a local checkout.
 	ix := NewIndex([]Diagnostic{diag("/home/me/svc/main.go", 15, KindEscape)})
-	hot := ix.Join(ProfileLines(p, func(f string) bool { _, ok := ix.Resolve(f); return ok }))
+	hot := ix.Join(ProfileLines(p, ix.Compiled))
 	if len(hot) != 2 || hot[0].Line != 15 || len(hot[0].Diagnostics) != 1 {
 		t.Errorf("Join = %+v, want main.go:15 first with its escape", hot)
 	}
