@@ -150,8 +150,8 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 	return t, nil
 }
 
-// Top returns a copy of t ranked by order and limited to n rows (0: all).
-// With focus, the rows are user functions only, followed by one folded row
+// Top returns a copy of t ranked by order and limited to n rows (0: all);
+// rows whose ranking value is 0 are left out. With focus, the rows are user functions only, followed by one folded row
 // per other class of code present (those rows are not counted in n); when
 // the profile has no user code at all, focus is dropped, as there would be
 // nothing to focus on.
@@ -167,6 +167,8 @@ func (t *FuncTable) Top(order Order, n int, focus bool) *FuncTable {
 		}
 	}
 	out.Focus = focus
+	// A row with nothing by the chosen value is not "top" of anything.
+	out.Rows = slices.DeleteFunc(out.Rows, func(r Row) bool { return r.Flat == 0 && order == ByFlat || r.Cum == 0 && order == ByCum })
 	sortRows(out.Rows, order)
 	out.Rows, out.Omitted = limit(out.Rows, n)
 	if focus {

@@ -75,9 +75,7 @@ func GoroutineGrowth(start, end *profile.Profile, n int, c *Classifier) (*Gorout
 				at := attribute(fs, cs)
 				f := fs[at]
 				sg = &StackGrowth{Function: f.name(), File: f.file(), Line: f.line, Class: cs.of(f.fn), Stack: desc}
-				if at > 0 {
-					sg.Wait = fs[at-1].name()
-				}
+				sg.Wait = calleeOf(fs, at)
 				stacks[k] = sg
 			}
 			if atEnd {

@@ -2,7 +2,6 @@ package profiles
 
 import (
 	"cmp"
-	"fmt"
 	"regexp"
 	"slices"
 
@@ -91,16 +90,31 @@ func HasLabel(p *profile.Profile, key string) bool {
 type RouteShare struct {
 	// Route is the http.route label; "" gathers the samples without one
 	// (background work, the server's own goroutines, unlabelled code).
-	Route string  `json:"route"`
-	Value int64   `json:"value"`
-	Share float64 `json:"share"` // of the whole profile
-	// Top lists the route's hottest user functions by flat value; their
-	// shares are fractions of the route's Value.
-	Top []Row `json:"top"`
+	Route string `json:"route"`
+	Value int64  `json:"value"`
+	Unit  string `json:"unit"`
+	// Share is Value as a fraction of the whole profile.
+	Share float64 `json:"share"`
+	// Top lists the user functions the route's samples are charged to,
+	// most first; their shares are fractions of the route's Value.
+	Top []Charge `json:"top"`
+}
+
+// A Charge is a user function charged with every sample whose innermost
+// user frame it is: its own time plus that of the standard library,
+// runtime and dependency code it calls. A handler whose time goes into
+// fmt.Sprintf and string concatenation has little flat time but a large
+// charge; unlike cum, the charge of a caller excludes user functions it
+// calls, so charges add up without double counting.
+type Charge struct {
+	Function string  `json:"function"`
+	File     string  `json:"file,omitempty"`
+	Value    int64   `json:"value"`
+	Share    float64 `json:"share"`
 }
 
 // Routes splits p by http.route label and ranks the routes by sampleType
-// ("" for the default), with up to n top user functions each (0: all).
+// ("" for the default), with up to n charged user functions each (0: all).
 // It returns nil when no sample carries a route label.
 func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]RouteShare, error) {
 	vi, err := sampleIndex(p, sampleType)
@@ -110,38 +124,55 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 	if !HasLabel(p, RouteLabel) {
 		return nil, nil
 	}
-	if c == nil {
-		c = NewClassifier("", p)
-	}
+	cs := newClasses(c, p)
 	total := sampleTotal(p, vi)
-	byRoute := map[string][]*profile.Sample{}
-	for _, s := range p.Sample {
-		r := ""
-		if v := s.Label[RouteLabel]; len(v) > 0 {
-			r = v[0]
-		}
-		byRoute[r] = append(byRoute[r], s)
+	type acc struct {
+		RouteShare
+		charges map[string]*Charge
 	}
-	var out []RouteShare
-	for r, samples := range byRoute {
-		ft, err := Functions(withSamples(p, samples), sampleType, c)
-		if err != nil {
-			return nil, fmt.Errorf("route %q: %w", r, err)
+	routes := map[string]*acc{}
+	for _, s := range p.Sample {
+		v := s.Value[vi]
+		r := ""
+		if l := s.Label[RouteLabel]; len(l) > 0 {
+			r = l[0]
 		}
-		rs := RouteShare{Route: r, Value: ft.Total, Share: share(ft.Total, total)}
-		top := ft.Top(ByFlat, n, true)
-		for _, row := range top.Rows {
-			if row.Class == User && row.Folded == 0 {
-				rs.Top = append(rs.Top, row)
+		a := routes[r]
+		if a == nil {
+			a = &acc{RouteShare: RouteShare{Route: r, Unit: unitOf(p, vi)}, charges: map[string]*Charge{}}
+			routes[r] = a
+		}
+		a.Value += abs(v)
+		for _, f := range frames(s) {
+			if cs.of(f.fn) != User {
+				continue
+			}
+			ch := a.charges[f.name()]
+			if ch == nil {
+				ch = &Charge{Function: f.name(), File: f.file()}
+				a.charges[f.name()] = ch
+			}
+			ch.Value += v
+			break
+		}
+	}
+	out := make([]RouteShare, 0, len(routes))
+	for _, a := range routes {
+		a.Share = share(a.Value, total)
+		for _, ch := range a.charges {
+			if ch.Value != 0 {
+				ch.Share = share(ch.Value, a.Value)
+				a.Top = append(a.Top, *ch)
 			}
 		}
-		out = append(out, rs)
+		slices.SortFunc(a.Top, func(x, y Charge) int {
+			return cmp.Or(cmp.Compare(abs(y.Value), abs(x.Value)), cmp.Compare(x.Function, y.Function))
+		})
+		a.Top, _ = limit(a.Top, n)
+		out = append(out, a.RouteShare)
 	}
 	slices.SortFunc(out, func(a, b RouteShare) int {
-		if c := cmp.Compare(b.Value, a.Value); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Route, b.Route)
+		return cmp.Or(cmp.Compare(b.Value, a.Value), cmp.Compare(a.Route, b.Route))
 	})
 	return out, nil
 }

@@ -131,9 +131,9 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 		}
 		a.Count += cv
 		a.Amount += av
-		if at > 0 {
+		if callee := calleeOf(fs, at); callee != "" {
 			// Weigh callees by amount, by count when amounts are absent.
-			a.callees[fs[at-1].name()] += abs(av) + abs(cv)*boolInt(av == 0)
+			a.callees[callee] += abs(av) + abs(cv)*boolInt(av == 0)
 		}
 		cr := classSites[a.Class]
 		if cr == nil {
@@ -160,8 +160,8 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 	return t, nil
 }
 
-// Top returns a copy of t ranked by order and limited to n rows (0: all).
-// With focus, the rows are user sites only, followed by one folded row per
+// Top returns a copy of t ranked by order and limited to n rows (0: all);
+// rows whose ranking value is 0 are left out. With focus, the rows are user sites only, followed by one folded row per
 // other class present (not counted in n); a table without user sites is
 // returned unfocused.
 func (t *SiteTable) Top(order SiteOrder, n int, focus bool) *SiteTable {
@@ -176,6 +176,7 @@ func (t *SiteTable) Top(order SiteOrder, n int, focus bool) *SiteTable {
 		}
 	}
 	out.Focus = focus
+	out.Rows = slices.DeleteFunc(out.Rows, func(r Site) bool { return r.Count == 0 && order == ByCount || r.Amount == 0 && order == ByAmount })
 	sortSites(out.Rows, order)
 	out.Rows, out.Omitted = limit(out.Rows, n)
 	if focus {
@@ -231,6 +232,18 @@ func attribute(fs []frame, cs *classes) int {
 		}
 	}
 	return max(outside, 0)
+}
+
+// calleeOf names the call made from frame at toward the leaf, "" when at
+// is the leaf. runtime.asyncPreempt is not a call the code made: the
+// runtime injects it into a running loop to preempt it, so it is skipped.
+func calleeOf(fs []frame, at int) string {
+	for i := at - 1; i >= 0; i-- {
+		if n := fs[i].name(); n != "runtime.asyncPreempt" {
+			return n
+		}
+	}
+	return ""
 }
 
 // heaviest is the key with the largest value, ties broken by name.

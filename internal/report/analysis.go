@@ -1,0 +1,258 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// analysisDoc lays out one analysis: findings first, then the load, CPU,
+// allocations, waits, goroutines, routes, and what went wrong.
+func analysisDoc(a *profiles.Analysis, findings []Finding) *doc {
+	d := &doc{title: "perfscope report: run " + a.Run.ID}
+	d.meta = runMeta(a)
+	d.add(findingsSection(findings))
+	d.add(loadSection(a.Load, a.PerRequest))
+	d.add(cpuSection(a))
+	d.add(allocsSection(a.Allocs))
+	d.add(waitSection("Blocking", "where goroutines waited (block profile)", "waiting in", a.Block))
+	d.add(waitSection("Mutex contention", "where contended locks were released, charged with the waiters' delay (mutex profile)", "releasing", a.Mutex))
+	d.add(goroutineSection(a.Goroutines))
+	d.add(routeSection(a.Routes))
+	d.add(problemSection(a))
+	return d
+}
+
+func runMeta(a *profiles.Analysis) []string {
+	r := a.Run
+	var meta []string
+	if r.Target != "" {
+		meta = append(meta, "target "+r.Target)
+	}
+	when := []string{}
+	if !r.Start.IsZero() {
+		when = append(when, "started "+r.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	if r.WindowSeconds > 0 {
+		w := "profile window " + seconds(r.WindowSeconds)
+		if r.WarmupSeconds > 0 {
+			w += " after a " + seconds(r.WarmupSeconds) + " warm-up"
+		}
+		when = append(when, w)
+	}
+	if len(when) > 0 {
+		meta = append(meta, strings.Join(when, ", "))
+	}
+	var build []string
+	if r.Version != "" {
+		build = append(build, "perfscope "+r.Version)
+	}
+	if r.GitCommit != "" {
+		c := "commit " + r.GitCommit[:min(12, len(r.GitCommit))]
+		if r.GitDirty {
+			c += " (with uncommitted changes)"
+		}
+		build = append(build, c)
+	}
+	if len(build) > 0 {
+		meta = append(meta, strings.Join(build, ", "))
+	}
+	if r.Dir != "" {
+		meta = append(meta, "saved in "+r.Dir)
+	}
+	if r.Interrupted {
+		meta = append(meta, "interrupted: the run stopped early; what it measured is shown")
+	}
+	if a.Options.Route != "" {
+		meta = append(meta, fmt.Sprintf("route filter %q: CPU and goroutine figures cover the matching samples only", a.Options.Route))
+	}
+	return meta
+}
+
+func findingsSection(findings []Finding) section {
+	s := section{title: "Findings"}
+	if len(findings) == 0 {
+		return s
+	}
+	var items [][]string
+	for _, f := range findings {
+		head := f.Title
+		if f.Severity != "" {
+			head = "[" + f.Severity + "] " + head
+		}
+		if f.Where != "" {
+			head += " (" + f.Where + ")"
+		}
+		it := []string{head}
+		if f.Evidence != "" {
+			it = append(it, f.Evidence)
+		}
+		if f.Fix != "" {
+			it = append(it, "fix: "+f.Fix)
+		}
+		items = append(items, it)
+	}
+	s.blocks = append(s.blocks, block{items: items})
+	return s
+}
+
+func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {
+	s := section{title: "Load"}
+	if l == nil {
+		return s
+	}
+	mode := fmt.Sprintf("closed loop, %d connections", l.Concurrency)
+	if l.Mode == "open" {
+		mode = fmt.Sprintf("open loop at %s req/s, up to %d in flight", sig(l.Rate), l.Concurrency)
+	}
+	if !l.KeepAlive && l.Mode != "" {
+		mode += ", a new connection per request"
+	}
+	pairs := [][2]string{
+		{"requests", fmt.Sprintf("%s in %s (%s)", thousands(l.Requests), seconds(l.DurationSeconds), mode)},
+		{"throughput", rate(l.Throughput)},
+	}
+	errs := "none"
+	if l.Failures > 0 {
+		errs = fmt.Sprintf("%s (%s)", thousands(l.Failures), percent(float64(l.Failures)/float64(max(l.Requests, 1))))
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(l.Errors)) {
+			kinds = append(kinds, fmt.Sprintf("%s %s", k, thousands(l.Errors[k])))
+		}
+		if len(kinds) > 0 {
+			errs += ": " + strings.Join(kinds, ", ")
+		}
+	}
+	pairs = append(pairs, [2]string{"errors", errs})
+	lat := l.Latency
+	pairs = append(pairs, [2]string{"latency", fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
+		millis(lat.P50), millis(lat.P90), millis(lat.P99), millis(lat.P999), millis(lat.Max))})
+	if l.Late != nil && l.Late.Count > 0 {
+		pairs = append(pairs, [2]string{"late sends", fmt.Sprintf("%s sent over 1ms late (worst %s), %s never sent",
+			thousands(l.Late.Count), millis(l.Late.MaxLagMs), thousands(l.Late.Dropped))})
+	}
+	if pr != nil {
+		var per []string
+		if pr.AllocObjects != nil {
+			per = append(per, count(*pr.AllocObjects)+" allocations")
+		}
+		if pr.AllocBytes != nil {
+			per = append(per, size(*pr.AllocBytes)+" allocated")
+		}
+		if pr.CPUSeconds != nil {
+			per = append(per, seconds(*pr.CPUSeconds)+" CPU")
+		}
+		if len(per) > 0 {
+			pairs = append(pairs, [2]string{"per request", strings.Join(per, ", ") + " (profile window)"})
+		}
+	}
+	if l.Interrupted {
+		pairs = append(pairs, [2]string{"interrupted", "the load was stopped early"})
+	}
+	s.blocks = append(s.blocks, block{pairs: pairs})
+	return s
+}
+
+func cpuSection(a *profiles.Analysis) section {
+	c := a.CPU
+	s := section{title: "CPU"}
+	if c == nil {
+		return s
+	}
+	summary := fmt.Sprintf("%s of CPU samples over %s", value(c.ProfileTotal, c.Unit), seconds(c.Seconds))
+	if c.Cores > 0 {
+		summary += fmt.Sprintf(", %s cores busy on average", sig(c.Cores))
+	}
+	lines := []string{summary}
+	if a.Options.Route != "" {
+		lines = append(lines, fmt.Sprintf("route %q: %s (%s of the CPU); the tables below are shares of the route",
+			a.Options.Route, value(c.Total, c.Unit), percent(share(c.Total, c.ProfileTotal))))
+	}
+	if c.Flat != nil && len(c.Flat.Classes) > 0 {
+		var kinds []string
+		for _, r := range c.Flat.Classes {
+			kinds = append(kinds, kindName(r.Class)+" "+percent(r.FlatShare))
+		}
+		lines = append(lines, "own CPU by kind of code: "+strings.Join(kinds, ", "))
+	}
+	if g := c.GC; g != nil && g.Total > 0 {
+		lines = append(lines, fmt.Sprintf("garbage collector %s, allocator %s, together %s of CPU",
+			percent(g.GCFraction), percent(g.AllocatorFraction), percent(g.CombinedFraction)))
+	}
+	s.blocks = append(s.blocks, block{lines: lines})
+	if c.Flat != nil {
+		s.blocks = append(s.blocks, funcBlock("Top functions by flat (own) CPU", c.Flat))
+	}
+	if c.Cum != nil {
+		s.blocks = append(s.blocks, funcBlock("Top functions by cumulative CPU (with callees)", c.Cum))
+	}
+	if c.Lines != nil && len(c.Lines.Rows) > 0 {
+		caption := "Hot lines: CPU charged to the user line that spends it, with the call made there"
+		if c.Lines.Attribution == profiles.AttributeLeaf {
+			caption = "Hot lines: CPU by source line of the innermost frame"
+		}
+		s.blocks = append(s.blocks, siteBlock(caption, c.Lines, siteColumns{
+			amount: "cpu", count: "samples", callee: "calls", byCount: false,
+		}))
+	}
+	return s
+}
+
+func share(part, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(part) / float64(total)
+}
+
+func funcBlock(caption string, t *profiles.FuncTable) block {
+	if t.Focus {
+		caption += "; user code first, the rest folded by kind"
+	}
+	tb := &table{
+		header: []string{"flat", "flat%", "cum", "cum%", "location", "function"},
+		right:  []bool{true, true, true, true, false, false},
+		code:   []bool{false, false, false, false, true, true},
+	}
+	for _, r := range t.Rows {
+		tb.add(value(r.Flat, t.Unit), percent(r.FlatShare), value(r.Cum, t.Unit), percent(r.CumShare),
+			location(r.File, r.Line), funcName(r.Function, r.Folded))
+	}
+	if t.Omitted > 0 {
+		caption += fmt.Sprintf(" (%d more not shown)", t.Omitted)
+	}
+	return block{caption: caption, table: tb}
+}
+
+// funcName names a row; a folded row says how many functions it holds.
+func funcName(name string, folded int) string { return foldedName(name, folded, "function") }
+
+// foldedName names a folded row after its kind of code and what it holds:
+// "(runtime: 143 functions)".
+func foldedName(name string, folded int, noun string) string {
+	if folded == 0 {
+		return name
+	}
+	kind := kindName(profiles.Class(strings.Trim(name, "()")))
+	if folded != 1 {
+		noun += "s"
+	}
+	return fmt.Sprintf("(%s: %d %s)", kind, folded, noun)
+}
+
+// kindName names a class of code for people.
+func kindName(c profiles.Class) string {
+	switch c {
+	case profiles.User:
+		return "user code"
+	case profiles.Stdlib:
+		return "standard library"
+	case profiles.Dependency:
+		return "dependencies"
+	}
+	return string(c)
+}

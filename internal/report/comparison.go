@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// metricLabels names the comparison's metrics for people; an unknown
+// metric shows its key.
+func metricLabel(name string) string {
+	switch name {
+	case "throughput_rps":
+		return "throughput"
+	case "p50_ms":
+		return "p50 latency"
+	case "p99_ms":
+		return "p99 latency"
+	case "p999_ms":
+		return "p99.9 latency"
+	case "errors":
+		return "failed requests"
+	case "alloc_objects_per_request":
+		return "allocations per request"
+	case "alloc_bytes_per_request":
+		return "bytes allocated per request"
+	case "cpu_seconds_per_request":
+		return "CPU per request"
+	case "gc_fraction":
+		return "GC share of CPU"
+	case "allocator_fraction":
+		return "allocator share of CPU"
+	}
+	return name
+}
+
+// comparisonDoc lays out two analyses side by side.
+func comparisonDoc(c *profiles.Comparison) *doc {
+	d := &doc{title: fmt.Sprintf("perfscope comparison: %s vs %s", c.Base.Name, c.Head.Name)}
+	for _, s := range []profiles.Side{c.Base, c.Head} {
+		if s.RunID != "" {
+			d.meta = append(d.meta, fmt.Sprintf("%s: run %s, target %s", s.Name, s.RunID, s.Target))
+		}
+	}
+	tb := &table{
+		header: []string{"metric", c.Base.Name, c.Head.Name, "change", ""},
+		right:  []bool{false, true, true, true, false},
+		code:   make([]bool, 5),
+	}
+	for _, m := range c.Metrics {
+		tb.add(metricLabel(m.Name), metricValue(m.Base, m.Unit), metricValue(m.Head, m.Unit), change(m), m.Verdict)
+	}
+	d.add(section{title: "Side by side", blocks: []block{
+		{table: tb},
+		{lines: []string{"One run each: a direction, not a significance test (benchmark both with perfscope bench and perfscope compare for that)."}},
+	}})
+	return d
+}
+
+func metricValue(v *float64, unit string) string {
+	if v == nil {
+		return "-"
+	}
+	switch unit {
+	case "req/s":
+		return rate(*v)
+	case "ms":
+		return millis(*v)
+	case "seconds":
+		return seconds(*v)
+	case "bytes":
+		return size(*v)
+	case "fraction":
+		return percent(*v)
+	default:
+		return count(*v)
+	}
+}
+
+// change is the relative change, or for fractions the difference in
+// percentage points, which reads better than a ratio of percentages.
+func change(m profiles.Metric) string {
+	if m.Base == nil || m.Head == nil {
+		return ""
+	}
+	if m.Unit == "fraction" {
+		return fmt.Sprintf("%+.1f pts", (*m.Head-*m.Base)*100)
+	}
+	if m.Ratio == nil {
+		if *m.Head == 0 {
+			return "0%"
+		}
+		return "new"
+	}
+	r := *m.Ratio
+	if r >= 2 || (r > 0 && r <= 0.5) {
+		return fmt.Sprintf("%s×", sig(r))
+	}
+	p := (r - 1) * 100
+	if math.Abs(p) < 0.05 {
+		return "0%"
+	}
+	return fmt.Sprintf("%+.1f%%", p)
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// TestRealRun renders a run made of real profiles, from the test program
+// of package profiles, through the same path as 'perfscope report': load
+// the run directory, analyse it, render it in every format.
+func TestRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a profiled program")
+	}
+	dir := t.TempDir()
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	bin := filepath.Join(dir, "workload")
+	if out, err := exec.Command(goCmd, "build", "-o", bin, "../profiles/testdata/workload").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "-out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	run := &capture.Run{
+		ID: "real", Target: "http://127.0.0.1:8080/", Start: time.Now(), Window: 5,
+		Load: &loadgen.Result{Mode: "closed", Concurrency: 4, Requests: 1000, Successes: 1000, Throughput: 200, DurationSeconds: 5},
+	}
+	for _, kind := range []string{capture.KindCPU, capture.KindAllocs, capture.KindBlock, capture.KindMutex, capture.KindGoroutineStart, capture.KindGoroutineEnd} {
+		run.Profiles = append(run.Profiles, capture.ProfileFile{Kind: kind, File: kind + ".pb.gz"})
+	}
+	data, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := capture.LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, errs := profiles.Analyze(loaded, profiles.Options{})
+	if len(errs) > 0 {
+		t.Errorf("analysis warnings: %v", errs)
+	}
+	for _, f := range []Format{Text, Markdown, JSON} {
+		var buf bytes.Buffer
+		if err := Write(&buf, f, a, nil); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, want := range []string{"main.burnCPU", "main.concatLoop", "main.makeBuffers", "main.waitOnChannel", "main.parkForever", "GET /fib"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s report lacks %s", f, want)
+			}
+		}
+		if f == Text {
+			for _, want := range []string{"garbage collector", "(runtime: ", "Top allocation sites by objects", " at the start, "} {
+				if !strings.Contains(out, want) {
+					t.Errorf("text report lacks %q", want)
+				}
+			}
+			if t.Failed() {
+				t.Log(out)
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+// Package report renders analyses, findings and comparisons as text for a
+// terminal, Markdown for pull-request comments and JSON for machines. It only
+// renders: what is hot, what changed and what it means were decided by the
+// packages that computed them, and every format shows the same facts.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// A Format is an output format.
+type Format string
+
+// Output formats.
+const (
+	Text     Format = "text"     // aligned columns for a terminal
+	Markdown Format = "markdown" // GitHub-flavoured Markdown, for PR comments
+	JSON     Format = "json"     // the data itself, with stable field names
+)
+
+// Formats lists the formats, the default first.
+func Formats() []string { return []string{string(Text), string(Markdown), string(JSON)} }
+
+// ParseFormat returns the format named s.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case Text, Markdown, JSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown format %q: use one of %s", s, strings.Join(Formats(), ", "))
+}
+
+// A Finding is one diagnosis, shown before everything else in a report:
+// what is wrong, where, the evidence from the profiles, and what to do.
+// Diagnosis rules produce them; the report shows them as given, in order.
+type Finding struct {
+	// Severity ranks findings for the reader: "high", "medium" or "low".
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
+	// Where is the source location, "file:line", when there is one.
+	Where    string `json:"where,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+	Fix      string `json:"fix,omitempty"`
+}
+
+// Write renders the analysis a, with findings first, in format f.
+//
+// The JSON form is the Analysis object with one more field, "findings"
+// (always present, possibly empty).
+func Write(w io.Writer, f Format, a *profiles.Analysis, findings []Finding) error {
+	if f == JSON {
+		return writeJSON(w, struct {
+			Findings []Finding `json:"findings"`
+			*profiles.Analysis
+		}{nonNil(findings), a})
+	}
+	return renderDoc(w, f, analysisDoc(a, findings))
+}
+
+// WriteComparison renders a side-by-side comparison in format f; its JSON
+// form is the Comparison object.
+func WriteComparison(w io.Writer, f Format, c *profiles.Comparison) error {
+	if f == JSON {
+		return writeJSON(w, c)
+	}
+	return renderDoc(w, f, comparisonDoc(c))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON report: %w", err)
+	}
+	return nil
+}
+
+func renderDoc(w io.Writer, f Format, d *doc) error {
+	var err error
+	switch f {
+	case Text:
+		err = d.writeText(w)
+	case Markdown:
+		err = d.writeMarkdown(w)
+	default:
+		return fmt.Errorf("unknown format %q", f)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s report: %w", f, err)
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

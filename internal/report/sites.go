@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// siteColumns names the columns of a site table.
+type siteColumns struct {
+	amount, count, callee string
+	byCount               bool // the count column comes first
+}
+
+func siteBlock(caption string, t *profiles.SiteTable, cols siteColumns) block {
+	if t.Focus {
+		caption += "; user code first, the rest folded by kind"
+	}
+	if t.Omitted > 0 {
+		caption += fmt.Sprintf(" (%d more not shown)", t.Omitted)
+	}
+	tb := &table{
+		header: []string{cols.amount, "%", cols.count, "%", "location", "function", cols.callee},
+		right:  []bool{true, true, true, true, false, false, false},
+		code:   []bool{false, false, false, false, true, true, true},
+	}
+	if cols.byCount {
+		tb.header = []string{cols.count, "%", cols.amount, "%", "location", "function", cols.callee}
+	}
+	for _, r := range t.Rows {
+		amount, amountPct := value(r.Amount, t.AmountUnit), percent(r.AmountShare)
+		cnt, cntPct := count(float64(r.Count)), percent(r.CountShare)
+		name := foldedName(r.Function, r.Folded, "site")
+		if cols.byCount {
+			tb.add(cnt, cntPct, amount, amountPct, location(r.File, r.Line), name, r.Callee)
+		} else {
+			tb.add(amount, amountPct, cnt, cntPct, location(r.File, r.Line), name, r.Callee)
+		}
+	}
+	return block{caption: caption, table: tb}
+}
+
+func allocsSection(al *profiles.Allocs) section {
+	s := section{title: "Allocations"}
+	if al == nil {
+		return s
+	}
+	line := fmt.Sprintf("%s objects, %s allocated over %s", count(float64(al.Objects)), size(float64(al.Bytes)), seconds(al.Seconds))
+	s.blocks = append(s.blocks, block{lines: []string{line}})
+	where := "by the user line that allocates (directly or through what it calls)"
+	if al.ByObjects != nil && al.ByObjects.Attribution == profiles.AttributeLeaf {
+		where = "by the line that allocates (innermost frame)"
+	}
+	if al.ByObjects != nil {
+		s.blocks = append(s.blocks, siteBlock("Top allocation sites by objects, "+where, al.ByObjects,
+			siteColumns{amount: "bytes", count: "objects", callee: "via", byCount: true}))
+	}
+	if al.ByBytes != nil {
+		s.blocks = append(s.blocks, siteBlock("Top allocation sites by bytes, "+where, al.ByBytes,
+			siteColumns{amount: "bytes", count: "objects", callee: "via"}))
+	}
+	return s
+}
+
+func waitSection(title, what, callee string, t *profiles.SiteTable) section {
+	s := section{title: title}
+	if t == nil {
+		return s
+	}
+	if t.TotalAmount == 0 && t.TotalCount == 0 {
+		s.blocks = append(s.blocks, block{lines: []string{"nothing recorded in the window"}})
+		return s
+	}
+	s.blocks = append(s.blocks, block{lines: []string{fmt.Sprintf("%s of delay over %s events",
+		value(t.TotalAmount, t.AmountUnit), count(float64(t.TotalCount)))}})
+	s.blocks = append(s.blocks, siteBlock("Top sites by delay: "+what, t,
+		siteColumns{amount: "delay", count: "events", callee: callee}))
+	return s
+}
+
+func goroutineSection(g *profiles.Goroutines) section {
+	s := section{title: "Goroutines"}
+	if g == nil {
+		return s
+	}
+	s.blocks = append(s.blocks, block{lines: []string{fmt.Sprintf("%s at the start, %s at the end (%+d)",
+		thousands(g.Start), thousands(g.End), g.End-g.Start)}})
+	if len(g.Grew) == 0 {
+		return s
+	}
+	tb := &table{
+		header: []string{"growth", "start", "end", "location", "function", "waiting in"},
+		right:  []bool{true, true, true, false, false, false},
+		code:   []bool{false, false, false, true, true, true},
+	}
+	for _, sg := range g.Grew {
+		tb.add(fmt.Sprintf("%+d", sg.Delta), thousands(sg.Start), thousands(sg.End), location(sg.File, sg.Line), sg.Function, sg.Wait)
+	}
+	caption := "Stacks that grew most"
+	if g.Omitted > 0 {
+		caption += fmt.Sprintf(" (%d more not shown)", g.Omitted)
+	}
+	s.blocks = append(s.blocks, block{caption: caption, table: tb})
+	return s
+}
+
+func routeSection(routes []profiles.RouteShare) section {
+	s := section{title: "CPU by route"}
+	if len(routes) == 0 {
+		return s
+	}
+	tb := &table{
+		header: []string{"share", "cpu", "route", "user functions charged (share of the route)"},
+		right:  []bool{true, true, false, false},
+		code:   []bool{false, false, true, false},
+	}
+	for _, r := range routes {
+		route := r.Route
+		if route == "" {
+			route = "(no route label)"
+		}
+		var top []string
+		for _, f := range r.Top {
+			top = append(top, fmt.Sprintf("%s %s", f.Function, percent(f.Share)))
+		}
+		tb.add(percent(r.Share), value(r.Value, r.Unit), route, strings.Join(top, ", "))
+	}
+	s.blocks = append(s.blocks, block{caption: "CPU split by the http.route profiler label; each sample is charged to its innermost user function", table: tb})
+	return s
+}
+
+func problemSection(a *profiles.Analysis) section {
+	s := section{title: "Notes"}
+	var items [][]string
+	for _, n := range a.Notes {
+		items = append(items, []string{n})
+	}
+	if a.Run.Error != "" {
+		items = append(items, []string{"load failed: " + a.Run.Error})
+	}
+	for _, pe := range a.ProfileErrors {
+		items = append(items, []string{pe.Kind + " profile: " + pe.Error})
+	}
+	for _, w := range a.Warnings {
+		if !profileErrorRepeats(a, w) {
+			items = append(items, []string{"warning: " + w})
+		}
+	}
+	if len(items) > 0 {
+		s.blocks = append(s.blocks, block{items: items})
+	}
+	return s
+}
+
+// profileErrorRepeats reports whether warning w only repeats a profile
+// error already listed (a profile that could not be opened is both).
+func profileErrorRepeats(a *profiles.Analysis, w string) bool {
+	for _, pe := range a.ProfileErrors {
+		if pe.Error == w {
+			return true
+		}
+	}
+	return false
+}
