@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// FuzzParse feeds arbitrary text to the reading path every perfscope
+// command uses. It must never panic or fail; every result it keeps must
+// have values with units, every skipped line must be named by a line of
+// the input, and writing the results back must read back as many.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("../compare/testdata/*.txt")
+	for _, s := range seeds {
+		if data, err := os.ReadFile(s); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("BenchmarkX-2 \t 1 \t 1 ns/op\nUnit ns/op assume=exact\nBenchmarkY 5 5 B/op 3\n"))
+	f.Add([]byte("commit: abc\nBenchmark\nBenchmarkZ 1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := Parse(bytes.NewReader(data), "fuzz.txt")
+		if err != nil {
+			// Only a line longer than the scanner's buffer fails a read.
+			if !strings.Contains(err.Error(), "too long") {
+				t.Fatalf("read error on in-memory input: %v", err)
+			}
+			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		for _, w := range res.Warnings {
+			se, ok := w.(*benchfmt.SyntaxError)
+			if !ok || se.Line < 1 || se.Line > lines || se.FileName != "fuzz.txt" {
+				t.Fatalf("warning %v does not name a line of the input", w)
+			}
+		}
+		var buf bytes.Buffer
+		wr := benchfmt.NewWriter(&buf)
+		for _, r := range res.Results {
+			// benchfmt accepts odd but parseable lines
+			// ("Benchmark 0 0 0") as benchstat does; what
+			// must hold is that a kept result has values.
+			if len(r.Values) == 0 || r.Iters < 0 {
+				t.Fatalf("kept a malformed result: %+v", r)
+			}
+			for _, v := range r.Values {
+				if v.Unit == "" {
+					t.Fatalf("value without unit in %s", r.Name)
+				}
+			}
+			if err := wr.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again, err := Parse(&buf, "again.txt")
+		if err != nil || len(again.Results) != len(res.Results) {
+			t.Fatalf("round trip: %d results, want %d (err %v)", len(again.Results), len(res.Results), err)
+		}
+	})
+}
