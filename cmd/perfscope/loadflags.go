@@ -102,14 +102,9 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 	if method == "" || strings.ContainsAny(method, " \t\r\n:/") {
 		return cfg, usagef("-m %q: not an HTTP method", f.method)
 	}
-	header := http.Header{}
-	for _, h := range f.headers {
-		name, value, ok := strings.Cut(h, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") || strings.ContainsAny(value, "\r\n") {
-			return cfg, usagef(`-H %q: want "Name: value"`, h)
-		}
-		header.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+	header, err := parseHeaders(f.headers)
+	if err != nil {
+		return cfg, err
 	}
 	body := []byte(f.body)
 	if f.bodyFile != "" {
@@ -160,4 +155,18 @@ func checkLoadURL(raw string) error {
 		return usagef("URL %q has no host: want http://host[:port]/path", raw)
 	}
 	return nil
+}
+
+// parseHeaders parses "Name: value" header flags.
+func parseHeaders(flags []string) (http.Header, error) {
+	header := http.Header{}
+	for _, h := range flags {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") || strings.ContainsAny(value, "\r\n") {
+			return nil, usagef(`-H %q: want "Name: value"`, h)
+		}
+		header.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+	}
+	return header, nil
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/demo"
+	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/report"
+)
+
+func init() { register(newDemoCmd) }
+
+func newDemoCmd() *cobra.Command {
+	var (
+		rf          reportFlags
+		duration    time.Duration
+		concurrency int
+		quiet       bool
+	)
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Profile the bundled left-pad service, naive and then optimized, and compare them",
+		Long: `demo runs the whole loop on a bundled example: it builds examples/leftpad
+(a left-pad microservice with StatsD metrics and an access log), starts it in
+its naive mode on a free loopback port, profiles it under load (-d, default
+10s) and prints the report; then does the same for the optimized mode and
+prints the two side by side: throughput, latency, allocations and CPU per
+request.
+
+Both runs are saved like any 'perfscope profile' run: open their profiles with
+'go tool pprof' or re-render them with 'perfscope report RUNDIR'.
+
+The example is built from perfscope's source, so run the demo from a clone of
+the repository: go run ./cmd/perfscope demo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := rf.check(); err != nil {
+				return err
+			}
+			if duration < 2*time.Second {
+				return usagef("-d %s: give at least 2s per mode, so the profiles have something to show", duration)
+			}
+			if concurrency < 1 {
+				return usagef("-c %d: concurrency must be at least 1", concurrency)
+			}
+			logf := func(format string, a ...any) {
+				if !quiet {
+					fmt.Fprintf(os.Stderr, format+"\n", a...)
+				}
+			}
+			res, err := demo.Run(cmd.Context(), demo.Options{
+				Duration:    duration,
+				Concurrency: concurrency,
+				Version:     perfscopeVersion(),
+				Args:        os.Args,
+				Logf:        logf,
+				Progress: func(mode string) (func(loadgen.Progress), func()) {
+					return newLoadProgress(quiet, mode)
+				},
+			})
+			var analyses []*profiles.Analysis
+			if res != nil {
+				for i, run := range res.Runs {
+					if rerr := writeDemoSection(cmd.OutOrStdout(), rf, demo.Modes()[i], run, &analyses); rerr != nil {
+						return rerr
+					}
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if len(analyses) == 2 {
+				if rf.format != "json" {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				cmp := profiles.Compare(demo.Modes()[0], analyses[0], demo.Modes()[1], analyses[1])
+				if err := report.WriteComparison(cmd.OutOrStdout(), report.Format(rf.format), cmp); err != nil {
+					return err
+				}
+			}
+			for _, run := range res.Runs {
+				logf("saved %s", run.Dir)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	addFormatFlag(c, &rf.format, report.Formats()...)
+	rf.register(f)
+	f.DurationVarP(&duration, "duration", "d", 10*time.Second, "load each mode for this long")
+	f.IntVarP(&concurrency, "concurrency", "c", 8, "connections kept busy at once")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
+	return c
+}
+
+// writeDemoSection prints one mode's report under a heading and keeps its
+// analysis for the comparison.
+func writeDemoSection(w io.Writer, rf reportFlags, mode string, run *capture.Run, analyses *[]*profiles.Analysis) error {
+	switch rf.format {
+	case "text":
+		fmt.Fprintf(w, "\n=== leftpad --mode %s ===\n\n", mode)
+	case "markdown":
+		fmt.Fprintf(w, "\n# leftpad --mode %s\n\n", mode)
+	}
+	a, err := writeRunReport(w, rf, run)
+	*analyses = append(*analyses, a)
+	return err
+}

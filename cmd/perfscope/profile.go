@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/report"
+)
+
+func init() { register(newProfileCmd) }
+
+func newProfileCmd() *cobra.Command {
+	var (
+		lf              loadFlags
+		rf              reportFlags
+		pprofURL        string
+		pprofHeaders    []string
+		out             string
+		warmup          time.Duration
+		allowNoProfiles bool
+		quiet           bool
+	)
+	c := &cobra.Command{
+		Use:   "profile URL",
+		Short: "Load a service while capturing its CPU, allocation, heap, block, mutex and goroutine profiles",
+		Long: `profile sends load to URL (the same flags as 'perfscope load') and, during
+the load, captures the service's profiles from its pprof endpoints:
+
+  cpu              profile?seconds=N over the profile window
+  allocs, heap     what was allocated during the window (delta profiles)
+  block, mutex     waits during the window (delta profiles)
+  goroutine        at the start and at the end of the window
+
+The profile window is the load minus a short warm-up (--warmup). Everything is
+saved in a run directory (--out; default ` + capture.DefaultRoot + `/<time>-<id>/):
+each profile as <kind>.pb.gz, which 'go tool pprof' opens, and run.json with
+the target, the flags, the load result, the times, perfscope's version and the
+git commit of the current directory. Then the report is printed; re-render it
+later with 'perfscope report RUNDIR'.
+
+Where the profiles come from: --pprof when given; otherwise the target's origin
++ /debug/pprof/; and when that serves no pprof and the target runs on this
+machine, http://127.0.0.1:6060/debug/pprof/ — where perfscope's expose package
+and the bundled examples serve them by default. -H headers are sent to the
+pprof endpoints too (an Authorization header usually covers both); --pprof-header
+adds headers for pprof only.
+
+A run is saved whatever happens once the load starts: a profile that cannot be
+fetched is recorded with its error while the others go on, and Ctrl-C stops the
+load and keeps what was measured.`,
+		Example: `  perfscope profile -d 30s http://localhost:8080/v1/leftpad/?str=test&len=50&chr=*
+  perfscope profile -c 32 -n 200000 --pprof http://localhost:6060/debug/pprof/ http://localhost:8080/
+  perfscope profile --rate 500 -d 1m -H "Authorization: Bearer $TOKEN" https://svc.internal/api`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := rf.check(); err != nil {
+				return err
+			}
+			cfg, err := lf.config(args[0])
+			if err != nil {
+				return err
+			}
+			hdr, err := parseHeaders(pprofHeaders)
+			if err != nil {
+				return err
+			}
+			update, finish := newLoadProgress(quiet, "profile")
+			cfg.Progress = update
+			logf := func(format string, a ...any) {
+				if !quiet {
+					fmt.Fprintf(os.Stderr, format+"\n", a...)
+				}
+			}
+			run, err := capture.Profile(cmd.Context(), capture.Options{
+				Load:            cfg,
+				PprofURL:        pprofURL,
+				Header:          hdr,
+				Warmup:          warmup,
+				OutDir:          out,
+				AllowNoProfiles: allowNoProfiles,
+				Args:            os.Args,
+				Version:         perfscopeVersion(),
+				Logf:            logf,
+			})
+			finish()
+			if run == nil {
+				return err
+			}
+			if _, rerr := writeRunReport(cmd.OutOrStdout(), rf, run); rerr != nil {
+				return rerr
+			}
+			logf("saved %s (re-render with: perfscope report %s)", run.Dir, run.Dir)
+			if err != nil {
+				return err
+			}
+			if run.Interrupted {
+				return exitError{code: 130, msg: "interrupted: the run holds what was measured until then"}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	lf.register(f)
+	addFormatFlag(c, &rf.format, report.Formats()...)
+	rf.register(f)
+	f.StringVar(&pprofURL, "pprof", "", "base `URL` of the pprof endpoints, e.g. http://127.0.0.1:6060/debug/pprof/ (default: found as described above)")
+	f.StringArrayVar(&pprofHeaders, "pprof-header", nil, `header "Name: value" for the pprof endpoints only; repeatable`)
+	f.StringVar(&out, "out", "", "run directory to create (default "+capture.DefaultRoot+"/<time>-<id>)")
+	f.DurationVar(&warmup, "warmup", 0, "load this long before profiling starts (default: the smaller of 1s and a tenth of the load)")
+	f.BoolVar(&allowNoProfiles, "allow-no-profiles", false, "run the load even when no pprof endpoint answers; the run then has the load result only")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
+	return c
+}

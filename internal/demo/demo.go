@@ -1,0 +1,115 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/loadgen"
+)
+
+// LeftpadPath is the request the demo sends to the leftpad example: the
+// seed article's own request.
+const LeftpadPath = "/v1/leftpad/?str=test&len=50&chr=*"
+
+// Modes returns the example's implementations, profiled in this order.
+func Modes() []string { return []string{"naive", "optimized"} }
+
+// Options configure Run. Zero values mean the defaults.
+type Options struct {
+	Root        string        // perfscope source tree; default: found from the working directory
+	Duration    time.Duration // load per mode; default 10s
+	Concurrency int           // connections; default 8
+	Version     string        // recorded in each run
+	Args        []string      // the command line, recorded in each run
+	// Progress returns the load progress callback for one mode (nil for none)
+	// and a func called when that mode's load is over.
+	Progress func(mode string) (func(loadgen.Progress), func())
+	Logf     func(format string, args ...any)
+}
+
+// A Result holds the saved runs of the demo, one per mode, in Modes order.
+type Result struct {
+	Runs []*capture.Run
+}
+
+// Run builds the leftpad example, then for each mode starts it on free
+// loopback ports, profiles it under load with capture.Profile and stops it.
+// The runs are saved under capture.DefaultRoot like any profiling run.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Duration <= 0 {
+		o.Duration = 10 * time.Second
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if o.Root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if o.Root, err = ModuleRoot(wd); err != nil {
+			return nil, err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "perfscope-demo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	o.Logf("building examples/leftpad")
+	bin, err := Build(ctx, o.Root, "leftpad", tmp)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	for _, mode := range Modes() {
+		run, err := profileMode(ctx, o, bin, mode, tmp)
+		if run != nil {
+			res.Runs = append(res.Runs, run)
+		}
+		if err != nil {
+			return res, fmt.Errorf("leftpad --mode %s: %w", mode, err)
+		}
+		if run.Interrupted {
+			break
+		}
+	}
+	return res, nil
+}
+
+func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*capture.Run, error) {
+	svc, err := Start(ctx, bin,
+		"--mode", mode,
+		"--addr", "127.0.0.1:0",
+		"--pprof-addr", "127.0.0.1:0",
+		"--log", filepath.Join(tmp, "access-"+mode+".log"))
+	if err != nil {
+		return nil, err
+	}
+	defer svc.Stop()
+	o.Logf("leftpad --mode %s serving on %s; profiling it under load for %s", mode, svc.URL, o.Duration)
+	cfg := loadgen.Config{
+		URL:         svc.URL + LeftpadPath,
+		Concurrency: o.Concurrency,
+		Duration:    o.Duration,
+	}
+	finish := func() {}
+	if o.Progress != nil {
+		cfg.Progress, finish = o.Progress(mode)
+	}
+	run, err := capture.Profile(ctx, capture.Options{
+		Load:     cfg,
+		PprofURL: svc.PprofURL,
+		Args:     o.Args,
+		Version:  o.Version,
+	})
+	finish()
+	return run, err
+}
