@@ -35,6 +35,7 @@ func newLoadProgress(quiet bool, label string) (update func(loadgen.Progress), f
 				progressbar.OptionClearOnFinish(),
 			)
 		}
+		// Both calls draw; the second frame, complete, is the one that stays.
 		bar.Describe(fmt.Sprintf("%s %9.0f req/s %7d errors", label, p.CurrentRPS, p.Errors))
 		if p.Planned > 0 {
 			_ = bar.Set64(min(p.Requests, p.Planned))

@@ -59,9 +59,10 @@ func classify(err error) errorKind {
 }
 
 // retryable reports whether a request that failed with err on a reused
-// connection, before any byte of its response, may be sent again on a new
+// connection, before any byte of its response, is sent again on a new
 // connection: the server most likely closed the idle connection just as the
-// request left, and never saw it. net/http retries in the same case.
+// request left (an idle timeout racing the request), and never saw it.
+// Counting that as a failure would blame the service for a benign race.
 func retryable(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -40,7 +40,33 @@ type Progress struct {
 	PlannedDur time.Duration
 }
 
-// A Result is what a load run measured. Its JSON field names are stable.
+// A Result is what a load run measured. Its JSON field names are stable
+// (`perfscope load --format json` prints it):
+//
+//	url               the target URL
+//	method            the HTTP method
+//	mode              "closed" (-c connections back to back) or "open" (--rate)
+//	concurrency       connections (closed loop) or most requests in flight (open loop)
+//	rate              open loop: the requested arrival rate, requests per second
+//	keepalive         whether connections were reused between requests
+//	start             when the load started (RFC 3339), after connections were opened
+//	duration_seconds  from the start to the last completion
+//	requests          completed requests: successes + failures
+//	successes         responses with a 2xx status
+//	failures          everything else: transport errors and non-2xx statuses
+//	errors            failures by kind: connect_refused, timeout, reset, closed,
+//	                  malformed, other, and status_NNN per non-2xx status code
+//	throughput_rps    requests / duration_seconds
+//	bytes_read        response bytes, headers included
+//	bytes_written     request bytes, headers included
+//	latency           min_ms, mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms of
+//	                  every request that got a response, whatever its status; in
+//	                  open loop measured from the request's intended send time
+//	late              open loop only: count (sends more than 1ms behind schedule),
+//	                  max_lag_ms (the worst), dropped (sends due before the run
+//	                  ended but never made, for want of a free connection)
+//	interrupted       the run was stopped early (Ctrl-C); the numbers are partial
+//	status_codes      responses by status code, 2xx included
 type Result struct {
 	URL         string    `json:"url"`
 	Method      string    `json:"method"`

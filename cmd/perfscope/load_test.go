@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfscope/perfscope/internal/loadgen"
+)
+
+func parseLoadFlags(t *testing.T, args ...string) (*loadFlags, error) {
+	t.Helper()
+	// config sets GOMAXPROCS; other tests in this binary get theirs back.
+	procs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
+	var f loadFlags
+	fs := pflag.NewFlagSet("load", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.register(fs)
+	return &f, fs.Parse(args)
+}
+
+func TestLoadFlagsConfig(t *testing.T) {
+	body := filepath.Join(t.TempDir(), "body.json")
+	if err := os.WriteFile(body, []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parseLoadFlags(t, "-c", "3", "-n", "50", "-m", "post", "-H", "Content-Type: application/json",
+		"-H", "X-A:1", "--body-file", body, "--timeout", "2s", "--no-keepalive", "-t", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config("http://127.0.0.1:8080/tx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Concurrency != 3 || cfg.Requests != 50 || cfg.Duration != 0 || cfg.Method != "POST" ||
+		cfg.Header.Get("Content-Type") != "application/json" || cfg.Header.Get("X-A") != "1" ||
+		string(cfg.Body) != `{"a":1}` || cfg.Timeout != 2*time.Second || !cfg.DisableKeepAlive {
+		t.Errorf("config %+v", cfg)
+	}
+
+	f, _ = parseLoadFlags(t)
+	if cfg, err := f.config("http://localhost/"); err != nil || cfg.Duration != defaultLoadDuration {
+		t.Errorf("no -n or -d: duration %s, error %v; want the default %s", cfg.Duration, err, defaultLoadDuration)
+	}
+}
+
+func TestLoadFlagsUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		url  string
+	}{
+		{[]string{"-n", "10", "-d", "5s"}, "http://h/"},
+		{[]string{"-c", "0"}, "http://h/"},
+		{[]string{"-n", "-1"}, "http://h/"},
+		{[]string{"--rate", "-5"}, "http://h/"},
+		{[]string{"--timeout", "0s"}, "http://h/"},
+		{[]string{"-k", "--no-keepalive"}, "http://h/"},
+		{[]string{"-b", "x", "--body-file", "f"}, "http://h/"},
+		{[]string{"-H", "NoColon"}, "http://h/"},
+		{[]string{"-m", "GE T"}, "http://h/"},
+		{nil, "localhost:8080/"},
+		{nil, "ftp://h/"},
+		{nil, "http:///path"},
+	} {
+		f, err := parseLoadFlags(t, tt.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.config(tt.url)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v %s: error %v, want a usage error", tt.args, tt.url, err)
+		}
+	}
+}
+
+// runCLI runs perfscope with args and returns its stdout and exit error.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	procs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestLoadCommand(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(s.Close)
+
+	out, err := runCLI(t, "load", "-q", "-n", "40", "-c", "2", "--format", "json", s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res loadgen.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	if res.Requests != 40 || res.Successes != 40 {
+		t.Errorf("json result %+v", res)
+	}
+
+	out, err = runCLI(t, "load", "-q", "-n", "10", s.URL+"/missing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"10 in", "10 failed", "p99", "status_404"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	_, err = runCLI(t, "load", "-q", "-n", "10", closed)
+	if err == nil || !strings.Contains(err.Error(), "connection refused — is the service running?") {
+		t.Errorf("unreachable target: error %v", err)
+	}
+}
