@@ -162,6 +162,7 @@ type Allocs struct {
 // Analysis (ProfileErrors, Warnings), so analysis goes on and the reader is
 // told.
 func Analyze(run *capture.Run, opts Options) (*Analysis, []error) {
+	opts.Top = opts.top() // record the limit used, not "default"
 	a := &Analysis{
 		Run: RunInfo{
 			ID: run.ID, Dir: run.Dir, Target: run.Target, PprofURL: run.PprofURL,

@@ -225,6 +225,9 @@ func funcBlock(caption string, t *profiles.FuncTable) block {
 	if t.Omitted > 0 {
 		caption += fmt.Sprintf(" (%d more not shown)", t.Omitted)
 	}
+	if len(tb.rows) == 0 {
+		return block{caption: caption, lines: []string{"no samples"}}
+	}
 	return block{caption: caption, table: tb}
 }
 

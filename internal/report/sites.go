@@ -38,6 +38,9 @@ func siteBlock(caption string, t *profiles.SiteTable, cols siteColumns) block {
 			tb.add(amount, amountPct, cnt, cntPct, location(r.File, r.Line), name, r.Callee)
 		}
 	}
+	if len(tb.rows) == 0 {
+		return block{caption: caption, lines: []string{"no samples"}}
+	}
 	return block{caption: caption, table: tb}
 }
 
