@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -58,15 +59,15 @@ func (m nameMatcher) match(k SeriesKey) bool {
 // runRow is one run as the queries read it.
 type runRow struct {
 	id                          int64
-	hash, branch                string
+	hash, branch, host          string
 	dirty                       bool
 	commitTime, runTime, sortAt int64
 }
 
-const runCols = `r.id, r.commit_hash, r.branch, r.dirty, r.commit_time, r.run_time, r.sort_time`
+const runCols = `r.id, r.commit_hash, r.branch, m.hostname, r.dirty, r.commit_time, r.run_time, r.sort_time`
 
 func (r *runRow) dest() []any {
-	return []any{&r.id, &r.hash, &r.branch, &r.dirty, &r.commitTime, &r.runTime, &r.sortAt}
+	return []any{&r.id, &r.hash, &r.branch, &r.host, &r.dirty, &r.commitTime, &r.runTime, &r.sortAt}
 }
 
 // commitKey identifies a commit: runs on a dirty tree of the same commit
@@ -106,6 +107,9 @@ func (a *commitAgg) add(r runRow) int {
 	}
 	c := &a.commits[i]
 	c.Runs++
+	if !slices.Contains(c.Machines, r.host) {
+		c.Machines = append(c.Machines, r.host)
+	}
 	if rt := fromNanos(r.runTime); rt.After(c.LastRun) {
 		c.LastRun = rt
 	}

@@ -110,6 +110,7 @@ type Commit struct {
 	FirstRun time.Time `json:"first_run"`
 	LastRun  time.Time `json:"last_run"`
 	Runs     int       `json:"runs"`
+	Machines []string  `json:"machines"` // hostnames of its runs
 }
 
 // Ref returns the commit as CommitSamples accepts it.

@@ -118,7 +118,7 @@ func runStoreSuite(t *testing.T, s Store) {
 			t.Errorf("last 2 on main by insertion: %+v", cs)
 		}
 		cs, err = s.Commits(ctx, Filter{Machine: "builder-b"})
-		if err != nil || len(cs) != 1 || cs[0].Hash != "f1ffffffff" || cs[0].Branch != "feature" {
+		if err != nil || len(cs) != 1 || cs[0].Hash != "f1ffffffff" || cs[0].Branch != "feature" || !slices.Equal(cs[0].Machines, []string{"builder-b"}) {
 			t.Errorf("machine filter: %+v, %v", cs, err)
 		}
 		cs, err = s.Commits(ctx, Filter{Since: epoch.Add(2 * time.Hour)})
