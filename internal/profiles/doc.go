@@ -6,6 +6,15 @@
 // and dependencies are folded into one line each, with pprof's full view one
 // option away.
 //
+// Analyze builds everything a report shows from a saved run; the pieces it
+// uses are exported for other consumers (diagnosis rules, listings,
+// comparisons): Functions ranks functions by flat and cum, Sites charges
+// samples to source lines (allocation sites, wait sites, hot lines), GC
+// measures the collector's and the allocator's share of CPU,
+// GoroutineGrowth compares goroutine profiles, Routes splits CPU by the
+// http.route label, Lines lists values per source line, and a Classifier
+// tells user code from the runtime, the standard library and dependencies.
+//
 // Everything here is a plain function on *profile.Profile values from
 // github.com/google/pprof/profile; nothing prints. Values are reported in the
 // profile's own units and shares are fractions of a total (0.25 is 25%).
