@@ -95,11 +95,8 @@ func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*captur
 	}
 	defer svc.Stop()
 	o.Logf("leftpad --mode %s serving on %s; profiling it under load for %s", mode, svc.URL, o.Duration)
-	cfg := loadgen.Config{
-		URL:         svc.URL + LeftpadPath,
-		Concurrency: o.Concurrency,
-		Duration:    o.Duration,
-	}
+	cfg := loadConfig(svc.URL, o.Duration)
+	cfg.Concurrency = o.Concurrency
 	finish := func() {}
 	if o.Progress != nil {
 		cfg.Progress, finish = o.Progress(mode)
@@ -112,4 +109,9 @@ func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*captur
 	})
 	finish()
 	return run, err
+}
+
+// loadConfig is the demo's load against the leftpad service at base.
+func loadConfig(base string, d time.Duration) loadgen.Config {
+	return loadgen.Config{URL: base + LeftpadPath, Concurrency: 8, Duration: d}
 }

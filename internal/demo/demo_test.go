@@ -1,0 +1,92 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// TestProfileNaiveLeftpad profiles the bundled leftpad example in its naive
+// mode under real load and checks what the seed article found: main.leftpad
+// and the StatsD send function are among the top three allocating functions
+// of user code.
+func TestProfileNaiveLeftpad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and loads a real service")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bin, err := Build(ctx, root, "leftpad", tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := Start(ctx, bin, "--mode", "naive", "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0",
+		"--log", tmp+"/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	if svc.PprofURL == "" {
+		t.Fatal("leftpad announced no pprof URL")
+	}
+
+	cfg := loadConfig(svc.URL, 4*time.Second)
+	run, err := capture.Profile(ctx, capture.Options{Load: cfg, PprofURL: svc.PprofURL, OutDir: tmp + "/run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Load == nil || run.Load.Successes == 0 {
+		t.Fatalf("no successful requests: %+v", run.Load)
+	}
+	a, errs := profiles.Analyze(run, profiles.Options{})
+	for _, err := range errs {
+		t.Logf("analysis warning: %v", err)
+	}
+	allocs := a.Profiles[capture.KindAllocs]
+	if allocs == nil {
+		t.Fatalf("run has no allocs profile: %+v", run.Profiles)
+	}
+	sites, err := profiles.Sites(allocs, "alloc_objects", "alloc_space", profiles.AttributeUser, a.Classifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sum the objects of each user function over its lines, as
+	// 'pprof -top -alloc_objects' would rank them.
+	byFunc := map[string]int64{}
+	for _, s := range sites.Rows {
+		if s.Class == profiles.User {
+			byFunc[s.Function] += s.Count
+		}
+	}
+	funcs := make([]string, 0, len(byFunc))
+	for f := range byFunc {
+		funcs = append(funcs, f)
+	}
+	sort.Slice(funcs, func(i, j int) bool { return byFunc[funcs[i]] > byFunc[funcs[j]] })
+	top := funcs[:min(3, len(funcs))]
+	for _, f := range funcs[:min(6, len(funcs))] {
+		t.Logf("%-40s %5.1f%% of objects", f, 100*float64(byFunc[f])/float64(sites.TotalCount))
+	}
+	for _, want := range []string{"main.leftpad", "main.(*statsd).send"} {
+		if !slices.Contains(top, want) {
+			t.Errorf("%s is not among the top three allocating user functions %v", want, top)
+		}
+	}
+}
+
+func TestModuleRootOutsideCheckout(t *testing.T) {
+	if _, err := ModuleRoot(os.TempDir()); err == nil {
+		t.Fatal("ModuleRoot found a perfscope checkout in the temp dir")
+	}
+}
