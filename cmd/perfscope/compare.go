@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -99,7 +98,7 @@ Flags:
 			// Skipped lines are reported on stderr so they never
 			// corrupt machine-readable output.
 			for _, w := range cmp.Warnings {
-				fmt.Fprintln(os.Stderr, w)
+				fmt.Fprintln(cmd.ErrOrStderr(), w)
 			}
 			if len(cmp.Tables) == 0 {
 				return exitError{code: 1, msg: "no benchmark results in " + strings.Join(args, ", ")}
@@ -111,7 +110,7 @@ Flags:
 			case "json":
 				err = compare.WriteJSON(out, cmp, diffs)
 			case "csv":
-				err = cmp.WriteCSV(out, os.Stderr)
+				err = cmp.WriteCSV(out, cmd.ErrOrStderr())
 			default:
 				if err = cmp.WriteText(out); err == nil {
 					err = compare.WriteProfileDiffsText(out, diffs)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const fixtures = "../../internal/compare/testdata/"
+
+func TestCompareCommand(t *testing.T) {
+	out, code := perfCLI(t, "compare", fixtures+"old.txt", fixtures+"new.txt")
+	if code != 0 || !strings.Contains(out, "vs base") || !strings.Contains(out, "geomean") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+
+	out, code = perfCLI(t, "compare", "--format", "json", fixtures+"old.txt", fixtures+"new.txt")
+	if code != 0 {
+		t.Fatalf("json: exit %d", code)
+	}
+	var doc struct {
+		Tables []struct {
+			Unit string
+			Rows []struct {
+				Name  string
+				Cells []*struct {
+					Center float64
+					VsBase *struct {
+						Delta string
+						P     float64
+					} `json:"vs_base"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(doc.Tables) == 0 || len(doc.Tables[0].Rows) == 0 || doc.Tables[0].Rows[0].Cells[1].VsBase == nil {
+		t.Fatalf("json lacks comparisons:\n%s", out)
+	}
+
+	out, code = perfCLI(t, "compare", "--format", "markdown", fixtures+"old.txt", fixtures+"new.txt")
+	if code != 0 || !strings.Contains(out, "| --- |") {
+		t.Errorf("markdown: exit %d:\n%s", code, out)
+	}
+	out, code = perfCLI(t, "compare", "--format", "csv", fixtures+"old.txt", fixtures+"new.txt")
+	if code != 0 || !strings.Contains(out, "sec/op,CI") {
+		t.Errorf("csv: exit %d:\n%s", code, out)
+	}
+}
+
+func TestCompareRename(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	b := filepath.Join(dir, "b.txt")
+	var sa, sb strings.Builder
+	for i := range 6 {
+		sa.WriteString("BenchmarkOld/n=1-2 \t 100 \t " + strconv.Itoa(100+i) + " ns/op\n")
+		sb.WriteString("BenchmarkNew/n=1-2 \t 100 \t " + strconv.Itoa(200+i) + " ns/op\n")
+	}
+	os.WriteFile(a, []byte(sa.String()), 0o644)
+	os.WriteFile(b, []byte(sb.String()), 0o644)
+	out, code := perfCLI(t, "compare", "--rename", "BenchmarkOld=New", a, b)
+	if code != 0 || !strings.Contains(out, "+97.56%") {
+		t.Errorf("renamed benchmarks not paired (exit %d):\n%s", code, out)
+	}
+}
+
+func TestCompareBadInput(t *testing.T) {
+	dir := t.TempDir()
+	if _, code := perfCLI(t, "compare", filepath.Join(dir, "missing.txt"), fixtures+"new.txt"); code != 2 {
+		t.Errorf("missing file: exit %d, want 2", code)
+	}
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte("not a benchmark\n"), 0o644)
+	if _, code := perfCLI(t, "compare", empty); code != 1 {
+		t.Errorf("no results: exit %d, want 1", code)
+	}
+	if _, code := perfCLI(t, "compare", "--format", "xml", fixtures+"new.txt"); code != 2 {
+		t.Errorf("bad format: exit %d, want 2", code)
+	}
+	if _, code := perfCLI(t, "compare", "--rename", "nope", fixtures+"new.txt"); code != 2 {
+		t.Errorf("bad rename: exit %d, want 2", code)
+	}
+	if _, code := perfCLI(t, "compare", "--filter", "((", fixtures+"new.txt"); code != 2 {
+		t.Errorf("bad filter: exit %d, want 2", code)
+	}
+}
+
+func TestBenchCommand(t *testing.T) {
+	r := newGateRepo(t)
+	t.Chdir(r.dir)
+	out, code := perfCLI(t, "bench", "--count", "2", "--benchtime", "20x", "-o", "res.txt", "--cpuprofile")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	data, err := os.ReadFile(filepath.Join(r.dir, "res.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"commit: ", "branch: main", "dirty: false", "BenchmarkWork-"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("results lack %q:\n%s", want, data)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(r.dir, "res.*.cpu.pb.gz")); len(m) != 1 {
+		t.Errorf("cpu profiles beside the results: %v", m)
+	}
+	// The saved profiles are found and diffed by compare.
+	out, code = perfCLI(t, "compare", "res.txt", "res.txt")
+	if code != 0 || !strings.Contains(out, "where it changed") {
+		t.Errorf("compare with profiles: exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// perfCLI runs perfscope in-process and returns stdout and the exit
+// status main would give.
+func perfCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	var ee exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			t.Logf("perfscope: %s", ee.msg)
+		}
+		return out.String(), ee.code
+	case errors.As(err, &ue) || isCobraUsageError(err):
+		t.Logf("perfscope: %v", err)
+		return out.String(), 2
+	}
+	t.Logf("perfscope: %v", err)
+	return out.String(), 1
+}
+
+// gateRepo is a git repository with a tiny module whose benchmark's work
+// and allocations are set by writeGateBench.
+type gateRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func newGateRepo(t *testing.T) *gateRepo {
+	t.Helper()
+	r := &gateRepo{t: t, dir: t.TempDir()}
+	r.write("go.mod", "module example.com/gated\n\ngo 1.26\n")
+	r.writeBench(1, 1)
+	r.git("init", "-q", "-b", "main")
+	r.commit("first")
+	return r
+}
+
+func (r *gateRepo) write(name, content string) {
+	r.t.Helper()
+	if err := os.WriteFile(filepath.Join(r.dir, name), []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// writeBench writes a benchmark doing work×(base work) with allocs
+// allocations per operation.
+func (r *gateRepo) writeBench(work, allocs int) {
+	r.t.Helper()
+	src := `package gated
+
+import "testing"
+
+var sink []byte
+var total int
+
+func BenchmarkWork(b *testing.B) {
+	for b.Loop() {
+		for range ALLOCS {
+			sink = make([]byte, 32)
+		}
+		s := 0
+		for i := range 20000 * WORK {
+			s += i % 7
+		}
+		total += s
+	}
+}
+`
+	src = strings.NewReplacer("WORK", strconv.Itoa(work), "ALLOCS", strconv.Itoa(allocs)).Replace(src)
+	r.write("work_test.go", src)
+}
+
+func (r *gateRepo) git(args ...string) {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func (r *gateRepo) commit(msg string) {
+	r.t.Helper()
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", msg)
+}
+
+// Short fixed-iteration samples keep these runs to seconds; the effects
+// they must detect are large (3× the work, one more allocation), and the
+// unchanged case gets a generous time threshold so that noise from a busy
+// machine cannot fail it. The statistics themselves are tested in
+// internal/compare.
+var gateFlags = []string{"--rounds", "6", "--benchtime", "30x"}
+
+func TestGatePassesOnUnchangedTree(t *testing.T) {
+	r := newGateRepo(t)
+	t.Chdir(r.dir)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	out, code := perfCLI(t, append([]string{"gate", "--base", "HEAD", "--threshold", "50", "--summary", summary}, gateFlags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, out)
+	}
+	if !strings.Contains(out, "PASS") || !strings.Contains(out, "BenchmarkWork") {
+		t.Errorf("output lacks the verdict or the benchmark:\n%s", out)
+	}
+	md, err := os.ReadFile(summary)
+	if err != nil || !strings.Contains(string(md), "perfscope gate") {
+		t.Errorf("summary: %v\n%s", err, md)
+	}
+	// The temporary worktree of the base is gone.
+	list, _ := exec.Command("git", "-C", r.dir, "worktree", "list").Output()
+	if n := strings.Count(strings.TrimSpace(string(list)), "\n"); n != 0 {
+		t.Errorf("worktrees left behind:\n%s", list)
+	}
+}
+
+func TestGateFailsOnRegression(t *testing.T) {
+	r := newGateRepo(t)
+	r.writeBench(3, 2)
+	r.commit("slower")
+	t.Chdir(r.dir)
+	out, code := perfCLI(t, append([]string{"gate", "--base", "HEAD~1", "--format", "json"}, gateFlags...)...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{`"verdict": "regression"`, `"unit": "allocs/op"`, `"exit_code": 1`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("JSON lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestGateCannotDecide(t *testing.T) {
+	t.Run("unknown ref", func(t *testing.T) {
+		r := newGateRepo(t)
+		t.Chdir(r.dir)
+		if _, code := perfCLI(t, append([]string{"gate", "--base", "no-such-branch"}, gateFlags...)...); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
+	t.Run("dirty tree", func(t *testing.T) {
+		r := newGateRepo(t)
+		r.writeBench(2, 1)
+		t.Chdir(r.dir)
+		if _, code := perfCLI(t, append([]string{"gate", "--base", "HEAD"}, gateFlags...)...); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
+	t.Run("base does not build", func(t *testing.T) {
+		r := newGateRepo(t)
+		r.write("work_test.go", "package gated\n\nfunc broken( {\n")
+		r.commit("broken")
+		r.writeBench(1, 1)
+		r.commit("fixed")
+		t.Chdir(r.dir)
+		if _, code := perfCLI(t, append([]string{"gate", "--base", "HEAD~1"}, gateFlags...)...); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
+	t.Run("too few rounds", func(t *testing.T) {
+		r := newGateRepo(t)
+		t.Chdir(r.dir)
+		if _, code := perfCLI(t, "gate", "--base", "HEAD", "--rounds", "2", "--benchtime", "30x"); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
+	t.Run("no base flag", func(t *testing.T) {
+		if _, code := perfCLI(t, "gate"); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
+}
