@@ -43,9 +43,19 @@ func newAuthenticator(opts Options) (*authenticator, error) {
 		return nil, fmt.Errorf("expose: address %q: %w", opts.Addr, err)
 	}
 	if needsAuth(host, opts.RequireAuth) && !a.enabled() {
-		return nil, fmt.Errorf("expose: %s: %w", opts.Addr, ErrAuthRequired)
+		return nil, authRequiredError(opts.Addr, opts.RequireAuth)
 	}
 	return a, nil
+}
+
+// authRequiredError explains why Start refused to serve without
+// authentication and what to set.
+func authRequiredError(addr string, requireAuth bool) error {
+	why := addr + " is not a loopback address"
+	if requireAuth {
+		why = "RequireAuth is set"
+	}
+	return fmt.Errorf("%w: %s; set Options.Token, or Options.TLSConfig with ClientAuth tls.RequireAndVerifyClientCert and ClientCAs", ErrAuthRequired, why)
 }
 
 // needsAuth reports whether listening on host requires authentication: any

@@ -47,7 +47,7 @@ const (
 
 // ErrAuthRequired is returned by Start when asked to listen on a non-loopback
 // address (or with Options.RequireAuth) without a token or mutual TLS.
-var ErrAuthRequired = errors.New("expose: a non-loopback address requires Options.Token or mutual TLS (Options.TLSConfig with ClientAuth tls.RequireAndVerifyClientCert and ClientCAs)")
+var ErrAuthRequired = errors.New("expose: authentication required")
 
 // Options configures Start. The zero value serves on DefaultAddr without
 // authentication, with the default profile rates.
@@ -128,7 +128,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// check what was actually bound too, in case a name resolved elsewhere.
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !auth.enabled() {
 		ln.Close()
-		return nil, fmt.Errorf("expose: %s: %w", ln.Addr(), ErrAuthRequired)
+		return nil, authRequiredError(ln.Addr().String(), false)
 	}
 
 	s := &Server{

@@ -138,6 +138,9 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 		handler = expose.Middleware(handler)
 		if c.pprofAddr != "" {
 			prof, err := expose.Start(ctx, expose.Options{Addr: c.pprofAddr, Token: os.Getenv("PPROF_TOKEN")})
+			if errors.Is(err, expose.ErrAuthRequired) {
+				return fmt.Errorf("--pprof-addr %s is not a loopback address: set PPROF_TOKEN (at least 16 characters) to require it as a bearer token", c.pprofAddr)
+			}
 			if err != nil {
 				return fmt.Errorf("pprof: %w", err)
 			}
