@@ -262,7 +262,10 @@ func writeHistoryText(w io.Writer, series []historySeries, changedOnly bool) err
 		}
 		first = false
 		fmt.Fprintf(tw, "%s %s  %s\n", s.Package, s.Name, s.Unit)
-		if s.Noise != nil {
+		switch {
+		case s.Noise != nil && *s.Noise == 0:
+			fmt.Fprintln(tw, "no noise between commits: every significant change is marked")
+		case s.Noise != nil:
 			fmt.Fprintf(tw, "noise ±%.1f%% per commit; changes beyond %+.1f%% / %+.1f%% are marked\n",
 				100**s.Noise, 100**s.Threshold, 100*(1/(1+*s.Threshold)-1))
 		}
@@ -305,6 +308,20 @@ func writeHistoryText(w io.Writer, series []historySeries, changedOnly bool) err
 		}
 	}
 	return tw.Flush()
+}
+
+// historyUnitRank orders the units go test reports first, as benchstat
+// does, and the rest after them.
+func historyUnitRank(unit string) int {
+	switch unit {
+	case "sec/op":
+		return 0
+	case "B/op":
+		return 1
+	case "allocs/op":
+		return 2
+	}
+	return 3
 }
 
 // historyMark names a marked change in words.

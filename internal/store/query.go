@@ -237,7 +237,7 @@ func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]Serie
 	cond, args := runConds(f)
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, s.vals FROM samples s
 		JOIN bench_runs r ON r.id = s.run_id JOIN machines m ON m.id = r.machine_id
-		WHERE s.series_id = ?`+cond+` ORDER BY r.id`), append([]any{seriesID}, args...)...)
+		WHERE s.series_id = ?`+cond+` ORDER BY s.run_id`), append([]any{seriesID}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}

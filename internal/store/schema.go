@@ -148,6 +148,13 @@ func schemaVersion() int { return len(migrations()) - 1 }
 // migrate brings the schema up to date in one transaction, so a process
 // killed halfway leaves the previous version intact.
 func migrate(ctx context.Context, db *sql.DB, d dialect) error {
+	// Up to date is the common case; checking it without a write
+	// transaction lets readers open a database that is being written, or
+	// that they may not write.
+	var have int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err == nil && have == schemaVersion() {
+		return nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin migration: %w", err)
@@ -164,7 +171,6 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) error {
 )`); err != nil {
 		return fmt.Errorf("create schema_version: %w", err)
 	}
-	var have int
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
