@@ -68,12 +68,15 @@ func main() {
 		route("GET /lock", func(context.Context) { sink = append(sink, contendMutex(4, 2000)) })
 		route("GET /wait", func(context.Context) { sink = append(sink, waitOnChannel(produce(50, time.Millisecond))) })
 	}
+	var started sync.WaitGroup
 	route("GET /park", func(context.Context) {
 		for range 25 {
-			go parkForever(stop)
+			started.Add(1)
+			go parkForever(&started, stop)
 		}
 	})
-	time.Sleep(50 * time.Millisecond) // let the parked goroutines park
+	started.Wait()
+	time.Sleep(100 * time.Millisecond) // from started to parked is a few instructions
 
 	pprof.StopCPUProfile()
 	if err := cpu.Close(); err != nil {
@@ -233,6 +236,7 @@ func waitOnChannel(ch <-chan int) int {
 }
 
 //go:noinline
-func parkForever(stop <-chan struct{}) {
+func parkForever(started *sync.WaitGroup, stop <-chan struct{}) {
+	started.Done()
 	<-stop // site: park
 }
