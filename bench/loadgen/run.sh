@@ -15,7 +15,12 @@
 # Environment:
 #   CONNS=8          connections for every generator (wrk uses 2 threads)
 #   TOOLS="wrk perfscope hey fasthttp"   generators to run, in first-round order
-#   TARGET_URL=...   load an already running service instead of the stand-in
+#   TARGET=leftpad   (default) load examples/leftpad in optimized mode, without
+#                    profiling, StatsD or access log, so the service is as fast
+#                    as it gets and the generator's cost shows most
+#   TARGET=bare      load bench/loadgen/target instead: a bare net/http server
+#                    with a small JSON body, faster still
+#   TARGET_URL=...   load an already running service instead
 set -euo pipefail
 
 rounds=${1:-5}
@@ -37,13 +42,24 @@ echo "building..." >&2
 	go build -o "$tmp/fastclient" ./bench/loadgen/fastclient)
 
 url=${TARGET_URL:-}
-if [[ -z $url ]]; then
+if [[ -z $url && ${TARGET:-leftpad} == leftpad ]]; then
+	(cd "$root" && go build -o "$tmp/leftpad" ./examples/leftpad)
+	"$tmp/leftpad" --mode optimized --addr 127.0.0.1:0 --pprof-addr "" --statsd "" --log /dev/null >"$tmp/addr" &
+	target_pid=$!
+	for _ in $(seq 50); do [[ -s $tmp/addr ]] && break; sleep 0.1; done
+	# "leftpad (optimized) listening on http://127.0.0.1:PORT, ..."
+	base=$(grep -o 'http://[0-9.:]*' "$tmp/addr" | head -1)
+	url="$base/v1/leftpad/?str=hello&len=10&chr=0"
+elif [[ -z $url && ${TARGET:-} == bare ]]; then
 	"$tmp/target" >"$tmp/addr" &
 	target_pid=$!
 	for _ in $(seq 50); do [[ -s $tmp/addr ]] && break; sleep 0.1; done
 	url="http://$(head -1 "$tmp/addr")/"
+elif [[ -z $url ]]; then
+	echo "unknown TARGET=$TARGET: use leftpad or bare" >&2
+	exit 2
 fi
-echo "target $url, $rounds rounds x ${secs}s, $conns connections, $(nproc) cores" >&2
+echo "target $url, $rounds rounds x ${secs}s, $conns connections, $(nproc) cores"
 
 # ticks prints a process's user+system CPU time in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
