@@ -60,7 +60,7 @@ late (open loop: count, max_lag_ms, dropped), interrupted, status_codes.`,
 				return err
 			}
 			ctx := cmd.Context()
-			if err := loadgen.Check(ctx, cfg); err != nil {
+			if err := lf.check(ctx, cfg); err != nil {
 				return err
 			}
 			update, finish := newLoadProgress(quiet, "load")

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/textproto"
@@ -169,4 +172,16 @@ func parseHeaders(flags []string) (http.Header, error) {
 		header.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
 	}
 	return header, nil
+}
+
+// check reports an unreachable target in one line before any load starts
+// (loadgen.Check), adding the flag to use when only the certificate is in
+// the way.
+func (f *loadFlags) check(ctx context.Context, cfg loadgen.Config) error {
+	err := loadgen.Check(ctx, cfg)
+	var ce *tls.CertificateVerificationError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w (to accept it anyway, add --insecure)", err)
+	}
+	return err
 }

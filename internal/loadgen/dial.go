@@ -137,9 +137,5 @@ func reachReason(err error, timeout time.Duration) string {
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return "network unreachable — is the address right?"
 	}
-	var ce *tls.CertificateVerificationError
-	if errors.As(err, &ce) {
-		return fmt.Sprintf("%v (for a self-signed certificate, skip verification)", err)
-	}
 	return err.Error()
 }
