@@ -218,6 +218,13 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 		errs = append(errs, fmt.Errorf("%s: %w", section, err))
 	}
 	ps := a.Profiles
+	if !a.Options.All {
+		// The profiler's own work is not the target's: see DropProfilerSamples.
+		ps = make(map[string]*profile.Profile, len(a.Profiles))
+		for kind, p := range a.Profiles {
+			ps[kind], _ = DropProfilerSamples(p)
+		}
+	}
 	all := make([]*profile.Profile, 0, len(ps))
 	for _, kind := range slices.Sorted(maps.Keys(ps)) {
 		all = append(all, ps[kind])
