@@ -166,3 +166,39 @@ func BenchmarkMiddleware(b *testing.B) {
 		})
 	}
 }
+
+// TestMiddlewareBehavesLikeMux checks that wrapping a ServeMux changes
+// nothing a handler or client can see: patterns, path values, redirects,
+// 404s, 405s.
+func TestMiddlewareBehavesLikeMux(t *testing.T) {
+	mux := http.NewServeMux()
+	show := func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "pattern=%q id=%q", r.Pattern, r.PathValue("id"))
+	}
+	mux.HandleFunc("GET /users/{id}", show)
+	mux.HandleFunc("GET /exact", show)
+	mux.HandleFunc("/tree/", show)
+	mux.HandleFunc("POST /only-post", show)
+	for _, tt := range []struct{ method, target string }{
+		{"GET", "/users/42"},
+		{"GET", "/exact"},
+		{"GET", "/tree/a/b"},
+		{"GET", "/tree"},
+		{"GET", "/a/../exact"},
+		{"GET", "/nothing"},
+		{"GET", "/only-post"},
+		{"OPTIONS", "*"},
+	} {
+		want, got := httptest.NewRecorder(), httptest.NewRecorder()
+		mux.ServeHTTP(want, httptest.NewRequest(tt.method, tt.target, nil))
+		r := httptest.NewRequest(tt.method, tt.target, nil)
+		Middleware(mux).ServeHTTP(got, r)
+		if got.Code != want.Code || got.Body.String() != want.Body.String() || fmt.Sprint(got.Header()) != fmt.Sprint(want.Header()) {
+			t.Errorf("%s %s: got %d %v %q, want %d %v %q", tt.method, tt.target,
+				got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+		}
+		if tt.target == "/exact" && r.Pattern != "GET /exact" {
+			t.Errorf("after serving %s, Request.Pattern = %q, want it set as the mux sets it", tt.target, r.Pattern)
+		}
+	}
+}

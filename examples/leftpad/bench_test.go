@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/perfscope/perfscope/expose"
 )
@@ -28,6 +29,11 @@ func BenchmarkLeftpad(b *testing.B) {
 // (routes behind the labelling middleware), with StatsD packets sent to a
 // loopback socket that nobody reads and the log in a temporary file.
 func benchService(b *testing.B, m mode) http.Handler {
+	return expose.Middleware(benchRoutes(b, m))
+}
+
+// benchRoutes is benchService without the middleware.
+func benchRoutes(b *testing.B, m mode) *http.ServeMux {
 	b.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -45,7 +51,7 @@ func benchService(b *testing.B, m mode) http.Handler {
 	}
 	b.Cleanup(func() { al.Close() })
 	svc := &service{mode: m, stats: stats, log: al}
-	return expose.Middleware(svc.routes())
+	return svc.routes()
 }
 
 // discardWriter is a ResponseWriter that keeps nothing but a reused header
@@ -65,10 +71,20 @@ func BenchmarkHandler(b *testing.B) {
 			r := httptest.NewRequest("GET", benchQuery, nil)
 			w := &discardWriter{h: http.Header{}}
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				h.ServeHTTP(w, r)
 			}
+			reportCPU(b, cpu)
 		})
+	}
+}
+
+// reportCPU reports the process's CPU time per operation since start as
+// cpu-ns/op, next to the wall-clock ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	if used := processCPU() - start; used > 0 && b.N > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -86,6 +102,30 @@ func BenchmarkHandlerParallel(b *testing.B) {
 					h.ServeHTTP(w, r)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkMiddleware compares the optimized handler with and without
+// expose.Middleware: the cost of labelling requests on a real handler.
+func BenchmarkMiddleware(b *testing.B) {
+	for _, bb := range []struct {
+		name string
+		wrap func(*http.ServeMux) http.Handler
+	}{
+		{"bare", func(m *http.ServeMux) http.Handler { return m }},
+		{"labelled", func(m *http.ServeMux) http.Handler { return expose.Middleware(m) }},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			h := bb.wrap(benchRoutes(b, optimized))
+			r := httptest.NewRequest("GET", benchQuery, nil)
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				h.ServeHTTP(w, r)
+			}
+			reportCPU(b, cpu)
 		})
 	}
 }
