@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,6 +78,48 @@ func TestStartRejectsBadOptions(t *testing.T) {
 			t.Errorf("Start(%+v) error = %q, want it to contain %q", tt.opts, err, tt.want)
 		}
 	}
+}
+
+// TestInterfaceAddress starts on an address of one of this machine's
+// non-loopback interfaces: refused without authentication, served with a
+// token. It sends no traffic to that address: tests here talk to loopback
+// only, and TestTokenOnNetworkListener covers the requests.
+func TestInterfaceAddress(t *testing.T) {
+	ip := interfaceAddress(t)
+	addr := net.JoinHostPort(ip.String(), "0")
+	if _, err := Start(context.Background(), Options{Addr: addr}); !errors.Is(err, ErrAuthRequired) {
+		t.Errorf("Start(%s) without auth: %v, want ErrAuthRequired", addr, err)
+	}
+	s := start(t, Options{Addr: addr, Token: testToken})
+	if got := s.Addr().(*net.TCPAddr).IP; !got.Equal(ip) {
+		t.Errorf("listening on %v, want %v", got, ip)
+	}
+}
+
+// interfaceAddress returns a non-loopback unicast address of this machine,
+// or skips the test.
+func interfaceAddress(t *testing.T) net.IP {
+	t.Helper()
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		t.Skipf("no network interfaces: %v", err)
+	}
+	for _, iface := range ifaces {
+		if iface.Flags&net.FlagUp == 0 || iface.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := iface.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.IsGlobalUnicast() && n.IP.To4() != nil {
+				return n.IP
+			}
+		}
+	}
+	t.Skip("no non-loopback IPv4 address on this machine")
+	return nil
 }
 
 // TestTokenOnNetworkListener listens on every interface, which Start allows

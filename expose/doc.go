@@ -24,7 +24,9 @@
 // A seconds value that is not a positive number, or is larger than
 // Options.MaxSeconds, is answered with 400. Only one CPU profile, one trace and
 // one wall-clock profile may run at a time; a second concurrent request of the
-// same kind is answered with 409 Conflict instead of net/http/pprof's 500.
+// same kind, or a CPU profile or trace requested while the process is
+// profiled or traced by other means, is answered with 409 Conflict instead
+// of net/http/pprof's 500.
 //
 // # Authentication
 //

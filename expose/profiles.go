@@ -38,8 +38,8 @@ func newMux(opts Options) http.Handler {
 	mux.Handle("GET /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
 	mux.Handle("POST /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
 	mux.Handle("GET /debug/pprof/profile", limit(exclusive("CPU profile",
-		defaultSeconds(min(defaultProfileSeconds, opts.MaxSeconds), http.HandlerFunc(pprof.Profile)))))
-	mux.Handle("GET /debug/pprof/trace", limitFrac(exclusive("execution trace", http.HandlerFunc(pprof.Trace))))
+		defaultSeconds(min(defaultProfileSeconds, opts.MaxSeconds), conflictOn500(pprof.Profile)))))
+	mux.Handle("GET /debug/pprof/trace", limitFrac(exclusive("execution trace", conflictOn500(pprof.Trace))))
 	mux.Handle("GET /debug/pprof/wall", limit(exclusive("wall-clock profile",
 		wallHandler(min(defaultWallSeconds, opts.MaxSeconds)))))
 	for _, name := range []string{"allocs", "heap", "block", "mutex", "goroutine", "threadcreate"} {
@@ -116,6 +116,30 @@ func exclusive(what string, h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// conflictOn500 serves h, turning its 500 Internal Server Error into 409
+// Conflict. For net/http/pprof's Profile and Trace the only 500 is "could not
+// enable profiling/tracing": the process is already being profiled or
+// traced by someone other than this server (the application itself, a
+// test), which exclusive cannot know about.
+func conflictOn500(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h(conflictWriter{w}, r)
+	})
+}
+
+type conflictWriter struct{ http.ResponseWriter }
+
+func (w conflictWriter) WriteHeader(code int) {
+	if code == http.StatusInternalServerError {
+		code = http.StatusConflict
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection's write
+// deadline, which net/http/pprof extends for long captures.
+func (w conflictWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // wallHandler serves a wall-clock profile taken with fgprof: it samples all
 // goroutines' stacks 99 times a second whether they are running or waiting

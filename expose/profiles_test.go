@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +139,20 @@ func TestConcurrentCaptures(t *testing.T) {
 		if !bytes.Contains(bodies[1], []byte("retry")) {
 			t.Errorf("409 body %q does not say to retry", bodies[1])
 		}
+	}
+}
+
+// TestProfilingElsewhere checks the 409 when the process is already being
+// CPU profiled by someone other than the server.
+func TestProfilingElsewhere(t *testing.T) {
+	s := start(t, Options{})
+	if err := pprof.StartCPUProfile(io.Discard); err != nil {
+		t.Skipf("cannot start a CPU profile: %v", err)
+	}
+	code, body := get(t, nil, s.URL()+"profile?seconds=1", "")
+	pprof.StopCPUProfile()
+	if code != http.StatusConflict || !bytes.Contains(body, []byte("already in use")) {
+		t.Errorf("CPU profile while profiling elsewhere: %d %q, want 409 saying it is in use", code, body)
 	}
 }
 
