@@ -83,10 +83,25 @@ type commitAgg struct {
 	commits []Commit
 	first   []int64 // id of each commit's first run, for ByInsertion
 	sortAt  []int64
-	points  []SeriesPoint
+	samples []pointSamples // used by Series only
 }
 
-func newCommitAgg() *commitAgg { return &commitAgg{index: make(map[commitKey]int)} }
+// pointSamples are one commit's samples while a series is read.
+type pointSamples struct {
+	runIDs []int64
+	values []float64
+}
+
+// newCommitAgg returns an empty aggregate sized for about n commits: sized
+// up front, because growing slices of Commit is most of a series read.
+func newCommitAgg(n int) *commitAgg {
+	return &commitAgg{
+		index:   make(map[commitKey]int, n),
+		commits: make([]Commit, 0, n),
+		first:   make([]int64, 0, n),
+		sortAt:  make([]int64, 0, n),
+	}
+}
 
 // add merges run r, which must come in increasing id order, and returns the
 // index of its commit.
@@ -103,7 +118,9 @@ func (a *commitAgg) add(r runRow) int {
 		a.commits = append(a.commits, Commit{Hash: r.hash, Dirty: r.dirty, Branch: r.branch, Time: t, FirstRun: fromNanos(r.runTime)})
 		a.first = append(a.first, r.id)
 		a.sortAt = append(a.sortAt, r.sortAt)
-		a.points = append(a.points, SeriesPoint{})
+		if a.samples != nil {
+			a.samples = append(a.samples, pointSamples{})
+		}
 	}
 	c := &a.commits[i]
 	c.Runs++
@@ -138,23 +155,15 @@ func (a *commitAgg) order(o Order, limit int) []int {
 
 // Commits implements Store.
 func (s *sqlStore) Commits(ctx context.Context, f Filter) ([]Commit, error) {
-	cond, args := runConds(f)
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+` FROM bench_runs r JOIN machines m ON m.id = r.machine_id
-		WHERE 1 = 1`+cond+` ORDER BY r.id`), args...)
+	runs, _, err := s.loadRuns(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list commits: %w", err)
 	}
-	defer rows.Close()
-	agg := newCommitAgg()
-	for rows.Next() {
-		var r runRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, fmt.Errorf("list commits: %w", err)
+	agg := newCommitAgg(len(runs))
+	for i := range runs {
+		if f.matchRun(&runs[i]) {
+			agg.add(runs[i])
 		}
-		agg.add(r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list commits: %w", err)
 	}
 	var out []Commit
 	for _, i := range agg.order(f.Order, f.Limit) {
@@ -234,36 +243,43 @@ func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]Serie
 	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
-	cond, args := runConds(f)
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, s.vals FROM samples s
-		JOIN bench_runs r ON r.id = s.run_id JOIN machines m ON m.id = r.machine_id
-		WHERE s.series_id = ?`+cond+` ORDER BY s.run_id`), append([]any{seriesID}, args...)...)
+	runs, byID, err := s.loadRuns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT run_id, vals FROM samples WHERE series_id = ? ORDER BY run_id`), seriesID)
 	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
 	defer rows.Close()
-	agg := newCommitAgg()
+	agg := newCommitAgg(len(runs))
+	agg.samples = make([]pointSamples, 0, len(runs))
+	var runID int64
 	var vals []byte
 	for rows.Next() {
-		var r runRow
-		if err := rows.Scan(append(r.dest(), &vals)...); err != nil {
+		if err := rows.Scan(&runID, &vals); err != nil {
 			return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 		}
-		i := agg.add(r)
-		p := &agg.points[i]
-		p.RunIDs = append(p.RunIDs, r.id)
-		if p.Values, err = decodeValues(p.Values, vals); err != nil {
-			return nil, fmt.Errorf("series %s %s, run %d: %w", key.Name, key.Unit, r.id, err)
+		// A run missing from the index committed after it was read:
+		// it belongs to the next read.
+		ri, ok := byID[runID]
+		if !ok || !f.matchRun(&runs[ri]) {
+			continue
+		}
+		i := agg.add(runs[ri])
+		p := &agg.samples[i]
+		p.runIDs = append(p.runIDs, runID)
+		if p.values, err = decodeValues(p.values, vals); err != nil {
+			return nil, fmt.Errorf("series %s %s, run %d: %w", key.Name, key.Unit, runID, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
-	var out []SeriesPoint
-	for _, i := range agg.order(f.Order, f.Limit) {
-		p := agg.points[i]
-		p.Commit = agg.commits[i]
-		out = append(out, p)
+	order := agg.order(f.Order, f.Limit)
+	out := make([]SeriesPoint, 0, len(order))
+	for _, i := range order {
+		out = append(out, SeriesPoint{Commit: agg.commits[i], RunIDs: agg.samples[i].runIDs, Values: agg.samples[i].values})
 	}
 	return out, nil
 }
@@ -292,7 +308,7 @@ func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*Co
 		return nil, fmt.Errorf("samples of %s: %w", ref, err)
 	}
 	defer rows.Close()
-	agg := newCommitAgg()
+	agg := newCommitAgg(1)
 	lastRun := int64(-1)
 	index := make(map[SeriesKey]int)
 	out := &CommitSamples{}

@@ -77,7 +77,7 @@ func (d dialect) rebind(q string) string {
 // (run, benchmark metric) with the values packed into a blob: a run of 200
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
-func migrations() []string { return []string{1: migration1} }
+func migrations() []string { return []string{1: migration1, 2: migration2} }
 
 const migration1 = `
 CREATE TABLE machines (
@@ -140,6 +140,17 @@ CREATE TABLE profile_runs (
 	profiles INTEGER NOT NULL
 );
 CREATE INDEX profile_runs_start ON profile_runs (start_time);
+`
+
+// migration2 adds the dashboard server's API tokens. Only a SHA-256 hash of
+// each token is kept: a copy of the database does not let anyone write.
+const migration2 = `
+CREATE TABLE api_tokens (
+	id {id},
+	name TEXT NOT NULL,
+	hash TEXT NOT NULL UNIQUE,
+	created BIGINT NOT NULL
+);
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -15,8 +15,9 @@ import (
 // sqlStore is the Store both engines share: they differ only in their
 // dialect, so one test suite covers both.
 type sqlStore struct {
-	db *sql.DB
-	d  dialect
+	db     *sql.DB
+	d      dialect
+	runIdx runIndex
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }

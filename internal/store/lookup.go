@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Lookups the dashboard server needs beyond the Store interface: one run by
+// its id, and a cheap way to know that nothing changed since a cached answer.
+
+// A RunLookup finds single records. The stores Open returns implement it.
+type RunLookup interface {
+	// ProfileRun returns the index entry of one profiling run, or an
+	// error wrapping ErrUnknownRun.
+	ProfileRun(ctx context.Context, id string) (ProfileRun, error)
+	// BenchVersion returns a number that grows whenever a benchmark run
+	// is saved, by this process or any other: answers computed from the
+	// benchmark history stay valid while it does not change.
+	BenchVersion(ctx context.Context) (int64, error)
+}
+
+// ErrUnknownRun is returned by ProfileRun when no run has the id.
+var ErrUnknownRun = errors.New("unknown run")
+
+// ProfileRun implements RunLookup.
+func (s *sqlStore) ProfileRun(ctx context.Context, id string) (ProfileRun, error) {
+	var p ProfileRun
+	var start, end int64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT id, dir, target, start_time, end_time, commit_hash, dirty, version,
+		requests, failures, rps, p50_ms, p99_ms, profiles FROM profile_runs WHERE id = ?`), id).
+		Scan(&p.ID, &p.Dir, &p.Target, &start, &end, &p.Commit, &p.Dirty, &p.Version,
+			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ProfileRun{}, fmt.Errorf("%w %s", ErrUnknownRun, id)
+	}
+	if err != nil {
+		return ProfileRun{}, fmt.Errorf("find profiling run %s: %w", id, err)
+	}
+	p.Start, p.End = fromNanos(start), fromNanos(end)
+	return p, nil
+}
+
+// BenchVersion implements RunLookup. Run ids only grow and runs are never
+// deleted, so the largest id changes exactly when a run is added.
+func (s *sqlStore) BenchVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM bench_runs`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read history version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/capture"
+)
+
+// runServerLookupSuite checks tokens and the lookups the dashboard server
+// needs. s must be empty.
+func runServerLookupSuite(t *testing.T, s Store) {
+	ctx := context.Background()
+	ts := s.(TokenStore)
+	secret, tok, err := ts.CreateToken(ctx, "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) < 40 || tok.Name != "ci" || tok.ID == 0 {
+		t.Errorf("CreateToken = %q, %+v", secret, tok)
+	}
+	got, err := ts.VerifyToken(ctx, secret)
+	if err != nil || got.ID != tok.ID || got.Name != "ci" {
+		t.Errorf("VerifyToken(secret) = %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", secret + "x", hashToken(secret)} {
+		if _, err := ts.VerifyToken(ctx, bad); !errors.Is(err, ErrUnknownToken) {
+			t.Errorf("VerifyToken(%q) = %v, want ErrUnknownToken", bad, err)
+		}
+	}
+	var stored int
+	if err := s.(*sqlStore).db.QueryRowContext(ctx, s.(*sqlStore).q(`SELECT COUNT(*) FROM api_tokens WHERE hash = ?`), secret).Scan(&stored); err != nil || stored != 0 {
+		t.Errorf("the secret itself is stored (%d rows, %v)", stored, err)
+	}
+	second, _, err := ts.CreateToken(ctx, "")
+	if err != nil || second == secret {
+		t.Errorf("second token %q, %v", second, err)
+	}
+	list, err := ts.Tokens(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "ci" || list[1].Name != "token" {
+		t.Errorf("Tokens = %+v, %v", list, err)
+	}
+
+	rl := s.(RunLookup)
+	v0, err := rl.BenchVersion(ctx)
+	if err != nil || v0 != 0 {
+		t.Errorf("BenchVersion of an empty store = %d, %v", v0, err)
+	}
+	if _, err := s.SaveBenchRun(ctx, BenchRun{Commit: "abcdef12", Results: parseBench(t, benchText(2, 1))}); err != nil {
+		t.Fatal(err)
+	}
+	if v1, err := rl.BenchVersion(ctx); err != nil || v1 <= v0 {
+		t.Errorf("BenchVersion after a save = %d, %v; want > %d", v1, err, v0)
+	}
+	if _, err := rl.ProfileRun(ctx, "nope"); !errors.Is(err, ErrUnknownRun) {
+		t.Errorf("ProfileRun(unknown) = %v", err)
+	}
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	run := &capture.Run{ID: "r1", Dir: "/data/r1", Target: "http://x/", Start: start, End: start.Add(time.Second),
+		Profiles: []capture.ProfileFile{{Kind: "cpu", File: "cpu.pb.gz"}}}
+	if err := s.SaveProfileRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := rl.ProfileRun(ctx, "r1")
+	if err != nil || pr.Dir != "/data/r1" || !pr.Start.Equal(start) || pr.ProfileOK != 1 {
+		t.Errorf("ProfileRun = %+v, %v", pr, err)
+	}
+}
+
+func TestSQLiteServerLookups(t *testing.T) {
+	s, _ := openTestSQLite(t)
+	runServerLookupSuite(t, s)
+}
+
+func TestPostgresServerLookups(t *testing.T) {
+	s, _ := openTestPostgres(t)
+	runServerLookupSuite(t, s)
+}
