@@ -27,8 +27,9 @@ type MetricValue struct {
 	// Cumulative is true when the value only grows over the process's life
 	// (a counter), so rates come from differences between two snapshots.
 	Cumulative bool `json:"cumulative"`
-	// Value is the value of a uint64 or float64 metric. A uint64 above 2^53
-	// loses precision in JSON numbers read as float64 by most decoders.
+	// Value is the value of a uint64 or float64 metric. uint64 values are
+	// converted to float64, exact up to 2^53 (9 PB, or 285 years in
+	// nanoseconds), which covers the runtime's counters.
 	Value *float64 `json:"value,omitempty"`
 	// Counts[i] is the number of observations in the half-open bucket
 	// [Boundaries[i], Boundaries[i+1]).
