@@ -24,6 +24,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
@@ -39,7 +41,9 @@ func main() {
 		trials   = flag.Int("trials", 1000, "simulated gate runs per experiment")
 		rounds   = flag.Int("rounds", compare.DefaultRounds, "rounds per simulated gate run")
 		slowdown = flag.Float64("slowdown", 0.05, "injected slowdown of one benchmark")
+		sizes    = flag.String("sizes", "0.10,0.25,0.5,1", "further slowdowns to report overall detection for")
 		pct      = flag.Float64("threshold", compare.DefaultTimePct, "sec/op threshold in percent")
+		bytesPct = flag.Float64("bytes-threshold", compare.DefaultThresholds()["B/op"], "B/op threshold in percent")
 		alpha    = flag.Float64("alpha", compare.DefaultAlpha, "significance level")
 		seed     = flag.Uint64("seed", 1, "random seed")
 	)
@@ -47,38 +51,51 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	var base, head []byte
+	var base, headData []byte
 	if *data != "" {
 		var err error
 		if base, err = os.ReadFile(filepath.Join(*data, "base.txt")); err != nil {
 			fail(err)
 		}
-		if head, err = os.ReadFile(filepath.Join(*data, "head.txt")); err != nil {
+		if headData, err = os.ReadFile(filepath.Join(*data, "head.txt")); err != nil {
 			fail(err)
 		}
 	} else {
-		start := time.Now()
-		run, err := bench.RunGate(ctx, bench.GateOptions{
-			BaseRef: "HEAD", AllowDirty: true, Packages: []string{*pkgs},
-			Rounds: *pool, Benchtime: compare.DefaultBenchtime,
-		})
+		// Both sides are built from HEAD, each in its own worktree, so
+		// that uncommitted work in this tree cannot make the A/A run
+		// anything but A/A.
+		root, err := bench.RepoRoot(ctx, ".")
 		if err != nil {
 			fail(err)
 		}
-		base, head = run.Raw.Base, run.Raw.Head
+		head, err := bench.AddWorktree(ctx, root, "HEAD")
+		if err != nil {
+			fail(err)
+		}
+		defer head.Remove()
+		start := time.Now()
+		run, err := bench.RunGate(ctx, bench.GateOptions{
+			Dir: head.Dir, BaseRef: "HEAD", Packages: []string{*pkgs},
+			Rounds: *pool, Benchtime: compare.DefaultBenchtime,
+		})
+		if err != nil {
+			head.Remove()
+			fail(err)
+		}
+		base, headData = run.Raw.Base, run.Raw.Head
 		fmt.Printf("measured %d rounds in %s (build %s)\n", *pool, time.Since(start).Round(time.Second), run.Build.Round(time.Second))
 		if err := os.MkdirAll(*save, 0o755); err != nil {
 			fail(err)
 		}
 		os.WriteFile(filepath.Join(*save, "base.txt"), base, 0o644)
-		os.WriteFile(filepath.Join(*save, "head.txt"), head, 0o644)
+		os.WriteFile(filepath.Join(*save, "head.txt"), headData, 0o644)
 	}
 
 	br, err := bench.Parse(bytes.NewReader(base), "base.txt")
 	if err != nil {
 		fail(err)
 	}
-	hr, err := bench.Parse(bytes.NewReader(head), "head.txt")
+	hr, err := bench.Parse(bytes.NewReader(headData), "head.txt")
 	if err != nil {
 		fail(err)
 	}
@@ -92,6 +109,7 @@ func main() {
 	}
 	cfg := compare.GateConfig{Alpha: *alpha, Thresholds: compare.DefaultThresholds()}
 	cfg.Thresholds["sec/op"] = *pct
+	cfg.Thresholds["B/op"] = *bytesPct
 	rng := rand.New(rand.NewPCG(*seed, *seed))
 
 	fmt.Printf("pool: %d rounds of %d measurements; each simulated gate run draws %d rounds; %d trials; alpha %.3g; sec/op threshold %.3g%%\n\n",
@@ -105,13 +123,22 @@ func main() {
 
 	// A/A: no change at all.
 	alarms := 0
+	blamed := make(map[string]int)
 	for range *trials {
 		d := compare.Decide(draw(ms, n, *rounds, rng, -1, 0), cfg)
 		if d.Regressions > 0 {
 			alarms++
+			for _, j := range d.Judgements {
+				if j.Verdict == compare.Regression {
+					blamed[j.Benchmark+" "+j.Unit]++
+				}
+			}
 		}
 	}
 	fmt.Printf("\nA/A: %d false alarms in %d trials (%.1f%%), no-alarm rate %.1f%%\n", alarms, *trials, 100*float64(alarms)/float64(*trials), 100-100*float64(alarms)/float64(*trials))
+	for k, v := range blamed {
+		fmt.Printf("  false alarms on %s: %d\n", k, v)
+	}
 
 	// Injected slowdown, one benchmark at a time.
 	fmt.Printf("\ninjected %+.0f%% slowdown of one benchmark's sec/op:\n", 100**slowdown)
@@ -132,6 +159,34 @@ func main() {
 		fmt.Printf("  %-55s caught %5.1f%%\n", m.Benchmark, 100*float64(c)/float64(*trials))
 	}
 	fmt.Printf("overall detection: %.1f%%\n", 100*float64(caught)/float64(total))
+
+	// How large must a slowdown be to be caught on this machine?
+	for _, f := range strings.Split(*sizes, ",") {
+		s, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || s == 0 {
+			continue
+		}
+		fmt.Printf("detection of a %+.0f%% slowdown: %.1f%%\n", 100*s, 100*detection(ms, n, *rounds, *trials, rng, cfg, s))
+	}
+}
+
+// detection is the share of simulated gate runs that flag a slowdown
+// injected into one sec/op measurement, over all of them in turn.
+func detection(ms []compare.Measurement, n, rounds, trials int, rng *rand.Rand, cfg compare.GateConfig, slow float64) float64 {
+	caught, total := 0, 0
+	for i, m := range ms {
+		if m.Unit != "sec/op" {
+			continue
+		}
+		for range trials {
+			d := compare.Decide(draw(ms, n, rounds, rng, i, slow), cfg)
+			if d.Judgements[i].Verdict == compare.Regression {
+				caught++
+			}
+			total++
+		}
+	}
+	return float64(caught) / float64(total)
 }
 
 // draw simulates one gate run: the same randomly chosen rounds for every

@@ -36,7 +36,8 @@ machine hits both sides alike.
 
 A benchmark metric regresses only if BOTH
   - its Mann-Whitney U-test p-value, after Holm–Bonferroni correction across
-    all gated metrics, is below --alpha, and
+    all gated metrics, is below --alpha (default 0.01, so that a run raises
+    a false alarm at most once in a hundred), and
   - its median worsens by more than the threshold: default 3% for sec/op and
     any increase for B/op and allocs/op.
 The same statistics as benchstat (median, U-test) come from x/perf/benchmath.
@@ -47,7 +48,7 @@ without --allow-dirty, benchmarks that failed).
 
 Configuration (thresholds per unit and per benchmark) is read from the "gate"
 object of .perfscope.json in the current directory (or --config):
-  {"gate": {"alpha": 0.05, "rounds": 10, "benchtime": "100ms",
+  {"gate": {"alpha": 0.01, "rounds": 20, "benchtime": "50ms",
             "threshold_pct": {"sec/op": 3, "B/op": 0, "allocs/op": 0},
             "benchmarks": [{"name": "Pad/.*", "unit": "sec/op", "threshold_pct": 10},
                            {"name": "Flaky", "ignore": true}]}}
@@ -57,10 +58,10 @@ Flags override the file.
 
 Flags:
   --base REF        base commit, branch or tag (required)
-  --rounds N        interleaved rounds, samples per side (default 10)
-  --benchtime T     time per sample (default 100ms)
+  --rounds N        interleaved rounds, samples per side (default 20)
+  --benchtime T     time per sample (default 50ms)
   -b, --bench RE    benchmarks to run (default ".")
-  --alpha A         significance level (default 0.05)
+  --alpha A         family-wise significance level (default 0.01)
   --threshold PCT   sec/op threshold in percent (default 3)
   --allow-dirty     measure uncommitted changes as the head
   --summary FILE    also write a markdown summary for a PR comment

@@ -12,17 +12,18 @@ import (
 	"golang.org/x/perf/benchproc"
 )
 
-// RunKeys are the configuration keys perfscope writes to identify a run
-// rather than its conditions. They differ between any two runs, so Compare
-// ignores them by default; otherwise every input would be its own table.
-// benchstat needs "-ignore commit,branch,dirty" for the same effect.
-var RunKeys = []string{"commit", "branch", "dirty"}
+// RunKeys returns the configuration keys perfscope writes to identify a
+// run rather than its conditions. They differ between any two runs, so
+// Compare ignores them by default; otherwise every input would be its own
+// table. benchstat needs "-ignore commit,branch,dirty" for the same effect.
+func RunKeys() []string { return []string{"commit", "branch", "dirty"} }
 
 // Options configure how results are grouped, paired and tested. The zero
 // value means benchstat's defaults plus ignoring RunKeys.
 type Options struct {
 	// Table, Row and Col are benchproc projections, as benchstat's
-	// -table, -row and -col. Defaults: ".config", ".fullname", ".file".
+	// -table, -row and -col. Defaults: ".config", ".fullname", ".file";
+	// a blank string (" ") projects nothing, as benchstat's -table "".
 	Table, Row, Col string
 	// Ignore lists keys whose variation is ignored when grouping, as
 	// benchstat's -ignore.
@@ -123,7 +124,7 @@ func Compare(inputs []*Input, opts Options) (*Comparison, error) {
 	}
 	ignore := opts.Ignore
 	if !opts.KeepRunKeys {
-		ignore = append(append([]string(nil), ignore...), RunKeys...)
+		ignore = append(append([]string(nil), ignore...), RunKeys()...)
 	}
 	if len(ignore) > 0 {
 		if _, err := parser.Parse(strings.Join(ignore, ","), filter); err != nil {

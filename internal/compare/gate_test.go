@@ -145,7 +145,7 @@ func TestHolm(t *testing.T) {
 		head := []float64{104, 105, 106, 107, 108, 109, 110, 111, 112, 113}
 		ms = append(ms, Measurement{Benchmark: string(rune('A' + i)), Unit: "sec/op", Base: base, Head: head})
 	}
-	d := Decide(ms, GateConfig{})
+	d := Decide(ms, GateConfig{Alpha: 0.05})
 	j := d.Judgements[0]
 	if j.P >= 0.05 {
 		t.Fatalf("uncorrected p %.4f should be significant for this test to mean anything", j.P)

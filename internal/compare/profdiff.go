@@ -46,10 +46,6 @@ type FunctionDelta struct {
 	Cum      int64  `json:"cum"`  // head minus base
 }
 
-// profileSuffixes are the names 'perfscope bench' gives profiles saved
-// beside a results file: RESULTS.<package>.cpu.pb.gz.
-var profileSuffixes = map[string]string{"cpu": ".cpu.pb.gz", "mem": ".mem.pb.gz"}
-
 // ProfilesBeside returns the profiles saved beside a results file, by kind.
 func ProfilesBeside(resultsPath string) map[string][]string {
 	found := make(map[string][]string)
@@ -57,8 +53,10 @@ func ProfilesBeside(resultsPath string) map[string][]string {
 		return found
 	}
 	stem := strings.TrimSuffix(resultsPath, filepath.Ext(resultsPath))
-	for kind, suffix := range profileSuffixes {
-		matches, _ := filepath.Glob(globEscape(stem) + ".*" + suffix)
+	// 'perfscope bench' names them RESULTS.<package>.cpu.pb.gz and
+	// RESULTS.<package>.mem.pb.gz.
+	for _, kind := range []string{"cpu", "mem"} {
+		matches, _ := filepath.Glob(globEscape(stem) + ".*." + kind + ".pb.gz")
 		if len(matches) > 0 {
 			slices.Sort(matches)
 			found[kind] = matches
