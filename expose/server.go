@@ -20,14 +20,18 @@ const (
 	// deliberate choice that comes with authentication.
 	DefaultAddr = "127.0.0.1:6060"
 
-	// DefaultBlockProfileRate records every blocking event of 10µs or more
-	// and a proportional sample of shorter ones. Recording is a stack walk
-	// per sampled event, so the cost scales with how many events are sampled:
-	// at 10µs the many sub-microsecond channel and mutex hand-offs of a busy
-	// server are almost never recorded, while the waits that matter for
-	// latency always are. A rate of 1 (record everything) can cost several
-	// percent of throughput on contended code.
-	DefaultBlockProfileRate = 10_000
+	// DefaultBlockProfileRate records every blocking event of 100µs or
+	// more and a sample of shorter ones, each with probability
+	// duration/100µs (the profile scales them back, so totals stay
+	// unbiased). Recording an event walks its stack and takes a global lock,
+	// some hundreds of nanoseconds, so the cost is the number of events
+	// recorded. A lower rate is costly on HTTP servers: net/http waits on a
+	// sync.Cond in every request (connReader.abortPendingRead) for a few to
+	// tens of microseconds, so at 10µs nearly every request records an event,
+	// measured at about one event per request on the leftpad example; at
+	// 100µs a fraction of them is recorded while waits long enough to
+	// matter for latency always are.
+	DefaultBlockProfileRate = 100_000
 
 	// DefaultMutexProfileFraction records on average one in 100 contention
 	// events. Contended unlock paths are already slow, and sampling 1% of

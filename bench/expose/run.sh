@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Measures what package expose costs a service: the leftpad example's
-# throughput under wrk with expose (pprof listener + route-labelling
-# middleware) against the same binary with --no-expose, and the throughput
-# while a CPU profile and a wall-clock profile are being taken.
+# throughput under wrk with expose (pprof listener, block and mutex
+# profiling at expose's default rates, route-labelling middleware) against
+# the same binary with --no-expose, and the throughput while a CPU profile
+# and a wall-clock profile are being taken.
+#
+# Next to requests per second it reports the service's CPU time per request
+# (user + system, all threads, from /proc): on a machine shared with other
+# work, throughput swings with what else runs, while the CPU a request costs
+# changes much less, so that is the number to compare for small differences.
 #
 # Both variants run side by side for the whole measurement and are loaded in
 # turn, alternating which goes first each round, so drift in the machine's
@@ -39,12 +45,13 @@ trap cleanup EXIT
 
 go build -o "$work/leftpad" ./examples/leftpad
 
-# start NAME ARGS... starts leftpad and sets $url_NAME (API) and
-# $pprof_NAME (profile index, empty without expose) from its startup line.
+# start NAME ARGS... starts leftpad and sets $url_NAME (API), $pprof_NAME
+# (profile index, empty without expose) and $pid_NAME.
 start() {
 	local name=$1; shift
 	"$work/leftpad" --mode "$MODE" --addr 127.0.0.1:0 --log "$work/$name.log" "$@" >"$work/$name.out" 2>&1 &
 	pids+=($!)
+	printf -v "pid_$name" '%s' "$!"
 	for _ in $(seq 50); do
 		grep -qs 'listening on' "$work/$name.out" && break
 		sleep 0.1
@@ -59,56 +66,84 @@ start() {
 start bare --no-expose
 start exposed --pprof-addr 127.0.0.1:0
 
-# rps URL prints the requests per second wrk measured for SECONDS_PER_RUN.
-rps() {
-	"$WRK" -t"$THREADS" -c"$CONNS" -d"${SECONDS_PER_RUN}s" "$1$QUERY" | awk '/^Requests\/sec:/ {print $2}'
+TICKS=$(getconf CLK_TCK)
+
+# cpu_ticks PID prints the process's user + system CPU time in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run NAME loads service NAME for SECONDS_PER_RUN and prints
+# "requests/s CPU-µs/request".
+run() {
+	local url="url_$1" pid="pid_$1" before after out
+	before=$(cpu_ticks "${!pid}")
+	out=$("$WRK" -t"$THREADS" -c"$CONNS" -d"${SECONDS_PER_RUN}s" "${!url}$QUERY")
+	after=$(cpu_ticks "${!pid}")
+	awk -v b="$before" -v a="$after" -v hz="$TICKS" '
+		/requests in/ {n = $1}
+		/^Requests\/sec:/ {r = $2}
+		END {if (n == 0) exit 1; printf "%.0f %.2f\n", r, (a - b) / hz * 1e6 / n}' <<<"$out"
 }
 
 # median of its arguments.
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-# rps_while PATH runs wrk against the exposed service while fetching
-# PATH?seconds=N from its pprof port for the same time.
-rps_while() {
+# run_while PATH runs the exposed service while fetching PATH?seconds=N
+# from its pprof port for the same time.
+run_while() {
 	curl -sf -o "$work/profile.pb.gz" "${pprof_exposed}$1?seconds=$SECONDS_PER_RUN" &
 	local c=$!
 	sleep 0.2 # let the profiler start before the load does
-	rps "$url_exposed"
+	run exposed
 	wait "$c" || die "fetching $1 failed"
 }
 
 echo "leftpad ($MODE), wrk -t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s, $ROUNDS rounds, $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg)"
 
 # Warm up both (connections, page cache, heap sizes).
-SECONDS_PER_RUN=1 rps "$url_bare" >/dev/null
-SECONDS_PER_RUN=1 rps "$url_exposed" >/dev/null
+SECONDS_PER_RUN=1 run bare >/dev/null
+SECONDS_PER_RUN=1 run exposed >/dev/null
 
+# Each variant's results: "req/s cpu-µs" per round.
 bare=() exposed=() exposed2=() cpu=() wall=()
 for r in $(seq "$ROUNDS"); do
 	if ((r % 2)); then
-		bare+=("$(rps "$url_bare")"); exposed+=("$(rps "$url_exposed")")
+		bare+=("$(run bare)"); exposed+=("$(run exposed)")
 	else
-		exposed+=("$(rps "$url_exposed")"); bare+=("$(rps "$url_bare")")
+		exposed+=("$(run exposed)"); bare+=("$(run bare)")
 	fi
 	# Profiling rounds alternate with an exposed round of their own, the
 	# baseline they are compared with.
 	if ((r % 2)); then
-		cpu+=("$(rps_while profile)"); exposed2+=("$(rps "$url_exposed")"); wall+=("$(rps_while wall)")
+		cpu+=("$(run_while profile)"); exposed2+=("$(run exposed)"); wall+=("$(run_while wall)")
 	else
-		wall+=("$(rps_while wall)"); exposed2+=("$(rps "$url_exposed")"); cpu+=("$(rps_while profile)")
+		wall+=("$(run_while wall)"); exposed2+=("$(run exposed)"); cpu+=("$(run_while profile)")
 	fi
-	echo "round $r: without expose ${bare[-1]}, with expose ${exposed[-1]} / ${exposed2[-1]}, CPU profiling ${cpu[-1]}, wall profiling ${wall[-1]} req/s"
+	echo "round $r (req/s, CPU µs/req): without expose ${bare[-1]} | with expose ${exposed[-1]} / ${exposed2[-1]} | CPU profiling ${cpu[-1]} | wall profiling ${wall[-1]}"
 done
 
-mb=$(median "${bare[@]}")
-me=$(median "${exposed[@]}")
-me2=$(median "${exposed2[@]}")
-mc=$(median "${cpu[@]}")
-mw=$(median "${wall[@]}")
+# median FIELD RESULTS... prints the median of field 1 (req/s) or 2 (CPU).
+median() {
+	local f=$1; shift
+	printf '%s\n' "$@" | awk -v f="$f" '{print $f}' | sort -g |
+		awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+}
 pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.1f%%", (a/b-1)*100}'; }
+
+row() { # row LABEL RESULTS-NAME BASELINE-NAME
+	local label=$1 n="$2[@]" b="$3[@]"
+	local r c br bc
+	r=$(median 1 "${!n}"); c=$(median 2 "${!n}")
+	if [[ -z $3 ]]; then
+		printf '  %-34s %8.0f req/s  %7.2f µs CPU/req\n' "$label" "$r" "$c"
+		return
+	fi
+	br=$(median 1 "${!b}"); bc=$(median 2 "${!b}")
+	printf '  %-34s %8.0f req/s  %7.2f µs CPU/req   %s req/s, %s CPU vs %s\n' "$label" "$r" "$c" \
+		"$(pct "$r" "$br")" "$(pct "$c" "$bc")" "$4"
+}
 echo
-echo "medians (req/s):"
-printf '  %-34s %10.0f\n' "without expose (--no-expose)" "$mb"
-printf '  %-34s %10.0f  %s vs without\n' "with expose, no profile running" "$me" "$(pct "$me" "$mb")"
-printf '  %-34s %10.0f  %s vs with expose (%.0f)\n' "while a CPU profile is taken" "$mc" "$(pct "$mc" "$me2")" "$me2"
-printf '  %-34s %10.0f  %s vs with expose (%.0f)\n' "while a wall profile is taken" "$mw" "$(pct "$mw" "$me2")" "$me2"
+echo "medians of $ROUNDS rounds:"
+row "without expose (--no-expose)" bare ""
+row "with expose, no profile running" exposed bare "without expose"
+row "while a CPU profile is taken" cpu exposed2 "with expose, adjacent rounds"
+row "while a wall profile is taken" wall exposed2 "with expose, adjacent rounds"
