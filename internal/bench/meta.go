@@ -83,9 +83,12 @@ func Environment(ctx context.Context, dir string) (Meta, error) {
 }
 
 // Dirty reports whether the git work tree at dir has uncommitted changes,
-// untracked files included (they can change what gets built).
+// untracked files included (they can change what gets built). perfscope's
+// own results directories (.perfscope/) do not count: saving results must
+// not make the next run dirty.
 func Dirty(ctx context.Context, dir string) (bool, error) {
-	st, err := output(ctx, dir, "git", "status", "--porcelain", "--untracked-files=normal")
+	st, err := output(ctx, dir, "git", "status", "--porcelain", "--untracked-files=normal",
+		"--", ":(top)", ":(top,exclude,glob)**/.perfscope/**")
 	if err != nil {
 		return false, fmt.Errorf("git status: %w", err)
 	}
