@@ -117,27 +117,32 @@ func TestSecondsLimit(t *testing.T) {
 }
 
 // TestConcurrentCaptures starts two captures of each exclusive kind at once:
-// one must succeed and the other be refused with 409.
+// one must succeed and the other be refused with 409. All kinds run at the
+// same time, which also shows they do not exclude each other.
 func TestConcurrentCaptures(t *testing.T) {
 	s := start(t, Options{})
-	for _, path := range []string{"profile?seconds=1", "wall?seconds=1", "trace?seconds=1"} {
-		var wg sync.WaitGroup
-		codes := make([]int, 2)
-		bodies := make([][]byte, 2)
-		for i := range codes {
-			wg.Go(func() { codes[i], bodies[i] = get(t, nil, s.URL()+path, "") })
+	paths := []string{"profile?seconds=2", "wall?seconds=2", "trace?seconds=2"}
+	codes := make([][2]int, len(paths))
+	bodies := make([][2][]byte, len(paths))
+	var wg sync.WaitGroup
+	for p, path := range paths {
+		for i := range 2 {
+			wg.Go(func() { codes[p][i], bodies[p][i] = get(t, nil, s.URL()+path, "") })
 		}
-		wg.Wait()
-		if codes[0] > codes[1] {
-			codes[0], codes[1] = codes[1], codes[0]
-			bodies[0], bodies[1] = bodies[1], bodies[0]
+	}
+	wg.Wait()
+	for p, path := range paths {
+		c, b := codes[p], bodies[p]
+		if c[0] > c[1] {
+			c[0], c[1] = c[1], c[0]
+			b[0], b[1] = b[1], b[0]
 		}
-		if codes[0] != http.StatusOK || codes[1] != http.StatusConflict {
-			t.Errorf("two concurrent %s: statuses %v, want one 200 and one 409", path, codes)
+		if c[0] != http.StatusOK || c[1] != http.StatusConflict {
+			t.Errorf("two concurrent %s: statuses %v, want one 200 and one 409", path, c)
 			continue
 		}
-		if !bytes.Contains(bodies[1], []byte("retry")) {
-			t.Errorf("409 body %q does not say to retry", bodies[1])
+		if !bytes.Contains(b[1], []byte("retry")) {
+			t.Errorf("409 body %q does not say to retry", b[1])
 		}
 	}
 }
