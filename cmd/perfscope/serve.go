@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscope/perfscope/internal/server"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+func init() { register(newServeCmd) }
+
+func newServeCmd() *cobra.Command {
+	var (
+		addr, db, data string
+		publicRead     bool
+		maxUploadMB    int64
+		timeout        = server.DefaultRequestTimeout
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the dashboard: benchmark trends per commit, runs, flame graphs, comparisons",
+		Long: `serve runs perfscope's web dashboard and its HTTP API on one address.
+
+Pages (state in the URL, so every view is a shareable link):
+  /benchmarks   every recorded benchmark; filter by branch, machine, package
+  /trend        one benchmark metric over commits: median, 95% confidence band,
+                marked change points linked to the comparison of the two commits
+  /runs         profiling runs; /runs/ID shows load results, findings, CPU by
+                route, the report, and each profile in pprof's own web UI
+                (flame graph, top, source, peek) under /runs/ID/pprof/KIND/
+  /compare      two commits (benchstat tables) or two runs (side by side, with
+                diff flame graphs under /diff/BASE/HEAD/KIND/)
+
+API (JSON; errors are {"error": "...", "status": N}):
+  POST /api/v1/bench           upload Go benchmark output; query: commit (or a
+                               'commit:' line), branch, dirty, commit_time, time,
+                               machine, goos, goarch, cpu, go, package
+  POST /api/v1/runs            upload a run directory (multipart/form-data, one
+                               part per file, or a tar.gz body)
+  GET  /api/v1/commits         query: branch, machine, since, limit, order
+  GET  /api/v1/commits/REF     every sample of one commit; query: branch, machine,
+                               package, name (regexps), unit
+  GET  /api/v1/benchmarks      query: branch, machine, package, name, unit
+  GET  /api/v1/series          one metric per commit with medians, CIs and change
+                               points; query: package, name, unit (required),
+                               branch, machine, since, limit, order, alpha
+  GET  /api/v1/compare         benchstat comparison; query: base, head (required),
+                               branch, machine, package, name, unit, alpha,
+                               format (json, text, markdown)
+  GET  /api/v1/runs            profiling runs, newest first; query: since, limit
+  GET  /api/v1/runs/ID         the run's run.json
+  GET  /api/v1/runs/ID/report  query: format (json, markdown, text), route, top, all
+  GET  /api/v1/runs/ID/profiles/KIND   the profile as .pb.gz:
+                               go tool pprof http://HOST/api/v1/runs/ID/profiles/cpu
+  GET  /metrics                Prometheus metrics of the server itself
+
+Access: uploads need a token (create one with 'perfscope token create' against
+the same --db), sent as "Authorization: Bearer TOKEN" or as the password of
+Basic authentication (a browser prompt, or http://any:TOKEN@HOST/... for go
+tool pprof). Reads are open to clients on loopback; others need a token unless
+--public-read. Requests through a proxy (X-Forwarded-For) count as remote.
+Uploads larger than --max-upload get 413; malformed ones 400 with the reason.
+An upload is acknowledged only after it is on disk and committed to the store.
+
+Flags:
+  --addr HOST:PORT   listen address (default 127.0.0.1:7070; use :7070 for all interfaces)
+  --db PATH|URL      the store: a SQLite file (default ~/.perfscope/perfscope.db)
+                     or postgres://user:pass@host/db
+  --data DIR         where uploaded runs are kept (default ~/.perfscope/server-runs)
+  --public-read      let anyone who can reach the server read without a token
+  --max-upload MB    largest upload accepted (default 64)
+  --timeout D        longest time one request may take (default 60s)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxUploadMB < 1 {
+				return usagef("--max-upload %d: give megabytes, 1 or more", maxUploadMB)
+			}
+			if timeout <= 0 {
+				return usagef("--timeout %s: must be positive", timeout)
+			}
+			if data == "" {
+				home, err := os.UserHomeDir()
+				if err != nil {
+					return usagef("no home directory for the default --data: pass --data DIR (%v)", err)
+				}
+				data = filepath.Join(home, ".perfscope", "server-runs")
+			}
+			ctx := cmd.Context()
+			st, err := openServerStore(cmd, db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			srv, err := server.New(server.Config{
+				Store:          st,
+				DataDir:        data,
+				PublicRead:     publicRead,
+				MaxUpload:      maxUploadMB << 20,
+				RequestTimeout: timeout,
+				Version:        perfscopeVersion(),
+				Logf: func(format string, args ...any) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "perfscope serve: "+format+"\n", args...)
+				},
+			})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w (is another server using the port? choose one with --addr)", addr, err)
+			}
+			url := "http://" + ln.Addr().String()
+			if host, port, _ := net.SplitHostPort(ln.Addr().String()); host == "::" || host == "0.0.0.0" {
+				url = "http://localhost:" + port
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "perfscope dashboard on %s (store %s, runs in %s)\n", url, describeDB(db), data)
+			if !isLoopbackAddr(ln.Addr()) && !publicRead {
+				fmt.Fprintln(cmd.OutOrStdout(), "remote clients need a token to read and write ('perfscope token create'); --public-read opens reading")
+			}
+			return srv.Serve(ctx, ln)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:7070", "listen address")
+	f.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store (default ~/.perfscope/perfscope.db)")
+	f.StringVar(&data, "data", "", "directory for uploaded runs (default ~/.perfscope/server-runs)")
+	f.BoolVar(&publicRead, "public-read", false, "let clients that are not on loopback read without a token")
+	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
+	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
+	return c
+}
+
+// openServerStore opens the store with the token and lookup methods the
+// server needs.
+func openServerStore(cmd *cobra.Command, db string) (server.Backend, error) {
+	st, err := store.Open(cmd.Context(), db)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := st.(server.Backend)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("the store %s cannot serve the dashboard", describeDB(db))
+	}
+	return b, nil
+}
+
+// describeDB names the store for messages, without a password.
+func describeDB(db string) string {
+	if db == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			return "(default)"
+		}
+		return p
+	}
+	if store.IsPostgres(db) {
+		if i := strings.Index(db, "@"); i > 0 {
+			if j := strings.Index(db, "://"); j > 0 && j < i {
+				return db[:j+3] + "…" + db[i:]
+			}
+		}
+	}
+	return db
+}
+
+func isLoopbackAddr(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newTokenCmd) }
+
+func newTokenCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "token",
+		Short: "Create and list the dashboard's API tokens",
+		Long: `token manages the tokens 'perfscope serve' accepts for uploads (and for
+reads from other machines). Only a hash of each token is stored: a token is
+shown once, when it is created.`,
+	}
+	var db, name string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a new API token and print it once",
+		Long: `create makes a new random token, stores its hash in the store the server
+uses, and prints the token on stdout. Keep it in your CI's secrets and pass it
+to 'perfscope push' as --token or the PERFSCOPE_TOKEN environment variable.
+
+Flags:
+  --name N         what the token is for, e.g. ci-linux (default "token")
+  --db PATH|URL    the server's store: a SQLite file (default ~/.perfscope/perfscope.db) or postgres://...`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openServerStore(cmd, db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			secret, t, err := st.CreateToken(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), secret)
+			fmt.Fprintf(cmd.ErrOrStderr(), "created token %d (%s) in %s; it is shown only now\n", t.ID, t.Name, describeDB(db))
+			return nil
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "what the token is for, e.g. ci-linux")
+	create.Flags().StringVar(&db, "db", "", "SQLite file or postgres:// URL of the server's store")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the API tokens (names and dates; the tokens themselves are not kept)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openServerStore(cmd, db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tokens, err := st.Tokens(cmd.Context())
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+			for _, t := range tokens {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", t.ID, t.Name, t.Created.Local().Format("2006-01-02 15:04"))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&db, "db", "", "SQLite file or postgres:// URL of the server's store")
+	c.AddCommand(create, list)
+	return c
+}

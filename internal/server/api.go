@@ -1,0 +1,337 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// handleCommits lists the commits with benchmark results:
+// GET /api/v1/commits answers a JSON array of commits, oldest first.
+//
+// Query parameters:
+//
+//	branch   runs on this branch only
+//	machine  runs on this host only
+//	since    commits at or after this time (RFC 3339, 2025-03-01 or Unix seconds)
+//	limit    the latest N commits only
+//	order    commit (by committer date, the default) or insertion (by first upload)
+func (s *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	commits, err := s.cfg.Store.Commits(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(commits))
+}
+
+// handleCommit returns every sample recorded for one commit:
+// GET /api/v1/commits/{ref}, where ref is a hash or a unique prefix of at
+// least 4 characters, with "+dirty" for runs on a modified work tree. 404
+// when no run of it matches.
+//
+// Query parameters:
+//
+//	branch, machine  runs on this branch, host only
+//	package, name    regular expressions the import path and benchmark name must match
+//	unit             one unit only (sec/op, B/op, allocs/op, ...)
+func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	cs, err := s.cfg.Store.CommitSamples(r.Context(), r.PathValue("ref"), f)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cs)
+}
+
+// handleBenchmarks lists the recorded benchmarks with their units:
+// GET /api/v1/benchmarks answers a JSON array sorted by package and name.
+//
+// Query parameters:
+//
+//	branch, machine  benchmarks with results on this branch, host
+//	package, name    regular expressions the import path and benchmark name must match
+//	unit             benchmarks that report this unit
+func (s *Server) handleBenchmarks(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	benches, err := s.cfg.Store.Benchmarks(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(benches))
+}
+
+// handleSeries returns one benchmark metric's history: GET /api/v1/series
+// answers a seriesView, one entry per commit (oldest first) with the median,
+// its 95% confidence interval, the change from the previous commit with its
+// U-test p-value, and the commits marked changed, as 'perfscope history'
+// computes them. 404 when the metric has no results matching the filter.
+//
+// Query parameters:
+//
+//	package, name, unit  the metric (required; exact import path, full
+//	                     benchmark name as stored, e.g. "Parse/size=10-8", and unit)
+//	branch, machine      runs on this branch, host only
+//	since, limit, order  as for /api/v1/commits
+//	alpha                significance level of the U test (default 0.05)
+func (s *Server) handleSeries(w http.ResponseWriter, r *http.Request) {
+	q, err := parseSeriesQuery(r)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	v, err := s.series(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// parseSeriesQuery reads a series request's parameters.
+func parseSeriesQuery(r *http.Request) (seriesQuery, error) {
+	qv := r.URL.Query()
+	var q seriesQuery
+	q.Key = store.SeriesKey{Package: qv.Get("package"), Name: qv.Get("name"), Unit: qv.Get("unit")}
+	if q.Key.Name == "" || q.Key.Unit == "" {
+		return q, badRequest("name a metric: ?package=IMPORTPATH&name=BENCHMARK&unit=UNIT (see /api/v1/benchmarks)")
+	}
+	f, err := parseFilter(qv)
+	if err != nil {
+		return q, err
+	}
+	// package, name and unit name the metric here; they are not
+	// patterns.
+	f.Package, f.Name, f.Unit = "", "", ""
+	q.Filter = f
+	if q.Alpha, err = parseAlpha(qv); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// handleCompare compares two commits as benchstat compares two files:
+// GET /api/v1/compare answers the comparison as 'perfscope compare
+// --format json' prints it (or as text or Markdown with format). 404 when
+// either commit has no results matching the filter.
+//
+// Query parameters:
+//
+//	base, head       the commits (required; hash or unique prefix, "+dirty" suffix for dirty runs)
+//	branch, machine  runs on this branch, host only
+//	package, name    regular expressions the import path and benchmark name must match
+//	unit             one unit only
+//	alpha            significance level of the U test (default 0.05)
+//	format           json (default), text or markdown
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	cq, err := parseCompareQuery(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	format := r.URL.Query().Get("format")
+	if format != "" && format != "json" && format != "text" && format != "markdown" {
+		s.fail(w, r, http.StatusBadRequest, badRequest(fmt.Sprintf("format %q: want json, text or markdown", format)))
+		return
+	}
+	cc, err := s.compareCommits(r.Context(), cq)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	switch format {
+	case "text":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		err = cc.Cmp.WriteText(w)
+	case "markdown":
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		err = compare.WriteMarkdown(w, cc.Cmp, nil)
+	default:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		err = compare.WriteJSON(w, cc.Cmp, nil)
+	}
+	if err != nil {
+		s.cfg.Logf("write comparison: %v", err)
+	}
+}
+
+// handleRuns lists the profiling runs, newest first: GET /api/v1/runs.
+//
+// Query parameters:
+//
+//	since  runs started at or after this time (RFC 3339, 2025-03-01 or Unix seconds)
+//	limit  the latest N runs only
+func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
+	f, err := parseFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(runs))
+}
+
+// handleRun returns a profiling run's description, its run.json:
+// GET /api/v1/runs/{id}. 404 for an unknown id. No query parameters.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.loadRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+// handleRunReport renders a run's report as 'perfscope report' does:
+// GET /api/v1/runs/{id}/report.
+//
+// Query parameters:
+//
+//	format  json (default, the analysis with its findings), markdown or text
+//	route   only CPU and goroutine samples whose http.route label matches
+//	top     rows per table (default 10)
+//	all     true: every function and site as pprof shows them, nothing folded
+func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	format := report.JSON
+	if v := q.Get("format"); v != "" {
+		f, err := report.ParseFormat(v)
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, badRequest(err.Error()))
+			return
+		}
+		format = f
+	}
+	opts, err := parseReportOptions(q)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	run, err := s.loadRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	a, findings := s.analyze(run, opts)
+	switch format {
+	case report.JSON:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	case report.Markdown:
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	if err := report.Write(w, format, a, findings); err != nil {
+		s.cfg.Logf("write report of run %s: %v", run.ID, err)
+	}
+}
+
+// handleProfile serves one profile of a run as the .pb.gz it was saved as:
+// GET /api/v1/runs/{id}/profiles/{kind}, kind being cpu, allocs, heap,
+// block, mutex, goroutine_start or goroutine_end, so that
+// "go tool pprof http://HOST/api/v1/runs/ID/profiles/cpu" opens it. 404 when
+// the run or the profile does not exist. No query parameters.
+func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
+	run, err := s.loadRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	kind := r.PathValue("kind")
+	path := run.Path(kind)
+	if path == "" {
+		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(run, kind)))
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		s.fail(w, r, http.StatusNotFound, notFound(fmt.Sprintf("the %s profile of run %s is missing on the server: %v", kind, run.ID, err)))
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", run.ID+"-"+filepath.Base(path)))
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+}
+
+// noProfileMessage says why a run has no profile of a kind.
+func noProfileMessage(run *capture.Run, kind string) string {
+	if pf, ok := run.Lookup(kind); ok && pf.Error != "" {
+		return fmt.Sprintf("run %s has no %s profile: %s", run.ID, kind, pf.Error)
+	}
+	var kinds []string
+	for _, pf := range run.Profiles {
+		if pf.File != "" {
+			kinds = append(kinds, pf.Kind)
+		}
+	}
+	return fmt.Sprintf("run %s has no %s profile; it has %v", run.ID, kind, kinds)
+}
+
+// loadRun reads an indexed run from its directory.
+func (s *Server) loadRun(ctx context.Context, id string) (*capture.Run, error) {
+	pr, err := s.cfg.Store.ProfileRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	run, err := capture.LoadRun(pr.Dir)
+	if err != nil {
+		if _, statErr := os.Stat(pr.Dir); errors.Is(statErr, fs.ErrNotExist) {
+			return nil, notFound(fmt.Sprintf("run %s is indexed, but its directory %s is gone", id, pr.Dir))
+		}
+		return nil, err
+	}
+	return run, nil
+}
+
+// analyze computes a run's analysis and, when the server diagnoses, its
+// findings.
+func (s *Server) analyze(run *capture.Run, opts profiles.Options) (*profiles.Analysis, []report.Finding) {
+	a, _ := profiles.Analyze(run, opts)
+	var findings []report.Finding
+	if s.cfg.Diagnose != nil {
+		findings = s.cfg.Diagnose(a)
+	}
+	return a, findings
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"net/url"
+	"strings"
+
+	"golang.org/x/perf/benchunit"
+)
+
+// The trend chart is drawn on the server as inline SVG: no script, nothing
+// to load, and a page of a thousand commits is one response. Commits are
+// spaced evenly in their order, as on the Go performance dashboard: dates
+// are uneven and would bunch busy days together.
+
+// Chart geometry, in SVG user units; the SVG scales to the page's width.
+const (
+	chartW, chartH              = 1000.0, 320.0
+	chartLeft, chartRight       = 70.0, 10.0
+	chartTop, chartBottom       = 10.0, 40.0
+	chartPlotW, chartPlotH      = chartW - chartLeft - chartRight, chartH - chartTop - chartBottom
+	chartYTicks, chartXLabelMax = 5, 6
+)
+
+// trendChart renders v as an SVG chart: the confidence band, the median
+// line, one point per commit and the change points, each linked to the
+// comparison of its commit with the previous one. link makes that link from
+// the two refs.
+func trendChart(v *seriesView, link func(base, head string) string) template.HTML {
+	n := len(v.Commits)
+	if n == 0 {
+		return ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range v.Commits {
+		for _, y := range []float64{c.Median, deref(c.Lo, c.Median), deref(c.Hi, c.Median)} {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+	}
+	if lo == hi {
+		lo, hi = lo-math.Max(math.Abs(lo)*0.05, 1e-12), hi+math.Max(math.Abs(hi)*0.05, 1e-12)
+	}
+	pad := (hi - lo) * 0.08
+	lo, hi = lo-pad, hi+pad
+	if lo < 0 && v.Commits[0].Median >= 0 {
+		lo = math.Min(0, lo+pad) // metrics are not negative: do not draw below 0
+	}
+	x := func(i int) float64 {
+		if n == 1 {
+			return chartLeft + chartPlotW/2
+		}
+		return chartLeft + chartPlotW*float64(i)/float64(n-1)
+	}
+	y := func(val float64) float64 { return chartTop + chartPlotH*(1-(val-lo)/(hi-lo)) }
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="trend" viewBox="0 0 %g %g" role="img" aria-label="%s over %d commits" xmlns="http://www.w3.org/2000/svg">`,
+		chartW, chartH, template.HTMLEscapeString(v.Name+" "+v.Unit), n)
+
+	// Axes and y ticks.
+	var medians []float64
+	for _, c := range v.Commits {
+		medians = append(medians, c.Median)
+	}
+	scale := benchunit.CommonScale(medians, benchunit.ClassOf(v.Unit))
+	fmt.Fprintf(&b, `<g class="axis">`)
+	for i := 0; i <= chartYTicks; i++ {
+		val := lo + (hi-lo)*float64(i)/chartYTicks
+		yy := y(val)
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
+			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(scale.Format(val)))
+	}
+	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
+	for i := 0; i < n; i += step {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
+			v.Commits[i].Time.Format("2006-01-02"))
+	}
+	b.WriteString(`</g>`)
+
+	// Confidence band: along the upper bounds, back along the lower.
+	b.WriteString(`<path class="band" d="`)
+	for i, c := range v.Commits {
+		cmd := "L"
+		if i == 0 {
+			cmd = "M"
+		}
+		fmt.Fprintf(&b, "%s%.1f %.1f", cmd, x(i), y(deref(c.Hi, c.Median)))
+	}
+	for i := n - 1; i >= 0; i-- {
+		c := v.Commits[i]
+		fmt.Fprintf(&b, "L%.1f %.1f", x(i), y(deref(c.Lo, c.Median)))
+	}
+	b.WriteString(`Z"/>`)
+
+	b.WriteString(`<polyline class="median" points="`)
+	for i, c := range v.Commits {
+		fmt.Fprintf(&b, "%.1f,%.1f ", x(i), y(c.Median))
+	}
+	b.WriteString(`"/>`)
+
+	// Points, then change points on top of them.
+	b.WriteString(`<g class="points">`)
+	for i, c := range v.Commits {
+		if c.Changed {
+			continue
+		}
+		fmt.Fprintf(&b, `<circle class="pt" cx="%.1f" cy="%.1f" r="2.5" data-commit="%s"><title>%s</title></circle>`,
+			x(i), y(c.Median), template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)))
+	}
+	for i, c := range v.Commits {
+		if !c.Changed {
+			continue
+		}
+		class := "change"
+		switch c.Better {
+		case 1:
+			class += " better"
+		case -1:
+			class += " worse"
+		}
+		fmt.Fprintf(&b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
+			template.HTMLEscapeString(link(c.Previous, c.Ref)), class, x(i), y(c.Median),
+			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)+"\nclick to compare with the previous commit"))
+	}
+	b.WriteString(`</g></svg>`)
+	return template.HTML(b.String())
+}
+
+// pointTitle is a point's tooltip.
+func pointTitle(c seriesCommit, scale benchunit.Scaler) string {
+	s := fmt.Sprintf("%s  %s\nmedian %s", shortRef(c.Ref), c.Time.Format("2006-01-02 15:04"), scale.Format(c.Median))
+	if c.Lo != nil && c.Hi != nil {
+		s += fmt.Sprintf("  [%s, %s]", scale.Format(*c.Lo), scale.Format(*c.Hi))
+	}
+	if c.Delta != nil {
+		s += fmt.Sprintf("\n%+.1f%% vs previous", 100**c.Delta)
+		if c.P != nil {
+			s += fmt.Sprintf("  p=%.3f", *c.P)
+		}
+	}
+	return s
+}
+
+func deref(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// compareLink is the comparison page of two commits, keeping the filter.
+func compareLink(base, head string, keep url.Values) string {
+	q := url.Values{"base": {base}, "head": {head}}
+	for _, k := range []string{"branch", "machine"} {
+		if v := keep.Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/compare?" + q.Encode()
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// A commitComparison is benchstat's comparison of two recorded commits.
+type commitComparison struct {
+	Base, Head *store.CommitSamples
+	Cmp        *compare.Comparison
+}
+
+// compareQuery is what a comparison request asks for.
+type compareQuery struct {
+	Base, Head string
+	Filter     store.Filter
+	Alpha      float64
+}
+
+// parseCompareQuery reads base and head (commit refs, required) with the
+// filter parameters and alpha.
+func parseCompareQuery(q url.Values) (compareQuery, error) {
+	cq := compareQuery{Base: strings.TrimSpace(q.Get("base")), Head: strings.TrimSpace(q.Get("head"))}
+	if cq.Base == "" || cq.Head == "" {
+		return cq, badRequest("give two commits: ?base=HASH&head=HASH (a unique prefix of at least 4 characters will do)")
+	}
+	var err error
+	if cq.Filter, err = parseFilter(q); err != nil {
+		return cq, err
+	}
+	if cq.Alpha, err = parseAlpha(q); err != nil {
+		return cq, err
+	}
+	return cq, nil
+}
+
+// parseAlpha reads the U test's significance level, default 0.05.
+func parseAlpha(q url.Values) (float64, error) {
+	v := q.Get("alpha")
+	if v == "" {
+		return 0.05, nil
+	}
+	a, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(a > 0 && a < 1) {
+		return 0, badRequest(fmt.Sprintf("alpha %q: want a number between 0 and 1", v))
+	}
+	return a, nil
+}
+
+// compareCommits compares every benchmark metric the two commits share,
+// exactly as 'perfscope compare' compares two files.
+func (s *Server) compareCommits(ctx context.Context, cq compareQuery) (*commitComparison, error) {
+	base, err := s.cfg.Store.CommitSamples(ctx, cq.Base, cq.Filter)
+	if err != nil {
+		return nil, err
+	}
+	head, err := s.cfg.Store.CommitSamples(ctx, cq.Head, cq.Filter)
+	if err != nil {
+		return nil, err
+	}
+	bl, hl := shortRef(base.Commit.Ref()), shortRef(head.Commit.Ref())
+	if bl == hl {
+		bl, hl = bl+" (base)", hl+" (head)"
+	}
+	var inputs []*compare.Input
+	for _, side := range []struct {
+		label string
+		cs    *store.CommitSamples
+	}{{bl, base}, {hl, head}} {
+		in, err := compare.ReadInput(strings.NewReader(benchText(side.cs)), side.label, side.label)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, in)
+	}
+	cmp, err := compare.Compare(inputs, compare.Options{Alpha: cq.Alpha})
+	if err != nil {
+		return nil, badRequest(err.Error())
+	}
+	return &commitComparison{Base: base, Head: head, Cmp: cmp}, nil
+}
+
+// benchText writes a commit's samples back in Go benchmark format, one
+// line per sample, so they are compared exactly as a file would be.
+// Values are written with every digit, so nothing is rounded on the way.
+func benchText(cs *store.CommitSamples) string {
+	var b strings.Builder
+	pkg := "\x00"
+	for _, ss := range cs.Samples {
+		if ss.Package != pkg {
+			pkg = ss.Package
+			fmt.Fprintf(&b, "pkg: %s\n", pkg)
+		}
+		for _, v := range ss.Values {
+			fmt.Fprintf(&b, "Benchmark%s 1 %s %s\n", ss.Name, strconv.FormatFloat(v, 'g', -1, 64), ss.Unit)
+		}
+	}
+	return b.String()
+}
+
+// shortRef abbreviates a commit ref for labels: 12 hex digits, as git's
+// short hashes in large repositories.
+func shortRef(ref string) string {
+	hash, dirty := strings.CutSuffix(ref, "+dirty")
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	if dirty {
+		hash += "+dirty"
+	}
+	return hash
+}

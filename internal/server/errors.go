@@ -1,0 +1,81 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// An apiError is the JSON body of every failed API request.
+type apiError struct {
+	// Error says what was wrong and, where it helps, what to do.
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
+
+// writeJSON answers with v as indented JSON.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// fail answers with an error: JSON for the API, an HTML page otherwise.
+// Server errors are logged; client errors are the client's to read.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
+	if code >= 500 {
+		s.cfg.Logf("%s %s: %v", r.Method, r.URL.Path, err)
+	}
+	if isAPI(r) {
+		writeJSON(w, code, apiError{Error: err.Error(), Status: code})
+		return
+	}
+	s.pages.errorPage(w, code, err.Error())
+}
+
+// statusOf maps store errors to HTTP status codes: what the client named
+// does not exist (404), or the server failed (500).
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, store.ErrUnknownCommit), errors.Is(err, store.ErrUnknownRun), errors.Is(err, errNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, errBadRequest):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+var (
+	// errNotFound marks errors about things that do not exist.
+	errNotFound = errors.New("not found")
+	// errBadRequest marks errors in what the client sent.
+	errBadRequest = errors.New("bad request")
+)
+
+// clientError is an error whose message is shown as is and whose kind
+// (errNotFound, errBadRequest) sets the status.
+type clientError struct {
+	kind error
+	msg  string
+}
+
+func (e clientError) Error() string        { return e.msg }
+func (e clientError) Is(target error) bool { return target == e.kind }
+
+func notFound(msg string) error   { return clientError{errNotFound, msg} }
+func badRequest(msg string) error { return clientError{errBadRequest, msg} }
+
+// handleAPINotFound answers any /api/ path no endpoint serves.
+func (s *Server) handleAPINotFound(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, http.StatusNotFound, notFound("no API endpoint "+r.Method+" "+r.URL.Path+": see the endpoints listed in 'perfscope serve --help'"))
+}
+
+// pageNotFound answers any page path no route serves.
+func (s *Server) pageNotFound(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, http.StatusNotFound, notFound("There is no page at "+r.URL.Path+"."))
+}

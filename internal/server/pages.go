@@ -1,0 +1,135 @@
+package server
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"time"
+)
+
+//go:embed web
+var webFS embed.FS
+
+// pages renders the dashboard's HTML pages from the embedded templates.
+type pages struct {
+	version string
+	tmpl    map[string]*template.Template // by page name
+	static  http.HandlerFunc
+}
+
+// pageNames are the templates under web/ that are pages; each is
+// rendered inside layout.html.
+var pageNames = []string{"benchmarks", "trend", "compare", "runs", "run", "error"}
+
+func newPages(version string) (*pages, error) {
+	funcs := template.FuncMap{
+		"short": shortRef,
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02 15:04")
+		},
+		"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"signedPct": func(p *float64) string {
+			if p == nil {
+				return ""
+			}
+			return fmt.Sprintf("%+.1f%%", 100**p)
+		},
+		"num": func(f float64) string { return fmt.Sprintf("%.4g", f) },
+		"query": func(kv ...string) template.URL {
+			q := url.Values{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i+1] != "" {
+					q.Set(kv[i], kv[i+1])
+				}
+			}
+			return template.URL(q.Encode())
+		},
+		"pathEscape": url.PathEscape,
+		"deref":      func(p *float64) float64 { return deref(p, 0) },
+	}
+	p := &pages{version: version, tmpl: make(map[string]*template.Template)}
+	layout, err := fs.ReadFile(webFS, "web/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard templates: %w", err)
+	}
+	for _, name := range pageNames {
+		body, err := fs.ReadFile(webFS, "web/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard templates: %w", err)
+		}
+		t, err := template.New("layout").Funcs(funcs).Parse(string(layout))
+		if err == nil {
+			_, err = t.Parse(string(body))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dashboard template %s: %w", name, err)
+		}
+		p.tmpl[name] = t
+	}
+	static, err := fs.Sub(webFS, "web/static")
+	if err != nil {
+		return nil, err
+	}
+	files := http.FileServerFS(static)
+	p.static = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/" + path.Base(r.PathValue("file"))
+		files.ServeHTTP(w, r2)
+	}
+	return p, nil
+}
+
+// pageData is what every page template gets: its own data in Data.
+type pageData struct {
+	Title   string
+	Nav     string // the section highlighted in the menu
+	Version string
+	Elapsed string
+	Data    any
+}
+
+// render writes page name with data. Pages are rendered into a buffer
+// first, so a template error becomes a clean 500 instead of half a page.
+func (p *pages) render(w http.ResponseWriter, code int, name, title, nav string, data any, start time.Time) {
+	var buf bytes.Buffer
+	err := p.tmpl[name].Execute(&buf, pageData{Title: title, Nav: nav, Version: p.version,
+		Elapsed: time.Since(start).Round(time.Millisecond / 10).String(), Data: data})
+	if err != nil {
+		http.Error(w, "render page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// errorPage renders an error as a page, for 404s and other failures of
+// page requests.
+func (p *pages) errorPage(w http.ResponseWriter, code int, msg string) {
+	data := struct {
+		Status int
+		Text   string
+		Msg    string
+	}{code, http.StatusText(code), msg}
+	p.render(w, code, "error", fmt.Sprintf("%d %s", code, http.StatusText(code)), "", data, time.Now())
+}
+
+// exactRegexp is a regular expression matching exactly s, for filters
+// that take patterns but are given one value from a menu.
+func exactRegexp(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "^" + regexp.QuoteMeta(s) + "$"
+}

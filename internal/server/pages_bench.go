@@ -1,0 +1,317 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// pageBenchmarks lists the recorded benchmarks: GET /benchmarks.
+//
+// Query parameters:
+//
+//	branch, machine  benchmarks with results on this branch, host
+//	package          one package (exact import path)
+//	name             regular expression the benchmark name must match
+func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ctx := r.Context()
+	q := r.URL.Query()
+	data := struct {
+		Branch, Machine, Package, Name string
+		Branches, Machines, Packages   []string
+		Benchmarks                     []store.Benchmark
+		Any                            bool
+		Error                          string
+	}{Branch: q.Get("branch"), Machine: q.Get("machine"), Package: q.Get("package"), Name: q.Get("name")}
+	var err error
+	if data.Branches, data.Machines, err = s.branchesAndMachines(ctx); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	all, err := s.cfg.Store.Benchmarks(ctx, store.Filter{Branch: data.Branch, Machine: data.Machine})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	data.Any = len(all) > 0
+	for _, b := range all {
+		if !slices.Contains(data.Packages, b.Package) {
+			data.Packages = append(data.Packages, b.Package)
+		}
+	}
+	data.Benchmarks, err = s.cfg.Store.Benchmarks(ctx, store.Filter{Branch: data.Branch, Machine: data.Machine,
+		Package: exactRegexp(data.Package), Name: data.Name})
+	if err != nil {
+		data.Error = err.Error() // a bad regular expression: say so on the page
+	}
+	for _, b := range data.Benchmarks {
+		slices.SortStableFunc(b.Units, func(x, y string) int { return unitRank(x) - unitRank(y) })
+	}
+	s.pages.render(w, http.StatusOK, "benchmarks", "Benchmarks", "benchmarks", data, start)
+}
+
+// branchesAndMachines lists the branches and hosts with benchmark results,
+// for the filter menus.
+func (s *Server) branchesAndMachines(ctx context.Context) (branches, machines []string, err error) {
+	commits, err := s.cfg.Store.Commits(ctx, store.Filter{Order: store.ByInsertion})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range commits {
+		if c.Branch != "" && !slices.Contains(branches, c.Branch) {
+			branches = append(branches, c.Branch)
+		}
+		for _, m := range c.Machines {
+			if !slices.Contains(machines, m) {
+				machines = append(machines, m)
+			}
+		}
+	}
+	slices.Sort(branches)
+	slices.Sort(machines)
+	return branches, machines, nil
+}
+
+// trendWindows are the choices of how many commits a trend shows.
+var trendWindows = []string{"100", "500", "1000", "all"}
+
+// defaultTrendWindow is how many commits a trend shows unless asked: a
+// chart a thousand pixels wide cannot show more one by one.
+const defaultTrendWindow = "1000"
+
+// trendData is the trend page's data.
+type trendData struct {
+	Package, Name, Unit, Branch, Machine, N string
+	Units, Branches, Machines, Windows      []string
+	Series                                  *seriesView
+	Changes                                 []seriesCommit // newest first
+	Chart                                   template.HTML
+	Confidence                              float64
+	scale                                   benchunit.Scaler
+	keep                                    url.Values
+}
+
+// Fmt formats a value of the series' unit.
+func (d *trendData) Fmt(v float64) string { return d.scale.Format(v) }
+
+// Link is the comparison page of two commits.
+func (d *trendData) Link(base, head string) string { return compareLink(base, head, d.keep) }
+
+// pageTrend shows one benchmark metric over commits: GET /trend. 404 when
+// the metric has no results matching the filter.
+//
+// Query parameters:
+//
+//	package, name  the benchmark (exact)
+//	unit           the metric; default the benchmark's first
+//	branch, machine  runs on this branch, host only
+//	n              the latest n commits (100, 500, 1000 or all; default 1000)
+func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ctx := r.Context()
+	q := r.URL.Query()
+	d := &trendData{Package: q.Get("package"), Name: q.Get("name"), Unit: q.Get("unit"),
+		Branch: q.Get("branch"), Machine: q.Get("machine"), N: q.Get("n"), Windows: trendWindows, keep: q}
+	if d.N == "" {
+		d.N = defaultTrendWindow
+	}
+	limit := 0
+	if d.N != "all" {
+		n, err := strconv.Atoi(d.N)
+		if err != nil || n < 1 {
+			s.fail(w, r, http.StatusBadRequest, badRequest("n "+strconv.Quote(d.N)+": want a number of commits or all"))
+			return
+		}
+		limit = n
+		if !slices.Contains(d.Windows, d.N) {
+			d.Windows = append([]string{d.N}, d.Windows...)
+		}
+	}
+	benches, err := s.cfg.Store.Benchmarks(ctx, store.Filter{Package: exactRegexp(d.Package), Name: exactRegexp(d.Name)})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	if len(benches) == 0 || d.Name == "" {
+		s.fail(w, r, http.StatusNotFound, notFound("No benchmark "+d.Name+" in package "+d.Package+" is recorded."))
+		return
+	}
+	d.Units = benches[0].Units
+	slices.SortStableFunc(d.Units, func(a, b string) int { return unitRank(a) - unitRank(b) })
+	if d.Unit == "" {
+		d.Unit = d.Units[0]
+	}
+	if d.Branches, d.Machines, err = s.branchesAndMachines(ctx); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	sq := seriesQuery{Key: store.SeriesKey{Package: d.Package, Name: d.Name, Unit: d.Unit},
+		Filter: store.Filter{Branch: d.Branch, Machine: d.Machine, Limit: limit}, Alpha: 0.05}
+	d.Series, err = s.series(ctx, sq)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	d.Confidence = 0.95
+	var medians []float64
+	for _, c := range d.Series.Commits {
+		medians = append(medians, c.Median)
+		if c.Changed {
+			d.Changes = append(d.Changes, c)
+		}
+	}
+	slices.Reverse(d.Changes)
+	d.scale = benchunit.CommonScale(medians, benchunit.ClassOf(d.Unit))
+	d.Chart = trendChart(d.Series, d.Link)
+	s.pages.render(w, http.StatusOK, "trend", d.Name+" "+d.Unit, "benchmarks", d, start)
+}
+
+// unitRank orders the units go test reports first, as benchstat does.
+func unitRank(unit string) int {
+	switch unit {
+	case "sec/op":
+		return 0
+	case "B/op":
+		return 1
+	case "allocs/op":
+		return 2
+	}
+	return 3
+}
+
+// A cmpTable is one benchstat table as the compare page shows it.
+type cmpTable struct {
+	Unit, Config         string
+	BaseLabel, HeadLabel string
+	Rows                 []cmpRow
+}
+
+type cmpRow struct {
+	Name, Base, Head, Delta, P string
+	Class                      string // "better", "worse" or ""
+}
+
+// cmpTables turns a comparison of two inputs into rows of text.
+func cmpTables(c *compare.Comparison) []cmpTable {
+	var out []cmpTable
+	for _, t := range c.Tables {
+		if len(t.Cols) != 2 {
+			continue
+		}
+		ct := cmpTable{Unit: t.Unit, BaseLabel: t.ColumnLabel(0), HeadLabel: t.ColumnLabel(1)}
+		for _, kv := range t.Config() {
+			if kv[0] == ".file" {
+				continue
+			}
+			if ct.Config != "" {
+				ct.Config += " "
+			}
+			ct.Config += kv[0] + ": " + kv[1]
+		}
+		better := benchfmt.UnitMetadataMap(nil).GetBetter(t.Unit)
+		for i := range t.Rows {
+			base, head := t.Cell(i, 0), t.Cell(i, 1)
+			var centers []float64
+			for _, c := range []*compare.Cell{base, head} {
+				if c != nil {
+					centers = append(centers, c.Summary.Center)
+				}
+			}
+			scale := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
+			row := cmpRow{Name: t.RowLabel(i), Base: cellText(base, scale), Head: cellText(head, scale)}
+			if head != nil && head.Baseline != nil {
+				row.Delta = head.Delta()
+				row.P = strconv.FormatFloat(head.Comparison.P, 'f', 3, 64)
+				if head.Significant() && better != 0 {
+					up := head.Summary.Center > head.Baseline.Summary.Center
+					if up == (better > 0) {
+						row.Class = "better"
+					} else {
+						row.Class = "worse"
+					}
+				}
+			}
+			ct.Rows = append(ct.Rows, row)
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+func cellText(c *compare.Cell, scale benchunit.Scaler) string {
+	if c == nil {
+		return ""
+	}
+	return scale.Format(c.Summary.Center) + " " + c.Summary.PctRangeString()
+}
+
+// pageCompare compares two commits (benchstat tables) or two runs (side
+// by side, with diff flame graphs): GET /compare.
+//
+// Query parameters:
+//
+//	base, head          two commits (hash or unique prefix)
+//	branch, machine     runs of the commits on this branch, host only
+//	alpha               significance level of the U test (default 0.05)
+//	base_run, head_run  two profiling runs, instead of commits
+func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ctx := r.Context()
+	q := r.URL.Query()
+	data := struct {
+		Base, Head, Branch, Machine, BaseRun, HeadRun string
+		Alpha                                         float64
+		Runs                                          []store.ProfileRun
+		Commits                                       *struct {
+			Base, Head *store.CommitSamples
+			Tables     []cmpTable
+			Text       string
+		}
+		RunCmp *runComparison
+		Error  string
+	}{Base: q.Get("base"), Head: q.Get("head"), Branch: q.Get("branch"), Machine: q.Get("machine"),
+		BaseRun: q.Get("base_run"), HeadRun: q.Get("head_run"), Alpha: 0.05}
+	var err error
+	if data.Runs, err = s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: 200}); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	code := http.StatusOK
+	switch {
+	case data.Base != "" || data.Head != "":
+		cq, err := parseCompareQuery(q)
+		if err == nil {
+			data.Alpha = cq.Alpha
+			var cc *commitComparison
+			if cc, err = s.compareCommits(ctx, cq); err == nil {
+				var text bytes.Buffer
+				_ = cc.Cmp.WriteText(&text)
+				data.Commits = &struct {
+					Base, Head *store.CommitSamples
+					Tables     []cmpTable
+					Text       string
+				}{cc.Base, cc.Head, cmpTables(cc.Cmp), text.String()}
+			}
+		}
+		if err != nil {
+			code, data.Error = statusOf(err), err.Error()
+		}
+	case data.BaseRun != "" || data.HeadRun != "":
+		if data.RunCmp, err = s.compareRuns(ctx, data.BaseRun, data.HeadRun); err != nil {
+			code, data.Error = statusOf(err), err.Error()
+		}
+	}
+	s.pages.render(w, code, "compare", "Compare", "compare", data, start)
+}

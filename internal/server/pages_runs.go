@@ -1,0 +1,218 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// pageRuns lists the profiling runs, newest first: GET /runs.
+//
+// Query parameters:
+//
+//	limit  the latest N runs (default 200, 0 for all)
+func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	f := store.Filter{Limit: 200}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.fail(w, r, http.StatusBadRequest, badRequest("limit "+strconv.Quote(v)+": want a number of runs, 0 for all"))
+			return
+		}
+		f.Limit = n
+	}
+	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", struct{ Runs []store.ProfileRun }{runs}, start)
+}
+
+// parseReportOptions reads the report options route, top and all.
+func parseReportOptions(q url.Values) (profiles.Options, error) {
+	opts := profiles.Options{Route: q.Get("route")}
+	if v := q.Get("top"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return opts, badRequest(fmt.Sprintf("top %q: want a number of rows, 1 or more", v))
+		}
+		opts.Top = n
+	}
+	if v := q.Get("all"); v != "" {
+		all, err := strconv.ParseBool(v)
+		if err != nil {
+			return opts, badRequest(fmt.Sprintf("all %q: want true or false", v))
+		}
+		opts.All = all
+	}
+	return opts, nil
+}
+
+// pageRun shows one profiling run: its load results, findings, profiles
+// (each opening in pprof's web UI), CPU by route and the full report:
+// GET /runs/{id}. 404 for an unknown id.
+//
+// Query parameters:
+//
+//	route, top, all  as for /api/v1/runs/{id}/report
+func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ctx := r.Context()
+	opts, err := parseReportOptions(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	run, err := s.loadRun(ctx, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	a, findings := s.analyze(run, opts)
+	var text bytes.Buffer
+	if err := report.Write(&text, report.Text, a, findings); err != nil {
+		fmt.Fprintf(&text, "\n(report incomplete: %v)", err)
+	}
+	others, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: 50})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	for i := 0; i < len(others); i++ {
+		if others[i].ID == run.ID {
+			others = append(others[:i], others[i+1:]...)
+			break
+		}
+	}
+	data := struct {
+		Run      *capture.Run
+		Findings []report.Finding
+		Routes   []profiles.RouteShare
+		Others   []store.ProfileRun
+		Report   string
+	}{run, findings, a.Routes, others, text.String()}
+	s.pages.render(w, http.StatusOK, "run", "Run "+run.ID, "runs", data, start)
+}
+
+// pageRunPprof serves pprof's web UI for one profile of a run:
+// GET /runs/{id}/pprof/{kind}/{view}, view being flamegraph, top, graph,
+// peek, source, disasm or download, with pprof's own query parameters
+// (si, focus, ignore, hide, show, ...). 404 when the run or the profile
+// does not exist.
+func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
+	id, kind, view := r.PathValue("id"), r.PathValue("kind"), r.PathValue("view")
+	run, err := s.loadRun(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	if !run.Has(kind) {
+		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(run, kind)))
+		return
+	}
+	handlers, err := s.pprof.handlers("run\x00"+run.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
+		p, err := run.Open(kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cleanForPprof(p), nil, nil
+	})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	prefix := "/runs/" + url.PathEscape(run.ID) + "/pprof/" + url.PathEscape(kind)
+	if !serveUI(w, r, handlers, prefix, view) {
+		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
+	}
+}
+
+// pageDiffPprof serves pprof's web UI for the difference of one profile
+// kind between two runs, head minus base as pprof -diff_base shows it:
+// GET /diff/{base}/{head}/{kind}/{view}, with the views and parameters of
+// pageRunPprof.
+func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
+	kind, view := r.PathValue("kind"), r.PathValue("view")
+	base, err := s.loadRun(r.Context(), r.PathValue("base"))
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	head, err := s.loadRun(r.Context(), r.PathValue("head"))
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	for _, run := range []*capture.Run{base, head} {
+		if !run.Has(kind) {
+			s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(run, kind)))
+			return
+		}
+	}
+	handlers, err := s.pprof.handlers("diff\x00"+base.ID+"\x00"+head.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
+		hp, err := head.Open(kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		bp, err := base.Open(kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cleanForPprof(hp), cleanForPprof(bp), nil
+	})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	prefix := "/diff/" + url.PathEscape(base.ID) + "/" + url.PathEscape(head.ID) + "/" + url.PathEscape(kind)
+	if !serveUI(w, r, handlers, prefix, view) {
+		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
+	}
+}
+
+// runComparison is two runs side by side.
+type runComparison struct {
+	Text  string
+	Kinds []string // profile kinds both runs have, for diff flame graphs
+}
+
+// compareRuns puts two runs side by side as 'perfscope demo' does.
+func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runComparison, error) {
+	if baseID == "" || headID == "" {
+		return nil, badRequest("choose two runs to compare")
+	}
+	base, err := s.loadRun(ctx, baseID)
+	if err != nil {
+		return nil, err
+	}
+	head, err := s.loadRun(ctx, headID)
+	if err != nil {
+		return nil, err
+	}
+	ba, _ := profiles.Analyze(base, profiles.Options{})
+	ha, _ := profiles.Analyze(head, profiles.Options{})
+	var text bytes.Buffer
+	if err := report.WriteComparison(&text, report.Text, profiles.Compare(base.ID, ba, head.ID, ha)); err != nil {
+		return nil, err
+	}
+	rc := &runComparison{Text: text.String()}
+	for _, pf := range head.Profiles {
+		if pf.File != "" && base.Has(pf.Kind) {
+			rc.Kinds = append(rc.Kinds, pf.Kind)
+		}
+	}
+	return rc, nil
+}

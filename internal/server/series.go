@@ -1,0 +1,240 @@
+package server
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// A seriesView is one benchmark metric's history as the API returns it and
+// the trend page draws it: per commit the median with its confidence
+// interval, and the commits where the metric changed. Its field names match
+// 'perfscope history --format json'.
+type seriesView struct {
+	Package string `json:"package"`
+	Name    string `json:"name"`
+	Unit    string `json:"unit"`
+	// Noise is the typical relative change of the median between
+	// adjacent commits (0.02 is 2%); Threshold the smallest change that
+	// is marked. Both null when there are too few commits to know.
+	Noise     *float64       `json:"noise"`
+	Threshold *float64       `json:"threshold"`
+	Machines  []string       `json:"machines"`
+	Warnings  []string       `json:"warnings,omitempty"`
+	Commits   []seriesCommit `json:"commits"`
+}
+
+// A seriesCommit is one commit of a series. Delta and P compare it with the
+// previous commit (null for the first); Better is 1 for an improvement, -1
+// for a regression, 0 otherwise.
+type seriesCommit struct {
+	Commit     string    `json:"commit"`
+	Dirty      bool      `json:"dirty"`
+	Ref        string    `json:"ref"` // the commit as other endpoints take it
+	Branch     string    `json:"branch"`
+	Time       time.Time `json:"time"`
+	Runs       int       `json:"runs"`
+	N          int       `json:"n"`
+	Median     float64   `json:"median"`
+	Lo         *float64  `json:"lo"`
+	Hi         *float64  `json:"hi"`
+	Confidence float64   `json:"confidence"`
+	Delta      *float64  `json:"delta"`
+	P          *float64  `json:"p"`
+	Changed    bool      `json:"changed"`
+	Better     int       `json:"better"`
+	// Previous is the ref of the commit before, what a change is
+	// compared with; "" for the first.
+	Previous string `json:"previous,omitempty"`
+}
+
+// newSeriesView runs change detection over one metric's points.
+func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts compare.HistoryOptions) *seriesView {
+	hp := make([]compare.HistoryPoint, 0, len(points))
+	byRef := make(map[string]*store.SeriesPoint, len(points))
+	v := &seriesView{Package: key.Package, Name: key.Name, Unit: key.Unit, Commits: []seriesCommit{}}
+	for i := range points {
+		p := &points[i]
+		hp = append(hp, compare.HistoryPoint{Commit: p.Ref(), Time: p.Time, Values: p.Values})
+		byRef[p.Ref()] = p
+		for _, m := range p.Machines {
+			if !slices.Contains(v.Machines, m) {
+				v.Machines = append(v.Machines, m)
+			}
+		}
+	}
+	h := compare.DetectChanges(key.Unit, hp, opts)
+	v.Noise, v.Threshold = finiteOrNil(h.Noise), finiteOrNil(h.Threshold)
+	if len(v.Machines) > 1 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("results of %d machines (%s) are mixed: choose one machine", len(v.Machines), strings.Join(v.Machines, ", ")))
+	}
+	for _, w := range h.Warnings {
+		v.Warnings = append(v.Warnings, w.Error())
+	}
+	prev := ""
+	for _, c := range h.Commits {
+		p := byRef[c.Commit]
+		sc := seriesCommit{
+			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Time: c.Time, Runs: p.Runs, N: c.N,
+			Median: c.Summary.Center, Lo: finiteOrNil(c.Summary.Lo), Hi: finiteOrNil(c.Summary.Hi),
+			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better, Previous: prev,
+		}
+		if c.Compared {
+			sc.Delta, sc.P = finiteOrNil(c.Delta), finiteOrNil(c.P)
+		}
+		v.Commits = append(v.Commits, sc)
+		prev = c.Commit
+	}
+	return v
+}
+
+// finiteOrNil maps NaN and ±Inf, which JSON cannot carry, to null.
+func finiteOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// seriesQuery is what a series request asks for.
+type seriesQuery struct {
+	Key    store.SeriesKey
+	Filter store.Filter
+	Alpha  float64
+}
+
+func (q seriesQuery) cacheKey() string {
+	f := q.Filter
+	return strings.Join([]string{q.Key.Package, q.Key.Name, q.Key.Unit, f.Branch, f.Machine,
+		strconv.FormatInt(f.Since.UnixNano(), 10), strconv.Itoa(f.Limit), strconv.Itoa(int(f.Order)),
+		strconv.FormatFloat(q.Alpha, 'g', -1, 64)}, "\x00")
+}
+
+// parseFilter reads the filter parameters shared by the read endpoints and
+// pages: branch, machine, package and name (regular expressions), unit,
+// since (RFC 3339, a date or Unix seconds), limit (the latest N commits or
+// runs) and order ("commit", the default, or "insertion").
+func parseFilter(q url.Values) (store.Filter, error) {
+	f := store.Filter{
+		Branch: q.Get("branch"), Machine: q.Get("machine"),
+		Package: q.Get("package"), Name: q.Get("name"), Unit: q.Get("unit"),
+	}
+	if v := q.Get("since"); v != "" {
+		if t, err := time.Parse(time.DateOnly, v); err == nil {
+			f.Since = t
+		} else if t, err := parseTimeParam(q, "since"); err == nil {
+			f.Since = t
+		} else {
+			return f, err
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, badRequest(fmt.Sprintf("limit %q: want a number of commits, 0 for all", v))
+		}
+		f.Limit = n
+	}
+	switch q.Get("order") {
+	case "", "commit":
+	case "insertion":
+		f.Order = store.ByInsertion
+	default:
+		return f, badRequest(fmt.Sprintf("order %q: want commit or insertion", q.Get("order")))
+	}
+	return f, nil
+}
+
+// seriesCache keeps the latest analyses. Change detection over thousands of
+// commits costs tens of milliseconds, mostly U tests; an entry is reused
+// while the store's version says no benchmark run was added since.
+type seriesCache struct {
+	mu      sync.Mutex
+	max     int
+	order   *list.List // of *seriesEntry, most recent first
+	entries map[string]*list.Element
+}
+
+type seriesEntry struct {
+	key     string
+	version int64
+	view    *seriesView
+}
+
+func newSeriesCache(max int) *seriesCache {
+	return &seriesCache{max: max, order: list.New(), entries: make(map[string]*list.Element)}
+}
+
+func (c *seriesCache) get(key string, version int64) *seriesView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*seriesEntry)
+	if e.version != version {
+		c.order.Remove(el)
+		delete(c.entries, key)
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return e.view
+}
+
+func (c *seriesCache) put(key string, version int64, v *seriesView) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.order.Remove(el)
+	}
+	c.entries[key] = c.order.PushFront(&seriesEntry{key, version, v})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.entries, last.Value.(*seriesEntry).key)
+	}
+}
+
+// invalidate drops every entry; the version check would drop them one by
+// one, this frees their memory at once after an upload.
+func (c *seriesCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	clear(c.entries)
+}
+
+// series answers a series query, from the cache when nothing changed. A
+// metric with no samples matching the filter is an error wrapping
+// errNotFound.
+func (s *Server) series(ctx context.Context, q seriesQuery) (*seriesView, error) {
+	version, err := s.cfg.Store.BenchVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ck := q.cacheKey()
+	if v := s.cache.get(ck, version); v != nil {
+		return v, nil
+	}
+	points, err := s.cfg.Store.Series(ctx, q.Key, q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if len(points) == 0 {
+		return nil, notFound(fmt.Sprintf("no results of %s %s in %s match the filter", q.Key.Name, q.Key.Unit, q.Key.Package))
+	}
+	v := newSeriesView(q.Key, points, compare.HistoryOptions{Alpha: q.Alpha})
+	s.cache.put(ck, version, v)
+	return v, nil
+}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxUpload bounds one upload's body. A profiling run of six
+	// profiles is a few MiB; a benchmark file of 200 benchmarks × 10
+	// samples is under 1 MiB.
+	DefaultMaxUpload = 64 << 20
+	// DefaultRequestTimeout bounds the work of one request.
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+// A Backend is the store the server reads and writes: the Store interface
+// with the token and lookup methods the server needs. The stores that
+// store.Open returns implement it.
+type Backend interface {
+	store.Store
+	store.TokenStore
+	store.RunLookup
+}
+
+// Config configures a Server. Zero values mean the documented defaults.
+type Config struct {
+	// Store holds benchmark history, the index of profiling runs and the
+	// API tokens.
+	Store Backend
+	// DataDir is where uploaded profiling runs are kept, one directory
+	// per run. Required.
+	DataDir string
+	// PublicRead lets clients that are not on loopback read without a
+	// token. Writes always need one.
+	PublicRead bool
+	// MaxUpload bounds an upload's body in bytes; larger uploads get 413.
+	// Default DefaultMaxUpload.
+	MaxUpload int64
+	// RequestTimeout bounds each request's work; default
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// Diagnose, when set, adds findings to a run's report.
+	Diagnose func(*profiles.Analysis) []report.Finding
+	// Version is perfscope's version, shown in page footers.
+	Version string
+	// Logf receives one line per failed request and server event; nil
+	// discards them.
+	Logf func(format string, args ...any)
+}
+
+// A Server serves the API and the dashboard. Create it with New.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	metrics *metrics
+	cache   *seriesCache
+	pprof   *pprofUIs
+	pages   *pages
+	// runMu serialises the check-move-index of run uploads, so two
+	// uploads of the same id cannot both pass the check.
+	runMu sync.Mutex
+}
+
+// New checks cfg, creates the data directory and returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("server: no data directory for uploaded runs")
+	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", cfg.DataDir, err)
+	}
+	cfg.DataDir = abs
+	// Uploads cut short by a previous crash were never acknowledged.
+	incoming := filepath.Join(cfg.DataDir, incomingDir)
+	if err := os.RemoveAll(incoming); err != nil {
+		return nil, fmt.Errorf("clean %s: %w", incoming, err)
+	}
+	if err := os.MkdirAll(incoming, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	pg, err := newPages(cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		mux:     http.NewServeMux(),
+		metrics: newMetrics(),
+		cache:   newSeriesCache(256),
+		pprof:   newPprofUIs(16),
+		pages:   pg,
+	}
+	s.routes()
+	return s, nil
+}
+
+// routes registers every endpoint. Each handler's doc comment lists its
+// query parameters.
+func (s *Server) routes() {
+	read, write := s.readAccess, s.writeAccess
+	api := func(pattern string, access func(http.Handler) http.Handler, h http.HandlerFunc) {
+		s.mux.Handle(pattern, access(h))
+	}
+	api("POST /api/v1/bench", write, s.handleUploadBench)
+	api("POST /api/v1/runs", write, s.handleUploadRun)
+	api("GET /api/v1/commits", read, s.handleCommits)
+	api("GET /api/v1/commits/{ref}", read, s.handleCommit)
+	api("GET /api/v1/benchmarks", read, s.handleBenchmarks)
+	api("GET /api/v1/series", read, s.handleSeries)
+	api("GET /api/v1/compare", read, s.handleCompare)
+	api("GET /api/v1/runs", read, s.handleRuns)
+	api("GET /api/v1/runs/{id}", read, s.handleRun)
+	api("GET /api/v1/runs/{id}/report", read, s.handleRunReport)
+	api("GET /api/v1/runs/{id}/profiles/{kind}", read, s.handleProfile)
+	api("/api/", read, s.handleAPINotFound)
+
+	s.mux.HandleFunc("GET /metrics", s.metrics.serve)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+
+	page := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, read(h)) }
+	page("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/benchmarks", http.StatusFound)
+	})
+	page("GET /benchmarks", s.pageBenchmarks)
+	page("GET /trend", s.pageTrend)
+	page("GET /compare", s.pageCompare)
+	page("GET /runs", s.pageRuns)
+	page("GET /runs/{id}", s.pageRun)
+	page("GET /runs/{id}/pprof/{kind}", s.pageRunPprof)
+	page("GET /runs/{id}/pprof/{kind}/{view...}", s.pageRunPprof)
+	page("GET /diff/{base}/{head}/{kind}", s.pageDiffPprof)
+	page("GET /diff/{base}/{head}/{kind}/{view...}", s.pageDiffPprof)
+	page("GET /static/{file}", s.pages.static)
+	page("/", s.pageNotFound)
+}
+
+// Handler returns the server's handler: every route, with metrics, request
+// timeouts and panic recovery around it.
+func (s *Server) Handler() http.Handler {
+	return s.instrument(s.mux)
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully: requests
+// in flight, uploads included, are given a few seconds to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// Uploads are read within the request timeout plus the
+		// time a slow CI link needs for the largest body.
+		ReadTimeout:  s.cfg.RequestTimeout + 2*time.Minute,
+		WriteTimeout: s.cfg.RequestTimeout + 30*time.Second,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     nil,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil {
+		hs.Close()
+		return fmt.Errorf("shut down: %w", err)
+	}
+	<-errc
+	return nil
+}
