@@ -75,8 +75,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to serve the API on; port 0 picks a free port")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", expose.DefaultAddr, "address to serve /debug/pprof/ on, separate from the API; empty disables; not loopback requires PPROF_TOKEN")
 	fs.BoolVar(&c.noExpose, "no-expose", false, "serve no profiles and skip the route-labelling middleware (to measure their cost)")
-	fs.IntVar(&c.blockRate, "block-profile-rate", expose.DefaultBlockProfileRate, "block profile rate in nanoseconds (see runtime.SetBlockProfileRate); -1 leaves block profiling off")
-	fs.IntVar(&c.mutexFrac, "mutex-profile-fraction", expose.DefaultMutexProfileFraction, "record one in this many mutex contention events (see runtime.SetMutexProfileFraction); -1 leaves mutex profiling off")
+	fs.IntVar(&c.blockRate, "block-profile-rate", expose.DefaultBlockProfileRate, "block profile rate in nanoseconds (see runtime.SetBlockProfileRate); 0 leaves block profiling off")
+	fs.IntVar(&c.mutexFrac, "mutex-profile-fraction", expose.DefaultMutexProfileFraction, "record one in this many mutex contention events (see runtime.SetMutexProfileFraction); 0 leaves mutex profiling off")
 	fs.StringVar(&c.statsd, "statsd", "127.0.0.1:8125", "StatsD address (UDP) to send request metrics to; empty disables")
 	fs.StringVar(&c.prefix, "statsd-prefix", "leftpad", "prefix of the StatsD metric names")
 	fs.StringVar(&c.logFile, "log", filepath.Join(os.TempDir(), "leftpad-access.log"), "access log file (appended to)")
@@ -141,11 +141,19 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 	if !c.noExpose {
 		handler = expose.Middleware(handler)
 		if c.pprofAddr != "" {
+			// For expose, 0 means its default and a negative value "leave
+			// alone"; on the command line 0 means off, as in the runtime.
+			off := func(v int) int {
+				if v == 0 {
+					return -1
+				}
+				return v
+			}
 			prof, err := expose.Start(ctx, expose.Options{
 				Addr:                 c.pprofAddr,
 				Token:                os.Getenv("PPROF_TOKEN"),
-				BlockProfileRate:     c.blockRate,
-				MutexProfileFraction: c.mutexFrac,
+				BlockProfileRate:     off(c.blockRate),
+				MutexProfileFraction: off(c.mutexFrac),
 			})
 			if errors.Is(err, expose.ErrAuthRequired) {
 				return fmt.Errorf("--pprof-addr %s is not a loopback address: set PPROF_TOKEN (at least 16 characters) to require it as a bearer token", c.pprofAddr)
