@@ -1,0 +1,161 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A Resource is what a finding's severity is a share of.
+type Resource string
+
+// Resources, also their JSON values.
+const (
+	CPU          Resource = "cpu"           // CPU time of the CPU profile
+	AllocObjects Resource = "alloc_objects" // objects allocated during the window
+	AllocBytes   Resource = "alloc_bytes"   // bytes allocated during the window
+	BlockDelay   Resource = "block_delay"   // time goroutines spent blocked
+	MutexDelay   Resource = "mutex_delay"   // time goroutines waited for contended locks
+	Goroutines   Resource = "goroutines"    // goroutines alive at the end of the window
+	// Idle is the share of the target's available CPU it left unused.
+	Idle Resource = "idle"
+)
+
+// A Finding is one diagnosed problem.
+type Finding struct {
+	// Rule is the id of the rule that found it; Explain(Rule) says more.
+	Rule  string `json:"rule"`
+	Title string `json:"title"`
+	// Severity is the share of Resource the problem accounts for, from 0
+	// to 1: findings are ranked by it.
+	Severity float64  `json:"severity"`
+	Resource Resource `json:"resource"`
+	// Summary says what was found, with the numbers, in a sentence or two.
+	Summary  string     `json:"summary"`
+	Evidence []Evidence `json:"evidence"`
+	Fix      Fix        `json:"fix"`
+	// Notes are caveats: what could not be checked and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Evidence is one place in the code that a finding rests on.
+type Evidence struct {
+	Function string `json:"function"`
+	File     string `json:"file,omitempty"`
+	Line     int64  `json:"line,omitempty"`
+	// Call is the costly call made at this line, as profiled:
+	// runtime.concatstring2, fmt.Sprintf, os.(*File).Write, ...
+	Call string `json:"call,omitempty"`
+	// Source is the text of the line, when the source was found.
+	Source string `json:"source,omitempty"`
+	// Measures are the line's numbers, most telling first.
+	Measures []Measure `json:"measures"`
+	// Compiler holds the compiler's reasons for this line's allocations,
+	// from the escape index, in plain language.
+	Compiler []string `json:"compiler,omitempty"`
+	// Stack is a goroutine stack, innermost first, for findings about
+	// goroutines.
+	Stack []string `json:"stack,omitempty"`
+	// Detail is anything else worth showing, such as a goroutine count
+	// going from 4 to 412.
+	Detail string `json:"detail,omitempty"`
+
+	// start is the function's first line, to check the source against.
+	start int64
+}
+
+// A Measure is one number of a piece of evidence.
+type Measure struct {
+	Resource Resource `json:"resource"`
+	// Value is in Unit: nanoseconds, count, bytes or goroutines.
+	Value int64  `json:"value"`
+	Unit  string `json:"unit"`
+	// Share is Value over the profile's total, from 0 to 1.
+	Share float64 `json:"share"`
+}
+
+// A Fix is what usually solves the problem.
+type Fix struct {
+	Summary string `json:"summary"`
+	// Example is a short before/after in Go.
+	Example string `json:"example,omitempty"`
+}
+
+// Where is the evidence's location as "file:line".
+func (e Evidence) Where() string {
+	switch {
+	case e.File == "":
+		return ""
+	case e.Line == 0:
+		return e.File
+	}
+	return fmt.Sprintf("%s:%d", e.File, e.Line)
+}
+
+// String formats a measure for people: "12.3% of CPU (1.23s)".
+func (m Measure) String() string {
+	return fmt.Sprintf("%s of %s (%s)", Percent(m.Share), m.Resource.Noun(), FormatValue(m.Value, m.Unit))
+}
+
+// Noun is how a sentence names the resource: "CPU", "allocated objects".
+func (r Resource) Noun() string {
+	switch r {
+	case CPU:
+		return "CPU"
+	case AllocObjects:
+		return "allocated objects"
+	case AllocBytes:
+		return "allocated bytes"
+	case BlockDelay:
+		return "blocked time"
+	case MutexDelay:
+		return "lock wait time"
+	case Goroutines:
+		return "goroutines"
+	case Idle:
+		return "available CPU unused"
+	}
+	return string(r)
+}
+
+// Percent formats a share as a percentage with one decimal, or more
+// digits for small shares so they do not read as 0.
+func Percent(share float64) string {
+	p := share * 100
+	switch {
+	case p == 0:
+		return "0%"
+	case p < 0.1:
+		return fmt.Sprintf("%.2f%%", p)
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+// FormatValue formats a profile value in its unit.
+func FormatValue(v int64, unit string) string {
+	f := float64(v)
+	switch unit {
+	case "nanoseconds":
+		switch {
+		case f >= 1e9:
+			return fmt.Sprintf("%.2fs", f/1e9)
+		case f >= 1e6:
+			return fmt.Sprintf("%.1fms", f/1e6)
+		case f >= 1e3:
+			return fmt.Sprintf("%.1fµs", f/1e3)
+		}
+		return fmt.Sprintf("%dns", v)
+	case "bytes":
+		for _, u := range []struct {
+			n    float64
+			name string
+		}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+			if f >= u.n {
+				return fmt.Sprintf("%.1f%s", f/u.n, u.name)
+			}
+		}
+		return fmt.Sprintf("%dB", v)
+	case "count", "":
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%d %s", v, strings.TrimSuffix(unit, "s")+"s")
+}

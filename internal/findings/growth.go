@@ -1,0 +1,111 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// Thresholds of the growth rule, for the growing appends and map
+// assignments of one function.
+const (
+	growthCPU     = 0.05
+	growthObjects = 0.10
+	growthBytes   = 0.10
+)
+
+// growthFuncs grow a slice (runtime.growslice, behind append) or a map
+// (the Swiss-table maps of Go 1.24 and later, and the older hash maps).
+var growthFuncs = matcher{
+	"runtime.growslice",
+	"internal/runtime/maps.(*table).rehash", "internal/runtime/maps.(*table).grow",
+	"internal/runtime/maps.(*table).split", "internal/runtime/maps.(*Map).growToSmall",
+	"internal/runtime/maps.(*Map).growToTable",
+	"runtime.hashGrow", "runtime.growWork*", "runtime.evacuate*",
+}
+
+// growthWrappers are library calls that grow a buffer on the user's
+// behalf when it was not sized up front.
+var growthWrappers = matcher{"strings.(*Builder).*", "bytes.(*Buffer).*", "bytes.growSlice", "slices.Grow*", "slices.Insert*", "slices.AppendSeq*", "slices.Collect*"}
+
+func growthRule() Rule {
+	return Rule{
+		ID:        "growth",
+		Title:     "Slices and maps grown without preallocation",
+		Summary:   "append and map assignment regrow and copy a slice or map that could be sized up front",
+		Resources: []Resource{CPU, AllocObjects, AllocBytes},
+		Explanation: fmt.Sprintf(`
+A slice that starts empty and is appended to n times is reallocated and copied
+about log2(n) times, each time to a larger array; a map that starts small is
+rehashed into larger tables as it fills. When the final size is known, or can
+be estimated, sizing it up front makes that one allocation.
+
+The rule charges CPU samples in runtime.growslice and in map growth (table
+rehash and split, growToTable) to the line of your code that appended or
+assigned, directly or through strings.Builder, bytes.Buffer or slices.Grow,
+together with the objects and bytes that line allocates itself. It fires when
+one function's growing lines take at least %s of CPU, %s of allocated objects
+or %s of allocated bytes.`,
+			Percent(growthCPU), Percent(growthObjects), Percent(growthBytes)),
+		Fix: Fix{
+			Summary: "Give make a capacity (slices) or a size hint (maps) when the size is known or can be estimated; Grow a strings.Builder or bytes.Buffer first; reuse the slice across calls with s[:0].",
+			Example: `// before
+var ids []int
+index := map[int]int{}
+
+// after
+ids := make([]int, 0, n)
+index := make(map[int]int, n)`,
+		},
+		check: checkGrowth,
+	}
+}
+
+func checkGrowth(e *env, r *Rule) []Finding {
+	between := func(f frame) bool { return f.class == profiles.Runtime || growthWrappers.match(f.fn) }
+	cpu := e.callers(CPU, callerQuery{match: growthFuncs.match, between: between})
+	objects, bytes := e.leafLines(AllocObjects), e.leafLines(AllocBytes)
+	// Growth inside a Builder or Buffer allocates below the user's line,
+	// in the library's frames.
+	wrapped := callerQuery{match: growthWrappers.match, between: func(f frame) bool { return growthWrappers.match(f.fn) }}
+	for k, s := range e.callers(AllocObjects, wrapped) {
+		objects[k] = s
+	}
+	for k, s := range e.callers(AllocBytes, wrapped) {
+		bytes[k] = s
+	}
+	keep := func(ss sites) sites {
+		out := sites{}
+		for k, s := range ss {
+			if cpu[k] != nil {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	order := []Resource{CPU, AllocObjects, AllocBytes}
+	ls := lines(map[Resource]sites{CPU: cpu, AllocObjects: keep(objects), AllocBytes: keep(bytes)}, order...)
+	var out []Finding
+	for _, g := range e.groups(ls, order, atLeast(map[Resource]float64{CPU: growthCPU, AllocObjects: growthObjects, AllocBytes: growthBytes})) {
+		sev, res := g.top(order)
+		var evs []Evidence
+		var what []string
+		for _, l := range g.lines {
+			ev := e.evidence(l, order)
+			kind := "a slice"
+			if strings.Contains(l.matched, "maps.") || strings.Contains(l.matched, "hashGrow") || strings.Contains(l.matched, "evacuate") {
+				kind = "a map"
+			}
+			ev.Call = l.matched
+			ev.Detail = "grows " + kind + " (" + l.matched + ")"
+			if !contains(what, kind) {
+				what = append(what, kind)
+			}
+			evs = append(evs, ev)
+		}
+		summary := fmt.Sprintf("%s grows %s element by element: %s.", g.fn, strings.Join(what, " and "), shareText(g, order))
+		out = append(out, r.finding(sev, res, summary, evs))
+	}
+	return out
+}

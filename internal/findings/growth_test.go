@@ -1,0 +1,7 @@
+package findings
+
+import "testing"
+
+func TestGrowth(t *testing.T) {
+	checkRule(t, "growth", "growth", nil)
+}

@@ -1,0 +1,104 @@
+package findings
+
+import (
+	"fmt"
+)
+
+// Thresholds of the not-bottleneck rule.
+const (
+	// idleUsedShare: the target kept busy less than this share of the
+	// cores it could use.
+	idleUsedShare = 0.05
+	// idleCores is the absolute bound used when the available cores are
+	// unknown: a tenth of one core.
+	idleCores = 0.1
+	// syscallShare: system calls and the network poller took at least
+	// this share of CPU.
+	syscallShare = 0.60
+)
+
+// syscallFuncs are the system call entry points and the network poller.
+var syscallFuncs = matcher{
+	"syscall.Syscall*", "syscall.RawSyscall*", "syscall.syscall*", "syscall.rawsyscall*",
+	"internal/runtime/syscall.Syscall6", "internal/runtime/syscall/linux.Syscall6", "runtime/internal/syscall.Syscall6",
+	"runtime.netpoll", "runtime.epollwait", "runtime.kevent", "runtime.write1", "runtime.read",
+}
+
+func idleRule() Rule {
+	return Rule{
+		ID:        "not-bottleneck",
+		Title:     "The profile does not show a busy service",
+		Summary:   "the target used little of its CPU, or mostly ran system calls: its profile is mostly noise",
+		Resources: []Resource{Idle, CPU},
+		Explanation: fmt.Sprintf(`
+A CPU profile shows where a program spends the CPU it uses. When it uses
+little (the load was too light, or requests wait on a database, a downstream
+service or the network), the profile holds few samples and its hottest
+functions are noise: optimizing them will not change throughput or latency.
+When most of the CPU goes into system calls and the network poller, the
+service mostly moves bytes: the kernel, the network or the client is the
+limit, not its code.
+
+The rule fires when the target kept busy less than %s of the cores it could
+use (when the available cores are known; otherwise less than %.2f of a core),
+or when system calls and the network poller take at least %s of CPU. Look at
+latency and the load generator instead: raise the load (more connections, a
+higher rate), profile the dependency, or look at the block profile for what
+requests wait on.`, Percent(idleUsedShare), idleCores, Percent(syscallShare)),
+		Fix: Fix{
+			Summary: "Make the service the bottleneck before optimizing its code: raise the load until its CPU is busy or its latency rises, or find what requests wait on (block profile, traces of the dependency).",
+			Example: `# more load: more connections for longer
+perfscope profile -c 64 -d 30s http://127.0.0.1:8080/
+
+# what requests wait on
+perfscope report --format text RUN   # see the block section`,
+		},
+		check: checkIdle,
+	}
+}
+
+func checkIdle(e *env, r *Rule) []Finding {
+	pr, vi := e.resource(CPU)
+	if pr == nil {
+		return nil
+	}
+	total := pr.total(vi)
+	seconds := 0.0
+	if e.a.CPU != nil && e.a.CPU.Seconds > 0 {
+		seconds = e.a.CPU.Seconds
+	} else if pr.p.DurationNanos > 0 {
+		seconds = float64(pr.p.DurationNanos) / 1e9
+	}
+	var out []Finding
+	if seconds > 0 {
+		used := float64(total) / 1e9 / seconds
+		avail := e.opts.AvailableCores
+		low := (avail > 0 && used < idleUsedShare*avail) || (avail <= 0 && used < idleCores)
+		if low {
+			ev := Evidence{
+				Function: "(whole profile)",
+				Measures: []Measure{{Resource: CPU, Value: total, Unit: "nanoseconds", Share: 1}},
+				Detail:   fmt.Sprintf("%.2f cores busy on average over %.1fs", used, seconds),
+			}
+			var summary string
+			sev := 1.0
+			if avail > 0 {
+				sev = 1 - used/avail
+				ev.Detail += fmt.Sprintf(" of %.0f available", avail)
+				summary = fmt.Sprintf("The target kept %.2f of its %.0f cores busy (%s): the load was too light or requests wait on something else, so this CPU profile is mostly noise.",
+					used, avail, Percent(used/avail))
+			} else {
+				summary = fmt.Sprintf("The target kept only %.2f cores busy: the load was too light or requests wait on something else, so this CPU profile is mostly noise.", used)
+			}
+			out = append(out, r.finding(sev, Idle, summary, []Evidence{ev}))
+		}
+	}
+	sys := e.stackSum(CPU, func(fs []frame) bool { return anyFrame(fs, syscallFuncs.match) })
+	if e.enoughCPU(sys) && float64(sys)/float64(total) >= syscallShare {
+		s := float64(sys) / float64(total)
+		ev := Evidence{Function: "(system calls and network poller)", Measures: []Measure{e.measure(CPU, sys)}}
+		summary := fmt.Sprintf("System calls and the network poller take %s of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", Percent(s))
+		out = append(out, r.finding(s, CPU, summary, []Evidence{ev}))
+	}
+	return out
+}

@@ -1,0 +1,382 @@
+package findings
+
+import (
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// A frame is one function activation of a sample's stack; inlined calls
+// are frames of their own, as in pprof.
+type frame struct {
+	fn    string
+	file  string
+	line  int64
+	start int64 // the function's first line, 0 when unknown
+	class profiles.Class
+}
+
+// A stack is one sample: its frames, innermost first, and its values.
+type stack struct {
+	frames []frame
+	values []int64
+}
+
+// A prof is one profile of the run, its stacks decoded once for all rules.
+type prof struct {
+	kind   string
+	p      *profile.Profile
+	stacks []stack
+}
+
+// newProf decodes p's samples, classifying each function once.
+func newProf(kind string, p *profile.Profile, c *profiles.Classifier) *prof {
+	pr := &prof{kind: kind, p: p}
+	goroot := gorootOf(p)
+	classes := map[*profile.Function]profiles.Class{}
+	classOf := func(fn *profile.Function) profiles.Class {
+		cl, ok := classes[fn]
+		if !ok {
+			cl = c.Classify(fn.Name, fn.Filename)
+			// A function literal of the standard library inlined into
+			// user code is named after the user's function
+			// ("main.f.(*Logger).Printf.func1") but is not user code.
+			if cl == profiles.User && goroot != "" && strings.HasPrefix(fn.Filename, goroot) {
+				cl = profiles.Stdlib
+			}
+			classes[fn] = cl
+		}
+		return cl
+	}
+	for _, s := range p.Sample {
+		st := stack{values: s.Value}
+		for _, loc := range s.Location {
+			if len(loc.Line) == 0 {
+				st.frames = append(st.frames, frame{class: profiles.Runtime})
+				continue
+			}
+			for _, ln := range loc.Line {
+				if ln.Function == nil {
+					st.frames = append(st.frames, frame{class: profiles.Runtime})
+					continue
+				}
+				st.frames = append(st.frames, frame{
+					fn: ln.Function.Name, file: ln.Function.Filename, line: ln.Line,
+					start: ln.Function.StartLine, class: classOf(ln.Function),
+				})
+			}
+		}
+		if len(st.frames) > 0 {
+			pr.stacks = append(pr.stacks, st)
+		}
+	}
+	return pr
+}
+
+// gorootOf learns GOROOT/src/ from the runtime's own files in p, "" when
+// the profile does not say (a -trimpath build).
+func gorootOf(p *profile.Profile) string {
+	for _, fn := range p.Function {
+		if strings.HasPrefix(fn.Name, "runtime.") && strings.HasPrefix(fn.Filename, "/") {
+			if i := strings.LastIndex(fn.Filename, "/src/runtime/"); i >= 0 {
+				return fn.Filename[:i+len("/src/")]
+			}
+		}
+	}
+	return ""
+}
+
+// valueIndex finds the index of a sample type, -1 when absent.
+func (pr *prof) valueIndex(sampleType string) int {
+	for i, st := range pr.p.SampleType {
+		if st.Type == sampleType {
+			return i
+		}
+	}
+	return -1
+}
+
+// total sums one sample type, as pprof does.
+func (pr *prof) total(vi int) int64 {
+	var t int64
+	for _, s := range pr.stacks {
+		t += abs(s.values[vi])
+	}
+	return t
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// source says which profile and sample type a resource is measured in.
+func (r Resource) source() (kind, sampleType, unit string) {
+	switch r {
+	case CPU:
+		return capture.KindCPU, profiles.SampleCPU, "nanoseconds"
+	case AllocObjects:
+		return capture.KindAllocs, profiles.SampleAllocObjects, "count"
+	case AllocBytes:
+		return capture.KindAllocs, profiles.SampleAllocSpace, "bytes"
+	case BlockDelay:
+		return capture.KindBlock, profiles.SampleDelay, "nanoseconds"
+	case MutexDelay:
+		return capture.KindMutex, profiles.SampleDelay, "nanoseconds"
+	}
+	return "", "", ""
+}
+
+// A siteKey names a source line of a function.
+type siteKey struct {
+	fn, file string
+	line     int64
+}
+
+// A site accumulates one resource's value at one user line.
+type site struct {
+	siteKey
+	start int64
+	value int64
+	// calls weighs the functions called at the line, toward the leaf.
+	calls map[string]int64
+	// matched weighs the functions that made the sample count (the
+	// concatenation, the syscall), which may lie deeper than the call.
+	matched map[string]int64
+}
+
+func (s *site) call() string    { return heaviest(s.calls) }
+func (s *site) matches() string { return heaviest(s.matched) }
+
+// heaviest is the key with the largest value, ties broken by name.
+func heaviest(m map[string]int64) string {
+	best, bv := "", int64(-1)
+	for k, v := range m {
+		if v > bv || (v == bv && k < best) {
+			best, bv = k, v
+		}
+	}
+	return best
+}
+
+// sites maps lines to their sites.
+type sites map[siteKey]*site
+
+func (ss sites) add(f frame, v int64, call, matched string) {
+	k := siteKey{f.fn, f.file, f.line}
+	s := ss[k]
+	if s == nil {
+		s = &site{siteKey: k, start: f.start, calls: map[string]int64{}, matched: map[string]int64{}}
+		ss[k] = s
+	}
+	s.value += v
+	if call != "" {
+		s.calls[call] += abs(v)
+	}
+	if matched != "" {
+		s.matched[matched] += abs(v)
+	}
+}
+
+// A matcher selects functions by name. Patterns ending in "*" are
+// prefixes; others are exact names.
+type matcher []string
+
+func (m matcher) match(name string) bool {
+	for _, pat := range m {
+		if prefix, ok := strings.CutSuffix(pat, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if name == pat {
+			return true
+		}
+	}
+	return false
+}
+
+// callerQuery says which samples a rule charges to user lines.
+type callerQuery struct {
+	// match selects the frame that makes a sample count: the innermost
+	// frame it accepts.
+	match func(fn string) bool
+	// between, when set, must accept every frame between the user frame
+	// and the matched frame (exclusive): it keeps a rule to the user's own
+	// calls, not those a library makes on the user's behalf.
+	between func(f frame) bool
+	// keep, when set, must accept the whole stack.
+	keep func(fs []frame) bool
+}
+
+// callers charges each sample of r whose stack has a matching frame to the
+// nearest user-code frame calling it. Samples with no user caller are
+// left out.
+func (e *env) callers(r Resource, q callerQuery) sites {
+	out := sites{}
+	pr, vi := e.resource(r)
+	if pr == nil {
+		return out
+	}
+	for _, s := range pr.stacks {
+		v := s.values[vi]
+		if v == 0 || (q.keep != nil && !q.keep(s.frames)) {
+			continue
+		}
+		fs := s.frames
+		i := -1
+		for k, f := range fs {
+			if f.fn != "" && q.match(f.fn) {
+				i = k
+				break
+			}
+		}
+		if i < 0 {
+			continue
+		}
+		j := -1
+		for k := i + 1; k < len(fs); k++ {
+			if fs[k].class == profiles.User {
+				j = k
+				break
+			}
+			if q.between != nil && !q.between(fs[k]) {
+				break
+			}
+		}
+		if j < 0 {
+			continue
+		}
+		out.add(fs[j], v, fs[j-1].fn, fs[i].fn)
+	}
+	return out
+}
+
+// leafLines charges each sample of r whose innermost frame is user code to
+// that line: what the line allocates itself (allocation profiles leave out
+// the runtime's frames, so `s = a + s` allocates at the user's line).
+func (e *env) leafLines(r Resource) sites {
+	out := sites{}
+	pr, vi := e.resource(r)
+	if pr == nil {
+		return out
+	}
+	for _, s := range pr.stacks {
+		if v := s.values[vi]; v != 0 && s.frames[0].class == profiles.User {
+			out.add(s.frames[0], v, "", "")
+		}
+	}
+	return out
+}
+
+// userLines charges each sample of r to its innermost user-code frame.
+func (e *env) userLines(r Resource) sites {
+	out := sites{}
+	pr, vi := e.resource(r)
+	if pr == nil {
+		return out
+	}
+	for _, s := range pr.stacks {
+		v := s.values[vi]
+		if v == 0 {
+			continue
+		}
+		for k, f := range s.frames {
+			if f.class == profiles.User {
+				call := ""
+				if k > 0 {
+					call = s.frames[k-1].fn
+				}
+				out.add(f, v, call, "")
+				break
+			}
+		}
+	}
+	return out
+}
+
+// stackShare sums the samples of r whose stack keep accepts.
+func (e *env) stackSum(r Resource, keep func(fs []frame) bool) int64 {
+	pr, vi := e.resource(r)
+	if pr == nil {
+		return 0
+	}
+	var t int64
+	for _, s := range pr.stacks {
+		if keep(s.frames) {
+			t += abs(s.values[vi])
+		}
+	}
+	return t
+}
+
+// anyFrame reports whether a frame of fs has a name m accepts.
+func anyFrame(fs []frame, m func(string) bool) bool {
+	for _, f := range fs {
+		if f.fn != "" && m(f.fn) {
+			return true
+		}
+	}
+	return false
+}
+
+// pkgOf returns a symbol's import path ("net/http" for
+// "net/http.(*conn).serve"), "" when it has none.
+func pkgOf(name string) string {
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	slash := strings.LastIndexByte(name, '/')
+	dot := strings.IndexByte(name[slash+1:], '.')
+	if dot <= 0 {
+		return ""
+	}
+	return name[:slash+1+dot]
+}
+
+// inPackages accepts functions of the listed packages.
+func inPackages(pkgs ...string) func(string) bool {
+	return func(fn string) bool {
+		p := pkgOf(fn)
+		for _, q := range pkgs {
+			if p == q {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// cumCPU sums, per user function, the CPU samples it appears in (once per
+// sample), with the function's file and first line; computed once.
+func (e *env) cumCPU() map[string]*site {
+	if e.cum != nil {
+		return e.cum
+	}
+	e.cum = map[string]*site{}
+	pr, vi := e.resource(CPU)
+	if pr == nil {
+		return e.cum
+	}
+	seen := map[string]bool{}
+	for _, s := range pr.stacks {
+		clear(seen)
+		for _, f := range s.frames {
+			if f.class != profiles.User || seen[f.fn] {
+				continue
+			}
+			seen[f.fn] = true
+			c := e.cum[f.fn]
+			if c == nil {
+				c = &site{siteKey: siteKey{fn: f.fn, file: f.file}, start: f.start}
+				e.cum[f.fn] = c
+			}
+			c.value += s.values[vi]
+		}
+	}
+	return e.cum
+}

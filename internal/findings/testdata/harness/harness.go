@@ -1,0 +1,126 @@
+// Package harness runs the workloads of the findings tests under the
+// profilers and saves their profiles the way a capture would: cpu, allocs,
+// block, mutex and goroutine profiles at the start and end of the work,
+// as <kind>.pb.gz files in the directory given by -out.
+package harness
+
+import (
+	"context"
+	"flag"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Profiling rates as perfscope's expose package sets them for a service,
+// except that every contention is recorded: the tests' windows are short.
+const (
+	blockProfileRate     = 10_000
+	mutexProfileFraction = 1
+)
+
+// Defaults of the work's length: at least DefaultDuration of wall time and
+// DefaultMinCPU of the process's CPU time, so that a busy machine still
+// yields a few dozen CPU samples, but never more than MaxDuration.
+const (
+	DefaultDuration = 500 * time.Millisecond
+	DefaultMinCPU   = 250 * time.Millisecond
+	MaxDuration     = 3 * time.Second
+)
+
+// Main runs work under the profilers and writes the profiles. work must
+// return soon after its context is done, which happens once the work has
+// run for DefaultDuration and used DefaultMinCPU of CPU time.
+func Main(work func(ctx context.Context)) { MainFor(DefaultDuration, DefaultMinCPU, work) }
+
+// MainFor is Main with the work's minimum wall time and CPU time; a
+// workload that is meant to idle asks for no CPU time.
+func MainFor(d, minCPU time.Duration, work func(ctx context.Context)) {
+	out := flag.String("out", "", "directory to write profiles into")
+	flag.Parse()
+	if *out == "" {
+		log.Fatal("-out is required")
+	}
+	runtime.SetBlockProfileRate(blockProfileRate)
+	runtime.SetMutexProfileFraction(mutexProfileFraction)
+
+	write(*out, "goroutine", "goroutine_start")
+	cpu, err := os.Create(filepath.Join(*out, "cpu.pb.gz"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go stopWhen(cancel, d, minCPU)
+	work(ctx)
+	cancel()
+	pprof.StopCPUProfile()
+	if err := cpu.Close(); err != nil {
+		log.Fatal(err)
+	}
+	write(*out, "goroutine", "goroutine_end")
+	// The allocation profile publishes a cycle's allocations once a GC ends.
+	runtime.GC()
+	write(*out, "allocs", "allocs")
+	write(*out, "block", "block")
+	write(*out, "mutex", "mutex")
+}
+
+// stopWhen cancels once d has passed and the process has used minCPU of
+// CPU time since, or once MaxDuration has passed.
+func stopWhen(cancel context.CancelFunc, d, minCPU time.Duration) {
+	start, cpu0 := time.Now(), cpuTime()
+	for {
+		time.Sleep(20 * time.Millisecond)
+		took := time.Since(start)
+		if took >= MaxDuration || (took >= d && cpuTime()-cpu0 >= minCPU) {
+			cancel()
+			return
+		}
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func write(dir, name, file string) {
+	f, err := os.Create(filepath.Join(dir, file+".pb.gz"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Loop calls f until ctx is done.
+func Loop(ctx context.Context, f func()) {
+	for ctx.Err() == nil {
+		f()
+	}
+}
+
+// Parallel runs Loop(ctx, f) on n goroutines and waits for them.
+func Parallel(ctx context.Context, n int, f func()) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { Loop(ctx, f) })
+	}
+	wg.Wait()
+}

@@ -1,0 +1,198 @@
+package findings
+
+import (
+	"github.com/perfscope/perfscope/internal/profiles"
+
+	"fmt"
+	"strings"
+)
+
+// Thresholds of the small-writes rule, for the write system calls started
+// at one line.
+const (
+	// writesServingCPU: a file or log written unbuffered while serving
+	// requests. Such writes are cheap one by one (the page cache takes
+	// them), so their CPU share is small even when there is one per
+	// request; the fix is always the same and safe.
+	writesServingCPU = 0.01
+	// writesServingSamples is the fewest CPU samples that threshold rests on.
+	writesServingSamples = 2
+	// writesCPU: a file or log written unbuffered outside requests, or a
+	// socket written once per item of a loop.
+	writesCPU = 0.03
+)
+
+// writeFuncs are the functions every unbuffered write of a file, a pipe
+// or a socket goes through on its way into the kernel.
+var writeFuncs = matcher{
+	"internal/poll.(*FD).Write", "internal/poll.(*FD).Pwrite", "internal/poll.(*FD).WriteTo",
+	"internal/poll.(*FD).WriteMsg*", "internal/poll.(*FD).Writev",
+	"syscall.write", "syscall.Write", "syscall.pwrite", "syscall.sendto", "syscall.sendmsg",
+}
+
+func writesRule() Rule {
+	return Rule{
+		ID:        "small-writes",
+		Title:     "Many small write system calls",
+		Summary:   "a file, log or socket is written unbuffered, one system call per line or per message",
+		Resources: []Resource{CPU},
+		Explanation: fmt.Sprintf(`
+Every Write on an *os.File or a net.Conn is a system call: a switch into the
+kernel that costs about a microsecond or more whatever the size. Writing an
+access log line, a metric or a small message at a time, per request, spends
+that cost on every request; a log.Logger on a file does it while holding its
+mutex, so concurrent requests also queue behind each other's writes.
+
+The rule charges CPU samples in the write path (internal/poll.(*FD).Write,
+syscall.write, sendto, ...) to the line of your code that started the write,
+directly or through log, fmt.Fprint* or a client library, and looks at what was
+written: a file or a log (os.(*File).Write, log.(*Logger).output) or a socket.
+It fires on:
+  - a file or log written while serving requests, from %s of CPU (at least %d
+    samples): one write per request is cheap for the kernel, so its share stays
+    small, but it is never needed;
+  - a file or log written elsewhere, from %s of CPU;
+  - a socket written inside a loop (one packet per item, where one per batch
+    would do), from %s of CPU; this needs the source to see the loop.
+One write per request to a socket is not flagged: it is often the protocol.
+
+Responses written by net/http are not counted: the server buffers them and
+writes once per response on its own, below no line of yours.`,
+			Percent(writesServingCPU), writesServingSamples, Percent(writesCPU), Percent(writesCPU)),
+		Fix: Fix{
+			Summary: "Buffer: append lines to a buffer and write it out in batches (a bufio.Writer flushed on a timer, or a goroutine owning the file); batch metrics into one packet.",
+			Example: `// before: one write system call per request
+logger := log.New(file, "", log.LstdFlags)
+logger.Printf("%s %s %d", r.Method, r.URL.Path, status)
+
+// after: lines go to memory; one goroutine writes them every 200ms
+w := bufio.NewWriterSize(file, 64<<10)
+// under a mutex held only for the append:
+w.Write(line)
+// in a ticker goroutine:
+w.Flush()`,
+		},
+		check: checkWrites,
+	}
+}
+
+func checkWrites(e *env, r *Rule) []Finding {
+	type lineInfo struct {
+		sinks   map[string]int64
+		serving int64
+	}
+	info := map[siteKey]*lineInfo{}
+	pr, vi := e.resource(CPU)
+	cpu := sites{}
+	if pr != nil {
+		for _, s := range pr.stacks {
+			v := s.values[vi]
+			i := firstMatch(s.frames, writeFuncs.match)
+			if v == 0 || i < 0 {
+				continue
+			}
+			j := nextUser(s.frames, i)
+			if j < 0 {
+				continue
+			}
+			f := s.frames[j]
+			cpu.add(f, v, s.frames[j-1].fn, s.frames[i].fn)
+			k := siteKey{f.fn, f.file, f.line}
+			li := info[k]
+			if li == nil {
+				li = &lineInfo{sinks: map[string]int64{}}
+				info[k] = li
+			}
+			li.sinks[sinkOf(s.frames[i:j])] += v
+			if anyFrame(s.frames, servingFuncs.match) {
+				li.serving += v
+			}
+		}
+	}
+	period := int64(1e7)
+	if pr != nil && pr.p.Period > 0 {
+		period = pr.p.Period
+	}
+	// Each line qualifies on its own: what it writes to and where decide
+	// its threshold.
+	qualified := sites{}
+	reasons := map[siteKey]string{}
+	for k, s := range cpu {
+		li := info[k]
+		sink := heaviest(li.sinks)
+		file := !strings.Contains(sink, "socket")
+		switch {
+		case file && e.share(CPU, li.serving) >= writesServingCPU && li.serving >= writesServingSamples*period:
+			reasons[k] = "writes to " + sink + " with one system call per call, while serving requests"
+		case file && e.share(CPU, s.value) >= writesCPU && e.enoughCPU(s.value):
+			reasons[k] = "writes to " + sink + " with one system call per call"
+		case !file && e.share(CPU, s.value) >= writesCPU && e.enoughCPU(s.value) && e.inLoop(&line{siteKey: k}):
+			reasons[k] = "writes to " + sink + " once per item of a loop: one packet or system call per item"
+		default:
+			continue
+		}
+		qualified[k] = s
+	}
+	order := []Resource{CPU}
+	ls := lines(map[Resource]sites{CPU: qualified}, order...)
+	var out []Finding
+	for _, g := range e.groups(ls, order, func(map[Resource]float64) bool { return true }) {
+		sev, res := g.top(order)
+		var evs []Evidence
+		var kinds []string
+		for _, l := range g.lines {
+			ev := e.evidence(l, order)
+			ev.Detail = reasons[l.siteKey]
+			if sink := heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
+				kinds = append(kinds, sink)
+			}
+			evs = append(evs, ev)
+		}
+		summary := fmt.Sprintf("%s writes to %s without buffering, one system call at a time: %s.",
+			g.fn, strings.Join(kinds, " and "), shareText(g, order))
+		out = append(out, r.finding(sev, res, summary, evs))
+	}
+	return out
+}
+
+// sinkOf names what a write path (frames from the write function outward
+// to just below the user's line) writes to.
+func sinkOf(path []frame) string {
+	kind := "a file descriptor"
+	for _, f := range path {
+		switch {
+		case strings.HasPrefix(f.fn, "log.") || strings.HasPrefix(f.fn, "log/slog."):
+			return "a log (" + f.fn + ")"
+		case strings.HasPrefix(f.fn, "os.(*File)."):
+			kind = "a file (os.(*File).Write)"
+		case strings.HasPrefix(f.fn, "net.(*UDPConn)"):
+			kind = "a UDP socket"
+		case strings.HasPrefix(f.fn, "net.(*conn)") || strings.HasPrefix(f.fn, "net.(*TCPConn)") || strings.HasPrefix(f.fn, "net.(*UnixConn)"):
+			if kind == "a file descriptor" {
+				kind = "a socket (" + f.fn + ")"
+			}
+		}
+	}
+	return kind
+}
+
+// firstMatch is the index of the innermost frame m accepts, -1 if none.
+func firstMatch(fs []frame, m func(string) bool) int {
+	for i, f := range fs {
+		if f.fn != "" && m(f.fn) {
+			return i
+		}
+	}
+	return -1
+}
+
+// nextUser is the index of the first user-code frame outward of i, -1 if
+// none.
+func nextUser(fs []frame, i int) int {
+	for k := i + 1; k < len(fs); k++ {
+		if fs[k].class == profiles.User {
+			return k
+		}
+	}
+	return -1
+}
