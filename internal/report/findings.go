@@ -1,0 +1,235 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/perfscope/perfscope/internal/findings"
+)
+
+// Severity buckets for FromFindings: a finding accounting for at least
+// HighSeverity of its resource is "high", at least MediumSeverity
+// "medium", else "low".
+const (
+	HighSeverity   = 0.25
+	MediumSeverity = 0.05
+)
+
+// RenderFindings writes diagnosed findings, in the order given (Diagnose
+// ranks them by severity), in format f. The JSON form is
+// {"findings": [...]} with findings.Finding's field names.
+func RenderFindings(w io.Writer, f Format, fs []findings.Finding) error {
+	switch f {
+	case JSON:
+		return writeJSON(w, struct {
+			Findings []findings.Finding `json:"findings"`
+		}{nonNil(fs)})
+	case Markdown:
+		return RenderFindingsMarkdown(w, fs)
+	}
+	return RenderFindingsText(w, fs)
+}
+
+// RenderFindingsText writes findings for a terminal: a numbered heading per
+// finding with its share, the summary, each evidence line with its numbers,
+// source and compiler reasons, the fix with its example, and the notes.
+func RenderFindingsText(w io.Writer, fs []findings.Finding) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("FINDINGS\n")
+	if len(fs) == 0 {
+		bw.WriteString("  none: no rule found a known problem in this run\n")
+	}
+	for i, f := range fs {
+		fmt.Fprintf(bw, "\n%d. %s  [%s]  (%s)\n", i+1, f.Title, severityText(f), f.Rule)
+		writeWrapped(bw, "   ", f.Summary)
+		for _, ev := range f.Evidence {
+			bw.WriteString("   - " + evidenceHead(ev) + "\n")
+			if ev.Source != "" {
+				bw.WriteString("       | " + ev.Source + "\n")
+			}
+			if m := measuresText(ev.Measures); m != "" {
+				bw.WriteString("       " + m + "\n")
+			}
+			if ev.Detail != "" {
+				bw.WriteString("       " + ev.Detail + "\n")
+			}
+			for _, c := range ev.Compiler {
+				bw.WriteString("       compiler: " + c + "\n")
+			}
+			for j, fr := range ev.Stack {
+				if j == 8 {
+					fmt.Fprintf(bw, "         ... %d more frames\n", len(ev.Stack)-j)
+					break
+				}
+				bw.WriteString("         " + fr + "\n")
+			}
+		}
+		writeWrapped(bw, "   fix: ", f.Fix.Summary)
+		for _, line := range exampleLines(f.Fix.Example) {
+			bw.WriteString("       " + line + "\n")
+		}
+		for _, n := range f.Notes {
+			writeWrapped(bw, "   note: ", n)
+		}
+		fmt.Fprintf(bw, "   more: perfscope report --explain %s\n", f.Rule)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write findings: %w", err)
+	}
+	return nil
+}
+
+// RenderFindingsMarkdown writes findings as GitHub-flavoured Markdown, for
+// pull-request comments.
+func RenderFindingsMarkdown(w io.Writer, fs []findings.Finding) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("## Findings\n\n")
+	if len(fs) == 0 {
+		bw.WriteString("None: no rule found a known problem in this run.\n")
+	}
+	for i, f := range fs {
+		fmt.Fprintf(bw, "### %d. %s — %s\n\n", i+1, mdText(f.Title), severityText(f))
+		fmt.Fprintf(bw, "%s `%s`\n\n", mdText(f.Summary), f.Rule)
+		for _, ev := range f.Evidence {
+			fmt.Fprintf(bw, "- %s", mdEvidenceHead(ev))
+			if m := measuresText(ev.Measures); m != "" {
+				bw.WriteString(": " + mdText(m))
+			}
+			bw.WriteString("\n")
+			if ev.Source != "" {
+				bw.WriteString("  ```go\n  " + ev.Source + "\n  ```\n")
+			}
+			if ev.Detail != "" {
+				bw.WriteString("  " + mdText(ev.Detail) + "\n")
+			}
+			for _, c := range ev.Compiler {
+				bw.WriteString("  - compiler: " + mdText(c) + "\n")
+			}
+			if len(ev.Stack) > 0 {
+				bw.WriteString("  <details><summary>stack</summary>\n\n  ```\n")
+				for _, fr := range ev.Stack {
+					bw.WriteString("  " + fr + "\n")
+				}
+				bw.WriteString("  ```\n  </details>\n")
+			}
+		}
+		fmt.Fprintf(bw, "\n**Fix:** %s\n", mdText(f.Fix.Summary))
+		if f.Fix.Example != "" {
+			bw.WriteString("\n```go\n" + strings.TrimRight(f.Fix.Example, "\n") + "\n```\n")
+		}
+		for _, n := range f.Notes {
+			bw.WriteString("\n> " + mdText(n) + "\n")
+		}
+		bw.WriteString("\n")
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write findings: %w", err)
+	}
+	return nil
+}
+
+// FromFindings converts diagnosed findings to the report's Finding, which
+// Write shows first in every report: severity as high, medium or low,
+// the first evidence line as Where, the summary and the evidence lines as
+// Evidence, and the fix.
+func FromFindings(fs []findings.Finding) []Finding {
+	out := make([]Finding, 0, len(fs))
+	for _, f := range fs {
+		rf := Finding{
+			Severity: severityBucket(f.Severity),
+			Title:    f.Title + " (" + severityText(f) + ")",
+			Fix:      f.Fix.Summary,
+		}
+		lines := []string{f.Summary}
+		for i, ev := range f.Evidence {
+			if i == 0 {
+				rf.Where = ev.Where()
+			}
+			line := evidenceHead(ev)
+			if m := measuresText(ev.Measures); m != "" {
+				line += ": " + m
+			}
+			lines = append(lines, line)
+			for _, c := range ev.Compiler {
+				lines = append(lines, "compiler: "+c)
+			}
+		}
+		lines = append(lines, f.Notes...)
+		rf.Evidence = strings.Join(lines, "\n")
+		out = append(out, rf)
+	}
+	return out
+}
+
+func severityBucket(s float64) string {
+	switch {
+	case s >= HighSeverity:
+		return "high"
+	case s >= MediumSeverity:
+		return "medium"
+	}
+	return "low"
+}
+
+// severityText is "28.8% of allocated objects".
+func severityText(f findings.Finding) string {
+	return findings.Percent(f.Severity) + " of " + f.Resource.Noun()
+}
+
+func evidenceHead(ev findings.Evidence) string {
+	s := ev.Function
+	if w := ev.Where(); w != "" {
+		s += "  " + w
+	}
+	if ev.Call != "" {
+		s += "  calls " + ev.Call
+	}
+	return s
+}
+
+func mdEvidenceHead(ev findings.Evidence) string {
+	s := mdCode(ev.Function)
+	if w := ev.Where(); w != "" {
+		s += " at " + mdCode(w)
+	}
+	if ev.Call != "" {
+		s += " (calls " + mdCode(ev.Call) + ")"
+	}
+	return s
+}
+
+func measuresText(ms []findings.Measure) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		parts[i] = m.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func exampleLines(ex string) []string {
+	if ex == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(ex, "\n"), "\n")
+}
+
+// writeWrapped writes s after prefix, wrapped at 100 columns, continuation
+// lines indented like the text after the prefix.
+func writeWrapped(w *bufio.Writer, prefix, s string) {
+	const limit = 100
+	indent := strings.Repeat(" ", width(prefix))
+	line := prefix
+	for _, word := range strings.Fields(s) {
+		if width(line)+1+width(word) > limit && strings.TrimSpace(line) != strings.TrimSpace(prefix) {
+			w.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		if line != prefix && line != indent {
+			line += " "
+		}
+		line += word
+	}
+	w.WriteString(strings.TrimRight(line, " ") + "\n")
+}

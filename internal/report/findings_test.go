@@ -1,0 +1,148 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/perfscope/perfscope/internal/findings"
+)
+
+func sampleFindings() []findings.Finding {
+	concat, _ := findings.Lookup("concat-loop")
+	goroutines, _ := findings.Lookup("goroutine-growth")
+	return []findings.Finding{
+		{
+			Rule: concat.ID, Title: concat.Title, Severity: 0.288, Resource: findings.AllocObjects,
+			Summary: "main.leftpad concatenates strings in a loop at leftpad.go:109: 2.1% of CPU and 28.8% of allocated objects.",
+			Evidence: []findings.Evidence{{
+				Function: "main.leftpad", File: "/src/leftpad/leftpad.go", Line: 109, Call: "runtime.concatstring2",
+				Source: "s = string(chr) + s",
+				Measures: []findings.Measure{
+					{Resource: findings.CPU, Value: 20e6, Unit: "nanoseconds", Share: 0.021},
+					{Resource: findings.AllocObjects, Value: 436915, Unit: "count", Share: 0.288},
+				},
+				Compiler: []string{"`string(chr) + s` escapes to heap: stored in `s`"},
+			}},
+			Fix:   concat.Fix,
+			Notes: []string{"Compiler reasons are not shown: they need the program's source (pass --source-dir)."},
+		},
+		{
+			Rule: goroutines.ID, Title: goroutines.Title, Severity: 0.02, Resource: findings.Goroutines,
+			Summary: "Goroutines grew from 10 to 40.",
+			Evidence: []findings.Evidence{{
+				Function: "main.audit.func1", File: "/src/a.go", Line: 28, Call: "runtime.chansend1",
+				Stack: []string{"runtime.gopark /go/src/runtime/proc.go:435", "main.audit.func1 /src/a.go:28"},
+			}},
+			Fix: goroutines.Fix,
+		},
+	}
+}
+
+func TestRenderFindingsText(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderFindings(&b, Text, sampleFindings()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"FINDINGS",
+		"1. String concatenation in a loop  [28.8% of allocated objects]  (concat-loop)",
+		"main.leftpad  /src/leftpad/leftpad.go:109  calls runtime.concatstring2",
+		"| s = string(chr) + s",
+		"2.1% of CPU (20.0ms), 28.8% of allocated objects (436915)",
+		"compiler: `string(chr) + s` escapes to heap",
+		"fix: Build the string once with a strings.Builder",
+		"var b strings.Builder",
+		"note: Compiler reasons are not shown",
+		"more: perfscope report --explain concat-loop",
+		"2. Goroutines pile up",
+		"main.audit.func1 /src/a.go:28",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "1. ") > strings.Index(out, "2. ") {
+		t.Error("findings not in the order given")
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if width(line) > 110 && !strings.Contains(line, "|") {
+			t.Errorf("line not wrapped: %q", line)
+		}
+	}
+}
+
+func TestRenderFindingsTextNone(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderFindingsText(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "none") {
+		t.Errorf("no findings: %q", b.String())
+	}
+}
+
+func TestRenderFindingsMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderFindings(&b, Markdown, sampleFindings()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"## Findings",
+		"### 1. String concatenation in a loop — 28.8% of allocated objects",
+		"`concat-loop`",
+		"- `main.leftpad` at `/src/leftpad/leftpad.go:109` (calls `runtime.concatstring2`)",
+		"```go\n  s = string(chr) + s\n  ```",
+		"**Fix:** Build the string once",
+		"> Compiler reasons are not shown",
+		"<details><summary>stack</summary>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRenderFindingsJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderFindings(&b, JSON, sampleFindings()); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Findings []map[string]any `json:"findings"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Findings) != 2 {
+		t.Fatalf("%d findings", len(got.Findings))
+	}
+	for _, key := range []string{"rule", "title", "severity", "resource", "summary", "evidence", "fix"} {
+		if _, ok := got.Findings[0][key]; !ok {
+			t.Errorf("finding lacks JSON field %q: %v", key, got.Findings[0])
+		}
+	}
+	b.Reset()
+	RenderFindings(&b, JSON, nil)
+	if !strings.Contains(b.String(), `"findings": []`) {
+		t.Errorf("no findings should be an empty array: %s", b.String())
+	}
+}
+
+func TestFromFindings(t *testing.T) {
+	got := FromFindings(sampleFindings())
+	if len(got) != 2 {
+		t.Fatalf("%d findings", len(got))
+	}
+	f := got[0]
+	if f.Severity != "high" || f.Where != "/src/leftpad/leftpad.go:109" || !strings.Contains(f.Title, "String concatenation") ||
+		!strings.Contains(f.Evidence, "compiler:") || !strings.HasPrefix(f.Fix, "Build the string") {
+		t.Errorf("converted finding: %+v", f)
+	}
+	if got[1].Severity != "low" {
+		t.Errorf("severity of a 2%% finding: %s", got[1].Severity)
+	}
+}
