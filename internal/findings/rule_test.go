@@ -1,0 +1,125 @@
+package findings
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+func TestRules(t *testing.T) {
+	seen := map[string]bool{}
+	percent := regexp.MustCompile(`\d+(\.\d+)?%|\d+ (goroutines|CPU samples)|\d+\.\d+ of a core`)
+	for _, r := range Rules() {
+		if seen[r.ID] {
+			t.Errorf("duplicate rule id %s", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Title == "" || r.Summary == "" || r.Fix.Summary == "" || r.Fix.Example == "" || len(r.Resources) == 0 || r.check == nil {
+			t.Errorf("rule %s is incomplete: %+v", r.ID, r)
+		}
+		text, err := Explain(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Thresholds are written down in the explanation.
+		if !percent.MatchString(r.Explanation) || strings.Contains(text, "%!") {
+			t.Errorf("explanation of %s states no threshold or is badly formatted:\n%s", r.ID, text)
+		}
+		if !strings.Contains(text, r.Fix.Summary) {
+			t.Errorf("explanation of %s lacks the fix", r.ID)
+		}
+	}
+	for _, id := range []string{"concat-loop", "fmt-hot", "built-per-call", "small-writes", "std-logger-lock", "lock-wait",
+		"json-reflect", "gc-pressure", "growth", "iface-escape", "goroutine-growth", "not-bottleneck", "reread"} {
+		if !seen[id] {
+			t.Errorf("no rule %s", id)
+		}
+	}
+	if _, err := Explain("no-such-rule"); err == nil || !strings.Contains(err.Error(), "concat-loop") {
+		t.Errorf("unknown rule: %v", err)
+	}
+}
+
+func TestDiagnoseNoProfiles(t *testing.T) {
+	fs, warns := Diagnose(nil, nil, Options{})
+	if fs != nil || len(warns) == 0 {
+		t.Errorf("nil analysis: %v %v", fs, warns)
+	}
+}
+
+func TestDiagnoseOnlySelectedRules(t *testing.T) {
+	a := workload(t, "concat/bad")
+	fs, warns := Diagnose(a, nil, Options{Rules: []string{"gc-pressure", "bogus"}})
+	if len(warns) != 1 || !strings.Contains(warns[0].Error(), "bogus") {
+		t.Errorf("warnings: %v", warns)
+	}
+	for _, f := range fs {
+		if f.Rule != "gc-pressure" {
+			t.Errorf("rule %s ran", f.Rule)
+		}
+	}
+}
+
+// TestDiagnoseMismatchedSource gives a checkout holding another program
+// under the profiled file's name: the findings keep their numbers, drop
+// source text and compiler reasons, and say why.
+func TestDiagnoseMismatchedSource(t *testing.T) {
+	a := workload(t, "concat/bad")
+	checkout := t.TempDir()
+	other, err := os.ReadFile(filepath.Join("testdata", "concat", "good", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other = append([]byte("// shifted\n// by\n// three lines\n"), other...)
+	if err := os.MkdirAll(filepath.Join(checkout, "bad"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(checkout, "bad", "main.go"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, warns := Diagnose(a, escapeIndex(t), Options{SourceDir: checkout, Rules: []string{"concat-loop"}})
+	if len(warns) == 0 || !strings.Contains(warns[0].Error(), "does not match the profiled program") {
+		t.Errorf("want a mismatch warning, got %v", warns)
+	}
+	if len(fs) == 0 {
+		t.Fatal("the rule no longer fires: numbers come from the profiles")
+	}
+	f := fs[0]
+	if f.Evidence[0].Source != "" || len(f.Evidence[0].Compiler) != 0 {
+		t.Errorf("mismatched source still shown: %s", describe(f))
+	}
+	if len(f.Notes) == 0 || !strings.Contains(f.Notes[0], "does not match") {
+		t.Errorf("no note about the mismatch: %s", describe(f))
+	}
+}
+
+// TestDiagnoseWithoutSource moves the profiled files to paths that exist
+// nowhere, as for a binary built on another machine: findings still come
+// from the profiles, without source text, and say what is missing.
+func TestDiagnoseWithoutSource(t *testing.T) {
+	built := workload(t, "concat/bad")
+	a := &profiles.Analysis{Run: built.Run, CPU: built.CPU, Profiles: map[string]*profile.Profile{}}
+	var ps []*profile.Profile
+	for kind, p := range built.Profiles {
+		q := p.Copy()
+		for _, fn := range q.Function {
+			fn.Filename = strings.Replace(fn.Filename, "/internal/findings/", "/nowhere/on/this/machine/", 1)
+		}
+		a.Profiles[kind] = q
+		ps = append(ps, q)
+	}
+	a.Classifier = profiles.NewClassifier("", ps...)
+	fs, warns := Diagnose(a, nil, Options{Rules: []string{"concat-loop"}})
+	if len(fs) == 0 {
+		t.Fatalf("no finding without source; warnings %v", warns)
+	}
+	if fs[0].Evidence[0].Source != "" || len(fs[0].Notes) == 0 || !strings.Contains(fs[0].Notes[0], "--source-dir") {
+		t.Errorf("finding without source: %s", describe(fs[0]))
+	}
+}
