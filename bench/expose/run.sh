@@ -11,18 +11,19 @@
 # changes much less, so that is the number to compare for small differences.
 #
 # Both variants run side by side for the whole measurement and are loaded in
-# turn, alternating which goes first each round, so drift in the machine's
-# load (other processes, thermal state) falls on both alike; the medians of
-# the rounds are compared. The goal: under 1% loss with no profile being
-# collected.
+# turn, A B B A within each round, so drift in the machine's load (other
+# processes, thermal state) falls on both alike. Each round yields one paired
+# ratio; the report gives the median ratio over the rounds and, to show how
+# much the machine let through, the spread (first to third quartile) of the
+# ratios. The goal: under 1% loss with no profile being collected.
 #
 # Usage: bench/expose/run.sh            (from the repository root)
-# Settings (environment): ROUNDS (default 5), SECONDS_PER_RUN (5),
+# Settings (environment): ROUNDS (default 8), SECONDS_PER_RUN (2, whole seconds),
 # THREADS (2), CONNS (8), MODE (optimized; naive also works), WRK (wrk).
 set -euo pipefail
 
-ROUNDS=${ROUNDS:-5}
-SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
+ROUNDS=${ROUNDS:-8}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-8}
 MODE=${MODE:-optimized}
@@ -103,47 +104,58 @@ echo "leftpad ($MODE), wrk -t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s, $ROUNDS ro
 SECONDS_PER_RUN=1 run bare >/dev/null
 SECONDS_PER_RUN=1 run exposed >/dev/null
 
-# Each variant's results: "req/s cpu-µs" per round.
-bare=() exposed=() exposed2=() cpu=() wall=()
+# sum2 R1 R2 adds two "req/s cpu" results field by field.
+sum2() { awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " "); print x[1] + y[1], x[2] + y[2]}'; }
+
+# Per round: the summed results of each side of a comparison.
+bare=() exposed=() base=() cpu=() wall=()
 for r in $(seq "$ROUNDS"); do
-	if ((r % 2)); then
-		bare+=("$(run bare)"); exposed+=("$(run exposed)")
-	else
-		exposed+=("$(run exposed)"); bare+=("$(run bare)")
-	fi
-	# Profiling rounds alternate with an exposed round of their own, the
-	# baseline they are compared with.
-	if ((r % 2)); then
-		cpu+=("$(run_while profile)"); exposed2+=("$(run exposed)"); wall+=("$(run_while wall)")
-	else
-		wall+=("$(run_while wall)"); exposed2+=("$(run exposed)"); cpu+=("$(run_while profile)")
-	fi
-	echo "round $r (req/s, CPU µs/req): without expose ${bare[-1]} | with expose ${exposed[-1]} / ${exposed2[-1]} | CPU profiling ${cpu[-1]} | wall profiling ${wall[-1]}"
+	b1=$(run bare); e1=$(run exposed); e2=$(run exposed); b2=$(run bare)
+	bare+=("$(sum2 "$b1" "$b2")"); exposed+=("$(sum2 "$e1" "$e2")")
+	# The profiling runs are compared with runs of the exposed service in
+	# between them: E C W W C E.
+	x1=$(run exposed); c1=$(run_while profile); w1=$(run_while wall)
+	w2=$(run_while wall); c2=$(run_while profile); x2=$(run exposed)
+	base+=("$(sum2 "$x1" "$x2")"); cpu+=("$(sum2 "$c1" "$c2")"); wall+=("$(sum2 "$w1" "$w2")")
+	echo "round $r (req/s CPU-µs/req, two runs each): without expose $b1 / $b2 | with expose $e1 / $e2 | with expose $x1 / $x2 | CPU profiling $c1 / $c2 | wall profiling $w1 / $w2"
 done
 
-# median FIELD RESULTS... prints the median of field 1 (req/s) or 2 (CPU).
-median() {
-	local f=$1; shift
-	printf '%s\n' "$@" | awk -v f="$f" '{print $f}' | sort -g |
-		awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+# quartiles prints the first quartile, median and third quartile of its
+# arguments.
+quartiles() {
+	printf '%s\n' "$@" | sort -g | awk '
+		function q(p,   i, f) { i = 1 + (NR - 1) * p; f = int(i); return a[f] + (i - f) * (a[f + 1] - a[f]) }
+		{a[NR] = $1}
+		END {a[NR + 1] = a[NR]; printf "%.1f %.1f %.1f\n", q(0.25), q(0.5), q(0.75)}'
 }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.1f%%", (a/b-1)*100}'; }
 
-row() { # row LABEL RESULTS-NAME BASELINE-NAME
+# compare LABEL NEW BASE prints the median and spread of NEW/BASE - 1 over
+# the rounds, for requests per second and CPU per request.
+compare() {
 	local label=$1 n="$2[@]" b="$3[@]"
-	local r c br bc
-	r=$(median 1 "${!n}"); c=$(median 2 "${!n}")
-	if [[ -z $3 ]]; then
-		printf '  %-34s %8.0f req/s  %7.2f µs CPU/req\n' "$label" "$r" "$c"
-		return
-	fi
-	br=$(median 1 "${!b}"); bc=$(median 2 "${!b}")
-	printf '  %-34s %8.0f req/s  %7.2f µs CPU/req   %s req/s, %s CPU vs %s\n' "$label" "$r" "$c" \
-		"$(pct "$r" "$br")" "$(pct "$c" "$bc")" "$4"
+	local -a nn=("${!n}") bb=("${!b}") tput=() cpr=()
+	for i in "${!nn[@]}"; do
+		tput+=("$(awk -v x="${nn[i]}" -v y="${bb[i]}" 'BEGIN {split(x, a, " "); split(y, b, " "); print (a[1] / b[1] - 1) * 100}')")
+		cpr+=("$(awk -v x="${nn[i]}" -v y="${bb[i]}" 'BEGIN {split(x, a, " "); split(y, b, " "); print (a[2] / b[2] - 1) * 100}')")
+	done
+	read -r tq1 tmed tq3 <<<"$(quartiles "${tput[@]}")"
+	read -r cq1 cmed cq3 <<<"$(quartiles "${cpr[@]}")"
+	printf '  %-46s %+6.1f%% req/s [%+.1f, %+.1f]   %+6.1f%% CPU/req [%+.1f, %+.1f]\n' \
+		"$label" "$tmed" "$tq1" "$tq3" "$cmed" "$cq1" "$cq3"
 }
+
+# level NAME prints the median req/s and CPU µs/request of one variant (two
+# runs summed per round, so halved).
+level() {
+	local n="$1[@]" r c
+	r=$(quartiles $(printf '%s\n' "${!n}" | awk '{print $1 / 2}') | cut -d' ' -f2)
+	c=$(quartiles $(printf '%s\n' "${!n}" | awk '{print $2 / 2}') | cut -d' ' -f2)
+	printf '%s req/s, %s µs CPU/req' "$r" "$c"
+}
+
 echo
-echo "medians of $ROUNDS rounds:"
-row "without expose (--no-expose)" bare ""
-row "with expose, no profile running" exposed bare "without expose"
-row "while a CPU profile is taken" cpu exposed2 "with expose, adjacent rounds"
-row "while a wall profile is taken" wall exposed2 "with expose, adjacent rounds"
+echo "levels (medians): without expose $(level bare); with expose $(level exposed)"
+echo "paired changes, median of $ROUNDS rounds [quartiles]:"
+compare "with expose vs without (no profile running)" exposed bare
+compare "CPU profile being taken vs not" cpu base
+compare "wall profile being taken vs not" wall base
