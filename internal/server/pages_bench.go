@@ -254,7 +254,7 @@ func cellText(c *compare.Cell, scale benchunit.Scaler) string {
 	if c == nil {
 		return ""
 	}
-	return scale.Format(c.Summary.Center) + " " + c.Summary.PctRangeString()
+	return scale.Format(c.Summary.Center) + " ± " + c.Summary.PctRangeString()
 }
 
 // pageCompare compares two commits (benchstat tables) or two runs (side
