@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // openPostgres connects to the PostgreSQL database dsn names and brings its
@@ -21,7 +21,7 @@ func openPostgres(ctx context.Context, dsn string) (Store, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
-	db := sql.OpenDB(pgConnector{cfg})
+	db := stdlib.OpenDB(*cfg)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL %s: %w", where, err)

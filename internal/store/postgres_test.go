@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // postgresDSN returns the test server's DSN, skipping the test when none is
@@ -35,7 +35,7 @@ func openTestPostgres(t testing.TB) (Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := sql.OpenDB(pgConnector{cfg})
+	admin := stdlib.OpenDB(*cfg)
 	t.Cleanup(func() { admin.Close() })
 	schema := fmt.Sprintf("perfscope_test_%d", rand.Uint64()>>1)
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
