@@ -23,6 +23,7 @@ func newDemoCmd() *cobra.Command {
 		duration    time.Duration
 		concurrency int
 		quiet       bool
+		rec         recordFlags
 	)
 	c := &cobra.Command{
 		Use:   "demo",
@@ -67,6 +68,7 @@ the repository: go run ./cmd/perfscope demo`,
 			})
 			var analyses []*profiles.Analysis
 			if res != nil {
+				rec.recordProfileRuns(cmd.Context(), os.Stderr, res.Runs...)
 				for i, run := range res.Runs {
 					if rerr := writeDemoSection(cmd.OutOrStdout(), rf, demo.Modes()[i], run, &analyses); rerr != nil {
 						return rerr
@@ -97,6 +99,7 @@ the repository: go run ./cmd/perfscope demo`,
 	f.DurationVarP(&duration, "duration", "d", 10*time.Second, "load each mode for this long")
 	f.IntVarP(&concurrency, "concurrency", "c", 8, "connections kept busy at once")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
+	rec.register(f, "the runs")
 	return c
 }
 

@@ -23,6 +23,7 @@ func newProfileCmd() *cobra.Command {
 		warmup          time.Duration
 		allowNoProfiles bool
 		quiet           bool
+		rec             recordFlags
 	)
 	c := &cobra.Command{
 		Use:   "profile URL",
@@ -90,6 +91,7 @@ load and keeps what was measured.`,
 			if run == nil {
 				return err
 			}
+			rec.recordProfileRuns(cmd.Context(), os.Stderr, run)
 			if _, rerr := writeRunReport(cmd.OutOrStdout(), rf, run); rerr != nil {
 				return rerr
 			}
@@ -113,5 +115,6 @@ load and keeps what was measured.`,
 	f.DurationVar(&warmup, "warmup", 0, "load this long before profiling starts (default: the smaller of 1s and a tenth of the load)")
 	f.BoolVar(&allowNoProfiles, "allow-no-profiles", false, "run the load even when no pprof endpoint answers; the run then has the load result only")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
+	rec.register(f, "the run")
 	return c
 }

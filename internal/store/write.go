@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/capture"
@@ -222,6 +223,11 @@ func (s *sqlStore) SaveProfileRun(ctx context.Context, run *capture.Run) error {
 			profiles++
 		}
 	}
+	// The index outlives the working directory it was written from.
+	dir := run.Dir
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		dir = abs
+	}
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO profile_runs
 		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -230,7 +236,7 @@ func (s *sqlStore) SaveProfileRun(ctx context.Context, run *capture.Run) error {
 			commit_hash = excluded.commit_hash, dirty = excluded.dirty, version = excluded.version,
 			requests = excluded.requests, failures = excluded.failures, rps = excluded.rps,
 			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles`),
-		run.ID, run.Dir, run.Target, nanos(run.Start), nanos(run.End), run.GitCommit, run.GitDirty, run.Version,
+		run.ID, dir, run.Target, nanos(run.Start), nanos(run.End), run.GitCommit, run.GitDirty, run.Version,
 		requests, failures, rps, p50, p99, profiles)
 	if err != nil {
 		return fmt.Errorf("index profiling run %s: %w", run.ID, err)

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// recordFlags choose where results are recorded for history.
+type recordFlags struct {
+	db      string
+	noStore bool
+}
+
+func (f *recordFlags) register(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&f.db, "db", "", "SQLite file or postgres:// URL of the store that records "+what+" (default ~/.perfscope/perfscope.db)")
+	fs.BoolVar(&f.noStore, "no-store", false, "do not record "+what+" in the store")
+}
+
+// withStore opens the store unless recording is off and calls save with it.
+// Recording is a convenience on top of files already saved, so a store that
+// cannot be opened or written is reported on w, not fatal.
+func (f *recordFlags) withStore(ctx context.Context, w io.Writer, save func(store.Store) error) {
+	if f.noStore {
+		return
+	}
+	s, err := store.Open(ctx, f.db)
+	if err == nil {
+		err = save(s)
+		s.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(w, "perfscope: not recorded in the store: %v (the files are saved; --no-store skips recording)\n", err)
+	}
+}
+
+// recordProfileRuns indexes saved profiling runs in the store.
+func (f *recordFlags) recordProfileRuns(ctx context.Context, w io.Writer, runs ...*capture.Run) {
+	f.withStore(ctx, w, func(s store.Store) error {
+		for _, r := range runs {
+			if err := s.SaveProfileRun(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
