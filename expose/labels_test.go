@@ -215,3 +215,20 @@ func TestMiddlewareBehavesLikeMux(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelCacheBounded(t *testing.T) {
+	c := newLabelCache()
+	for i := range maxCachedRoutes + 10 {
+		p := fmt.Sprintf("/redirect/%d/", i)
+		ctx := pprof.WithLabels(context.Background(), c.get(p, "GET"))
+		if got := labelsOf(ctx); got[LabelRoute] != p || got[LabelMethod] != "GET" {
+			t.Fatalf("labels for %s: %v", p, got)
+		}
+	}
+	if n := c.n.Load(); n != maxCachedRoutes {
+		t.Errorf("cache holds %d routes, want at most %d", n, maxCachedRoutes)
+	}
+	if got := labelsOf(pprof.WithLabels(context.Background(), c.get("", "BREW"))); fmt.Sprint(got) != fmt.Sprint(map[string]string{LabelMethod: "_OTHER"}) {
+		t.Errorf("no route, odd method: %v", got)
+	}
+}
