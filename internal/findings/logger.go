@@ -12,9 +12,10 @@ import (
 const (
 	loggerMutexShare = 0.10
 	loggerBlockShare = 0.05
-	// minWaitPerSecond is 5ms of waiting per second: 0.5% of one
-	// goroutine's time.
-	minWaitPerSecond = 5e6
+	// minWaitPerSecond is 25ms of waiting per second: 2.5% of one
+	// goroutine's time. Pools inside libraries (http.Transport's idle
+	// connections) contend at a few ms per second under any load.
+	minWaitPerSecond = 25e6
 )
 
 func loggerRule() Rule {

@@ -24,7 +24,9 @@ func main() {
 		w.Write([]byte("ok\n"))
 		accessLog(f, r)
 	})
-	harness.Main(func(ctx context.Context) {
+	// Writes are a small share of a request's CPU: run long enough for
+	// them to be sampled.
+	harness.MainFor(harness.DefaultDuration, 3*harness.DefaultMinCPU, func(ctx context.Context) {
 		httpload.Serve(ctx, h, "/v1/ping", 4)
 	})
 }
