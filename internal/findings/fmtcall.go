@@ -19,7 +19,7 @@ const (
 	hotFuncCPU = 0.05
 	// hotFmtShare is what a hot function's fmt calls must still reach,
 	// of CPU or of allocated objects or bytes.
-	hotFmtShare = 0.01
+	hotFmtShare = 0.005
 )
 
 func fmtRule() Rule {
