@@ -36,7 +36,8 @@ func newPages(version string) (*pages, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04")
 		},
-		"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"pctOf": func(f float64) float64 { return 100 * f },
 		"signedPct": func(p *float64) string {
 			if p == nil {
 				return ""

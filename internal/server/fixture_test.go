@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/demo"
+	"github.com/perfscope/perfscope/internal/loadgen"
+)
+
+// fixtureCommits is how many commits the benchmark fixture records;
+// fixtureChange is the first one whose code does three times the work.
+const fixtureCommits, fixtureChange = 8, 5
+
+// fixtureCommit is the fake hash of commit i.
+func fixtureCommit(i int) string { return fmt.Sprintf("%02d%038x", i, 0xbe9c4+i) }
+
+// pushBenchmodHistory runs the benchmarks of testdata/benchmod once per
+// fake commit, with the work tripled from fixtureChange on, and uploads
+// each run's output as that commit's results.
+func pushBenchmodHistory(t *testing.T, ts *testServer) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "benchmod.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Dir = filepath.Join("testdata", "benchmod")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build testdata/benchmod: %v\n%s", err, out)
+	}
+	for i := range fixtureCommits {
+		work := "1024"
+		if i >= fixtureChange {
+			work = "3072"
+		}
+		cmd := exec.Command(bin, "-test.run=^$", "-test.bench=.", "-test.count=6", "-test.benchtime=20ms", "-test.benchmem")
+		cmd.Env = append(os.Environ(), "BENCHMOD_WORK="+work)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("run benchmarks: %v\n%s", err, out)
+		}
+		ts.pushBench(t, fixtureCommit(i), epoch.Add(time.Duration(i)*time.Hour), string(out))
+	}
+}
+
+// pushLeftpadRun profiles the bundled leftpad example (naive mode) under
+// two seconds of load and uploads the run; it returns the run's id.
+func pushLeftpadRun(t *testing.T, ts *testServer) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root, err := demo.ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	bin, err := demo.Build(ctx, root, "leftpad", tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := demo.Start(ctx, bin, "--mode", "naive", "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0",
+		"--log", filepath.Join(tmp, "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	run, err := capture.Profile(ctx, capture.Options{
+		Load:     loadgen.Config{URL: svc.URL + demo.LeftpadPath, Concurrency: 4, Duration: 3 * time.Second},
+		PprofURL: svc.PprofURL,
+		Warmup:   500 * time.Millisecond,
+		OutDir:   filepath.Join(tmp, "leftpad-naive"),
+	})
+	if err != nil {
+		t.Fatalf("profile leftpad: %v", err)
+	}
+	if !run.Has(capture.KindCPU) {
+		t.Fatalf("the leftpad run has no CPU profile: %+v", run.Profiles)
+	}
+	ct, body := multipartRun(t, run.Dir)
+	code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body)
+	if code != http.StatusCreated {
+		t.Fatalf("upload leftpad run = %d %s", code, resp)
+	}
+	var res runUploadResult
+	if err := json.Unmarshal(resp, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.ID
+}
+
+// benchmarkNamed returns the stored name of the benchmark whose name
+// starts with prefix: the -procs suffix depends on the machine.
+func benchmarkNamed(t *testing.T, ts *testServer, prefix string) string {
+	t.Helper()
+	var benches []struct {
+		Name string `json:"name"`
+	}
+	ts.getJSON(t, "/api/v1/benchmarks?package=^example.com/benchmod$", &benches)
+	for _, b := range benches {
+		if strings.HasPrefix(b.Name, prefix) {
+			return b.Name
+		}
+	}
+	t.Fatalf("no benchmark %s* among %+v", prefix, benches)
+	return ""
+}
