@@ -167,7 +167,7 @@ type seriesCache struct {
 
 type seriesEntry struct {
 	key     string
-	version int64
+	version store.Version
 	view    *seriesView
 }
 
@@ -175,7 +175,7 @@ func newSeriesCache(max int) *seriesCache {
 	return &seriesCache{max: max, order: list.New(), entries: make(map[string]*list.Element)}
 }
 
-func (c *seriesCache) get(key string, version int64) *seriesView {
+func (c *seriesCache) get(key string, version store.Version) *seriesView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -192,7 +192,7 @@ func (c *seriesCache) get(key string, version int64) *seriesView {
 	return e.view
 }
 
-func (c *seriesCache) put(key string, version int64, v *seriesView) {
+func (c *seriesCache) put(key string, version store.Version, v *seriesView) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {

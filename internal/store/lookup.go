@@ -15,10 +15,18 @@ type RunLookup interface {
 	// ProfileRun returns the index entry of one profiling run, or an
 	// error wrapping ErrUnknownRun.
 	ProfileRun(ctx context.Context, id string) (ProfileRun, error)
-	// BenchVersion returns a number that grows whenever a benchmark run
+	// BenchVersion returns a value that changes whenever a benchmark run
 	// is saved, by this process or any other: answers computed from the
 	// benchmark history stay valid while it does not change.
-	BenchVersion(ctx context.Context) (int64, error)
+	BenchVersion(ctx context.Context) (Version, error)
+}
+
+// A Version identifies the state of the benchmark history. Runs are never
+// updated or deleted, so the number of runs and the highest id together
+// change exactly when a run is added: the count alone misses nothing either,
+// but the id makes a restore from an older backup look different too.
+type Version struct {
+	MaxID, Runs int64
 }
 
 // ErrUnknownRun is returned by ProfileRun when no run has the id.
@@ -42,12 +50,12 @@ func (s *sqlStore) ProfileRun(ctx context.Context, id string) (ProfileRun, error
 	return p, nil
 }
 
-// BenchVersion implements RunLookup. Run ids only grow and runs are never
-// deleted, so the largest id changes exactly when a run is added.
-func (s *sqlStore) BenchVersion(ctx context.Context) (int64, error) {
-	var v int64
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM bench_runs`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("read history version: %w", err)
+// BenchVersion implements RunLookup. The highest id alone would not do:
+// with PostgreSQL a run with a lower id can commit after one with a higher.
+func (s *sqlStore) BenchVersion(ctx context.Context) (Version, error) {
+	var v Version
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0), COUNT(*) FROM bench_runs`).Scan(&v.MaxID, &v.Runs); err != nil {
+		return Version{}, fmt.Errorf("read history version: %w", err)
 	}
 	return v, nil
 }
