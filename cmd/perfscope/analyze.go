@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"io"
+	"net"
+	"net/url"
+	"runtime"
 
 	"github.com/spf13/pflag"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/escape"
+	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
 )
@@ -13,14 +19,19 @@ import (
 // reportFlags are the flags of every command that renders a run's report
 // (profile, report, demo).
 type reportFlags struct {
-	format string
-	opts   profiles.Options
+	format    string
+	opts      profiles.Options
+	sourceDir string
+	noSource  bool
 }
 
 func (f *reportFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.opts.All, "all", false, "show every function and site as pprof does, nothing folded")
 	fs.StringVar(&f.opts.Route, "route", "", "only CPU and goroutine samples whose http.route label matches `PATTERN`")
 	fs.IntVar(&f.opts.Top, "top", profiles.DefaultTop, "rows per table")
+	fs.StringVar(&f.sourceDir, "source-dir", "",
+		"checkout of the profiled service's source, for source lines and the compiler's reasons (default: the current module, when it holds the service's main package)")
+	fs.BoolVar(&f.noSource, "no-source", false, "skip building the source for the compiler's reasons")
 }
 
 func (f *reportFlags) check() error {
@@ -33,15 +44,42 @@ func (f *reportFlags) check() error {
 	return nil
 }
 
-// analyzeRun computes a run's analysis and findings. Problems met on the way
+// analyzeRun computes a run's analysis and its findings, with the
+// compiler's reasons when the source is at hand. Problems met on the way
 // are part of the analysis itself (its warnings), so they are not returned.
-func analyzeRun(run *capture.Run, opts profiles.Options) (*profiles.Analysis, []report.Finding) {
-	a, _ := profiles.Analyze(run, opts)
-	return a, nil
+func analyzeRun(ctx context.Context, f reportFlags, run *capture.Run) (*profiles.Analysis, []findings.Finding) {
+	a, _ := profiles.Analyze(run, f.opts)
+	warn := func(errs []error) {
+		for _, err := range errs {
+			a.Warnings = append(a.Warnings, err.Error())
+		}
+	}
+	var ix *escape.Index
+	if !f.noSource && len(a.Profiles) > 0 {
+		built, errs := findings.CompilerIndex(ctx, a, f.sourceDir)
+		warn(errs)
+		ix = built
+	}
+	fs, errs := findings.Diagnose(a, ix, findings.Options{SourceDir: f.sourceDir, AvailableCores: targetCores(run)})
+	warn(errs)
+	return a, fs
+}
+
+// targetCores is how many CPUs the target could use, when perfscope can
+// tell: a target on this machine has this machine's.
+func targetCores(run *capture.Run) float64 {
+	u, err := url.Parse(run.Target)
+	if err != nil {
+		return 0
+	}
+	if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+		return float64(runtime.NumCPU())
+	}
+	return 0
 }
 
 // writeRunReport analyses run and renders its report to w.
-func writeRunReport(w io.Writer, f reportFlags, run *capture.Run) (*profiles.Analysis, error) {
-	a, findings := analyzeRun(run, f.opts)
-	return a, report.Write(w, report.Format(f.format), a, findings)
+func writeRunReport(ctx context.Context, w io.Writer, f reportFlags, run *capture.Run) (*profiles.Analysis, error) {
+	a, fs := analyzeRun(ctx, f, run)
+	return a, report.Write(w, report.Format(f.format), a, fs)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -70,7 +71,7 @@ the repository: go run ./cmd/perfscope demo`,
 			if res != nil {
 				rec.recordProfileRuns(cmd.Context(), os.Stderr, res.Runs...)
 				for i, run := range res.Runs {
-					if rerr := writeDemoSection(cmd.OutOrStdout(), rf, demo.Modes()[i], run, &analyses); rerr != nil {
+					if rerr := writeDemoSection(cmd.Context(), cmd.OutOrStdout(), rf, demo.Modes()[i], run, &analyses); rerr != nil {
 						return rerr
 					}
 				}
@@ -105,14 +106,14 @@ the repository: go run ./cmd/perfscope demo`,
 
 // writeDemoSection prints one mode's report under a heading and keeps its
 // analysis for the comparison.
-func writeDemoSection(w io.Writer, rf reportFlags, mode string, run *capture.Run, analyses *[]*profiles.Analysis) error {
+func writeDemoSection(ctx context.Context, w io.Writer, rf reportFlags, mode string, run *capture.Run, analyses *[]*profiles.Analysis) error {
 	switch rf.format {
 	case "text":
 		fmt.Fprintf(w, "\n=== leftpad --mode %s ===\n\n", mode)
 	case "markdown":
 		fmt.Fprintf(w, "\n# leftpad --mode %s\n\n", mode)
 	}
-	a, err := writeRunReport(w, rf, run)
+	a, err := writeRunReport(ctx, w, rf, run)
 	*analyses = append(*analyses, a)
 	return err
 }

@@ -92,7 +92,7 @@ load and keeps what was measured.`,
 				return err
 			}
 			rec.recordProfileRuns(cmd.Context(), os.Stderr, run)
-			if _, rerr := writeRunReport(cmd.OutOrStdout(), rf, run); rerr != nil {
+			if _, rerr := writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, run); rerr != nil {
 				return rerr
 			}
 			logf("saved %s (re-render with: perfscope report %s)", run.Dir, run.Dir)

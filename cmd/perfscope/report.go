@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
 )
@@ -13,7 +15,10 @@ import (
 func init() { register(newReportCmd) }
 
 func newReportCmd() *cobra.Command {
-	var rf reportFlags
+	var (
+		rf      reportFlags
+		explain string
+	)
 	c := &cobra.Command{
 		Use:   "report [RUNDIR]",
 		Short: "Re-render a saved profiling run",
@@ -37,9 +42,29 @@ Flags:
   --all             every function and site as pprof shows them, nothing folded
   --route PATTERN   only CPU and goroutine samples whose http.route label is PATTERN
                     or matches it as a regular expression, e.g. --route 'GET /users/{id}'
-  --top N           rows per table (default ` + fmt.Sprint(profiles.DefaultTop) + `)`,
+  --top N           rows per table (default ` + fmt.Sprint(profiles.DefaultTop) + `)
+  --source-dir DIR  the service's source checkout: source lines and the compiler's
+                    reasons (why a value escapes to the heap) in the findings;
+                    default: the current module when it holds the service's main package
+  --no-source       findings from the profiles alone, without building the source
+  --explain RULE    the long explanation of a finding's rule, with its thresholds and fix
+
+Findings come first: each names a known problem (string concatenation in a
+loop, fmt on a hot path, a replacer or regexp built per call, small unbuffered
+writes, the logger's lock, reflection-heavy JSON, GC pressure, unpreallocated
+growth, values escaping through interface arguments, goroutine growth, a
+service that was not the bottleneck, a file re-read per request), the lines
+that cause it with their numbers and the compiler's reasons, and the usual fix.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if explain != "" {
+				text, err := findings.Explain(explain)
+				if err != nil {
+					return usageError{err}
+				}
+				_, err = io.WriteString(cmd.OutOrStdout(), text)
+				return err
+			}
 			if err := rf.check(); err != nil {
 				return err
 			}
@@ -53,11 +78,15 @@ Flags:
 			if err != nil {
 				return err
 			}
-			_, err = writeRunReport(cmd.OutOrStdout(), rf, run)
+			_, err = writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, run)
 			return err
 		},
 	}
 	addFormatFlag(c, &rf.format, report.Formats()...)
 	rf.register(c.Flags())
+	c.Flags().StringVar(&explain, "explain", "", "print the long explanation of a finding's `RULE` (its id, shown after each finding) and exit")
+	_ = c.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return findings.RuleIDs(), cobra.ShellCompDirectiveNoFileComp
+	})
 	return c
 }

@@ -17,10 +17,13 @@ const (
 
 // growthFuncs grow a slice (runtime.growslice, behind append) or a map
 // (the Swiss-table maps of Go 1.24 and later, and the older hash maps).
+// A map's first insert (maps.(*Map).growToSmall) is not among them: it
+// allocates the map's first group, which a size hint would allocate just the
+// same, so it is not growth a preallocation avoids.
 var growthFuncs = matcher{
 	"runtime.growslice",
 	"internal/runtime/maps.(*table).rehash", "internal/runtime/maps.(*table).grow",
-	"internal/runtime/maps.(*table).split", "internal/runtime/maps.(*Map).growToSmall",
+	"internal/runtime/maps.(*table).split",
 	"internal/runtime/maps.(*Map).growToTable",
 	"runtime.hashGrow", "runtime.growWork*", "runtime.evacuate*",
 }

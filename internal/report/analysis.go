@@ -10,12 +10,12 @@ import (
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
-// analysisDoc lays out one analysis: findings first, then the load, CPU,
-// allocations, waits, goroutines, routes, and what went wrong.
-func analysisDoc(a *profiles.Analysis, findings []Finding) *doc {
+// analysisDoc lays out one analysis: the load, CPU, allocations, waits,
+// goroutines, routes, and what went wrong. Write puts the findings between
+// its title and its sections.
+func analysisDoc(a *profiles.Analysis) *doc {
 	d := &doc{title: "perfscope report: run " + a.Run.ID}
 	d.meta = runMeta(a)
-	d.add(findingsSection(findings))
 	d.add(loadSection(a.Load, a.PerRequest))
 	d.add(cpuSection(a))
 	d.add(allocsSection(a.Allocs))
@@ -71,33 +71,6 @@ func runMeta(a *profiles.Analysis) []string {
 		meta = append(meta, fmt.Sprintf("route filter %q: CPU and goroutine figures cover the matching samples only", a.Options.Route))
 	}
 	return meta
-}
-
-func findingsSection(findings []Finding) section {
-	s := section{title: "Findings"}
-	if len(findings) == 0 {
-		return s
-	}
-	var items [][]string
-	for _, f := range findings {
-		head := f.Title
-		if f.Severity != "" {
-			head = "[" + f.Severity + "] " + head
-		}
-		if f.Where != "" {
-			head += " (" + f.Where + ")"
-		}
-		it := []string{head}
-		if f.Evidence != "" {
-			it = append(it, f.Evidence)
-		}
-		if f.Fix != "" {
-			it = append(it, "fix: "+f.Fix)
-		}
-		items = append(items, it)
-	}
-	s.blocks = append(s.blocks, block{items: items})
-	return s
 }
 
 func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {

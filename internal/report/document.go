@@ -49,7 +49,9 @@ func (d *doc) add(s section) {
 // two-space indents, columns aligned by padding.
 func (d *doc) writeText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(d.title + "\n")
+	if d.title != "" {
+		bw.WriteString(d.title + "\n")
+	}
 	for _, m := range d.meta {
 		bw.WriteString(m + "\n")
 	}
@@ -126,7 +128,9 @@ func writeTextTable(w *bufio.Writer, t *table) {
 // writeMarkdown lays the doc out as GitHub-flavoured Markdown.
 func (d *doc) writeMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("## " + mdText(d.title) + "\n\n")
+	if d.title != "" {
+		bw.WriteString("## " + mdText(d.title) + "\n\n")
+	}
 	for i, m := range d.meta {
 		end := "  \n" // a hard line break keeps the lines apart
 		if i == len(d.meta)-1 {

@@ -9,14 +9,6 @@ import (
 	"github.com/perfscope/perfscope/internal/findings"
 )
 
-// Severity buckets for FromFindings: a finding accounting for at least
-// HighSeverity of its resource is "high", at least MediumSeverity
-// "medium", else "low".
-const (
-	HighSeverity   = 0.25
-	MediumSeverity = 0.05
-)
-
 // RenderFindings writes diagnosed findings, in the order given (Diagnose
 // ranks them by severity), in format f. The JSON form is
 // {"findings": [...]} with findings.Finding's field names.
@@ -85,12 +77,12 @@ func RenderFindingsText(w io.Writer, fs []findings.Finding) error {
 // pull-request comments.
 func RenderFindingsMarkdown(w io.Writer, fs []findings.Finding) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString("## Findings\n\n")
+	bw.WriteString("### Findings\n\n")
 	if len(fs) == 0 {
 		bw.WriteString("None: no rule found a known problem in this run.\n")
 	}
 	for i, f := range fs {
-		fmt.Fprintf(bw, "### %d. %s — %s\n\n", i+1, mdText(f.Title), severityText(f))
+		fmt.Fprintf(bw, "#### %d. %s — %s\n\n", i+1, mdText(f.Title), severityText(f))
 		fmt.Fprintf(bw, "%s `%s`\n\n", mdText(f.Summary), f.Rule)
 		for _, ev := range f.Evidence {
 			fmt.Fprintf(bw, "- %s", mdEvidenceHead(ev))
@@ -128,49 +120,6 @@ func RenderFindingsMarkdown(w io.Writer, fs []findings.Finding) error {
 		return fmt.Errorf("write findings: %w", err)
 	}
 	return nil
-}
-
-// FromFindings converts diagnosed findings to the report's Finding, which
-// Write shows first in every report: severity as high, medium or low,
-// the first evidence line as Where, the summary and the evidence lines as
-// Evidence, and the fix.
-func FromFindings(fs []findings.Finding) []Finding {
-	out := make([]Finding, 0, len(fs))
-	for _, f := range fs {
-		rf := Finding{
-			Severity: severityBucket(f.Severity),
-			Title:    f.Title + " (" + severityText(f) + ")",
-			Fix:      f.Fix.Summary,
-		}
-		lines := []string{f.Summary}
-		for i, ev := range f.Evidence {
-			if i == 0 {
-				rf.Where = ev.Where()
-			}
-			line := evidenceHead(ev)
-			if m := measuresText(ev.Measures); m != "" {
-				line += ": " + m
-			}
-			lines = append(lines, line)
-			for _, c := range ev.Compiler {
-				lines = append(lines, "compiler: "+c)
-			}
-		}
-		lines = append(lines, f.Notes...)
-		rf.Evidence = strings.Join(lines, "\n")
-		out = append(out, rf)
-	}
-	return out
-}
-
-func severityBucket(s float64) string {
-	switch {
-	case s >= HighSeverity:
-		return "high"
-	case s >= MediumSeverity:
-		return "medium"
-	}
-	return "low"
 }
 
 // severityText is "28.8% of allocated objects".

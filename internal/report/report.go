@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -35,31 +36,31 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q: use one of %s", s, strings.Join(Formats(), ", "))
 }
 
-// A Finding is one diagnosis, shown before everything else in a report:
-// what is wrong, where, the evidence from the profiles, and what to do.
-// Diagnosis rules produce them; the report shows them as given, in order.
-type Finding struct {
-	// Severity ranks findings for the reader: "high", "medium" or "low".
-	Severity string `json:"severity"`
-	Title    string `json:"title"`
-	// Where is the source location, "file:line", when there is one.
-	Where    string `json:"where,omitempty"`
-	Evidence string `json:"evidence,omitempty"`
-	Fix      string `json:"fix,omitempty"`
-}
-
-// Write renders the analysis a, with findings first, in format f.
+// Write renders the analysis a in format f, with the findings diagnosed from
+// it first (in the order given: findings.Diagnose ranks them by severity).
 //
 // The JSON form is the Analysis object with one more field, "findings"
-// (always present, possibly empty).
-func Write(w io.Writer, f Format, a *profiles.Analysis, findings []Finding) error {
+// (always present, possibly empty), holding findings.Finding values.
+func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) error {
 	if f == JSON {
 		return writeJSON(w, struct {
-			Findings []Finding `json:"findings"`
+			Findings []findings.Finding `json:"findings"`
 			*profiles.Analysis
-		}{nonNil(findings), a})
+		}{nonNil(fs), a})
 	}
-	return renderDoc(w, f, analysisDoc(a, findings))
+	body := analysisDoc(a)
+	head := &doc{title: body.title, meta: body.meta}
+	body.title, body.meta = "", nil
+	if err := renderDoc(w, f, head); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write %s report: %w", f, err)
+	}
+	if err := RenderFindings(w, f, fs); err != nil {
+		return err
+	}
+	return renderDoc(w, f, body)
 }
 
 // WriteComparison renders a side-by-side comparison in format f; its JSON

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
@@ -94,15 +95,12 @@ func fixture() *profiles.Analysis {
 	}
 }
 
-func findingsFixture() []Finding {
-	return []Finding{{Severity: "high", Title: "String concatenation in a loop", Where: "pad.go:149",
-		Evidence: "307k allocations (14.6%) at main.concat", Fix: "use a strings.Builder"}}
-}
+func findingsFixture() []findings.Finding { return sampleFindings() }
 
-func render(t *testing.T, f Format, a *profiles.Analysis, findings []Finding) string {
+func render(t *testing.T, f Format, a *profiles.Analysis, fs []findings.Finding) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, f, a, findings); err != nil {
+	if err := Write(&buf, f, a, fs); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -127,8 +125,8 @@ func TestTextSections(t *testing.T) {
 	for _, want := range []string{
 		"perfscope report: run 20260101T000000Z-ab12",
 		"commit 0123456789ab (with uncommitted changes)",
-		"[high] String concatenation in a loop (pad.go:149)",
-		"fix: use a strings.Builder",
+		"1. String concatenation in a loop  [28.8% of allocated objects]  (concat-loop)",
+		"fix: Build the string once with a strings.Builder",
 		"250,000 in 11s (closed loop, 8 connections)",
 		"22,727 req/s",
 		"10 (<0.01%): status_500 7, timeout 3",
@@ -191,8 +189,9 @@ func TestTextAligned(t *testing.T) {
 			t.Errorf("trailing space: %q", l)
 		}
 	}
-	if strings.Contains(out, "FINDINGS") {
-		t.Error("findings section without findings")
+	// No findings is said, so a reader knows the rules ran.
+	if !strings.Contains(out, "FINDINGS\n  none: no rule found a known problem in this run") {
+		t.Error("no findings not said")
 	}
 }
 
@@ -201,7 +200,7 @@ func TestMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"## perfscope report: run 20260101T000000Z-ab12\n",
 		"\n### Findings\n",
-		"- \\[high\\] String concatenation in a loop (pad.go:149)",
+		"#### 1. String concatenation in a loop",
 		"\n### CPU\n",
 		"| flat | flat% | cum | cum% | location | function |\n|---:|---:|---:|---:|---|---|\n",
 		"| `main.(*server).pad` |",

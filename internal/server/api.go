@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perfscope/perfscope/internal/findings"
 	"io/fs"
 	"net/http"
 	"os"
@@ -241,7 +242,7 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	a, findings := s.analyze(run, opts)
+	a, fs := s.analyze(run, opts)
 	switch format {
 	case report.JSON:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -250,7 +251,7 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
-	if err := report.Write(w, format, a, findings); err != nil {
+	if err := report.Write(w, format, a, fs); err != nil {
 		s.cfg.Logf("write report of run %s: %v", run.ID, err)
 	}
 }
@@ -320,13 +321,13 @@ func (s *Server) loadRun(ctx context.Context, id string) (*capture.Run, error) {
 
 // analyze computes a run's analysis and, when the server diagnoses, its
 // findings.
-func (s *Server) analyze(run *capture.Run, opts profiles.Options) (*profiles.Analysis, []report.Finding) {
+func (s *Server) analyze(run *capture.Run, opts profiles.Options) (*profiles.Analysis, []findings.Finding) {
 	a, _ := profiles.Analyze(run, opts)
-	var findings []report.Finding
+	var fs []findings.Finding
 	if s.cfg.Diagnose != nil {
-		findings = s.cfg.Diagnose(a)
+		fs = s.cfg.Diagnose(a)
 	}
-	return a, findings
+	return a, fs
 }
 
 func nonNil[T any](s []T) []T {

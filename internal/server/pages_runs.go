@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/perfscope/perfscope/internal/findings"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -81,9 +82,9 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	a, findings := s.analyze(run, opts)
+	a, fs := s.analyze(run, opts)
 	var text bytes.Buffer
-	if err := report.Write(&text, report.Text, a, findings); err != nil {
+	if err := report.Write(&text, report.Text, a, fs); err != nil {
 		fmt.Fprintf(&text, "\n(report incomplete: %v)", err)
 	}
 	others, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: 50})
@@ -99,11 +100,11 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 	}
 	data := struct {
 		Run      *capture.Run
-		Findings []report.Finding
+		Findings []findings.Finding
 		Routes   []profiles.RouteShare
 		Others   []store.ProfileRun
 		Report   string
-	}{run, findings, a.Routes, others, text.String()}
+	}{run, fs, a.Routes, others, text.String()}
 	s.pages.render(w, http.StatusOK, "run", "Run "+run.ID, "runs", data, start)
 }
 

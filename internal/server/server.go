@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/perfscope/perfscope/internal/findings"
 	"net"
 	"net/http"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -53,7 +53,7 @@ type Config struct {
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// Diagnose, when set, adds findings to a run's report.
-	Diagnose func(*profiles.Analysis) []report.Finding
+	Diagnose func(*profiles.Analysis) []findings.Finding
 	// Version is perfscope's version, shown in page footers.
 	Version string
 	// Logf receives one line per failed request and server event; nil
