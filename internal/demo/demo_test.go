@@ -78,6 +78,18 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 	for _, f := range funcs[:min(6, len(funcs))] {
 		t.Logf("%-40s %5.1f%% of objects", f, 100*float64(byFunc[f])/float64(sites.TotalCount))
 	}
+	// The capture's own requests (pprof handlers waiting out a profile's
+	// window) may be in the raw block profile; they are never in the report.
+	if block := a.Profiles[capture.KindBlock]; block != nil {
+		kept, _ := profiles.DropProfilerSamples(block)
+		var keptDelay int64
+		for _, s := range kept.Sample {
+			keptDelay += s.Value[1]
+		}
+		if a.Block == nil || a.Block.TotalAmount != keptDelay {
+			t.Errorf("block report totals %v, want the %d ns left without the profiler's own waits", a.Block, keptDelay)
+		}
+	}
 	for _, want := range []string{"main.leftpad", "main.(*statsd).send"} {
 		if !slices.Contains(top, want) {
 			t.Errorf("%s is not among the top three allocating user functions %v", want, top)

@@ -69,6 +69,9 @@ func TestClassifyRules(t *testing.T) {
 	}{
 		{abs, "main.main", "/home/u/leftpad/main.go", User},
 		{abs, "main.(*server).handle.func1", "/home/u/leftpad/server.go", User},
+		// A standard-library closure inlined into main keeps main's name.
+		{abs, "main.(*accessLog).request.(*Logger).Printf.func1", "/usr/local/go/src/log/log.go", Stdlib},
+		{abs, "main.f.Do.func1", "/usr/local/go/src/runtime/pprof/runtime.go", Runtime},
 		{abs, "runtime.mallocgc", "/usr/local/go/src/runtime/malloc.go", Runtime},
 		{abs, "runtime/pprof.Do", "/usr/local/go/src/runtime/pprof/runtime.go", Runtime},
 		{abs, "internal/poll.(*FD).Read", "/usr/local/go/src/internal/poll/fd_unix.go", Runtime},
