@@ -319,13 +319,16 @@ func (s *Server) loadRun(ctx context.Context, id string) (*capture.Run, error) {
 	return run, nil
 }
 
-// analyze computes a run's analysis and, when the server diagnoses, its
-// findings.
+// analyze computes a run's analysis and its findings. Diagnosis problems
+// join the analysis' warnings, as in 'perfscope report'.
 func (s *Server) analyze(run *capture.Run, opts profiles.Options) (*profiles.Analysis, []findings.Finding) {
 	a, _ := profiles.Analyze(run, opts)
-	var fs []findings.Finding
 	if s.cfg.Diagnose != nil {
-		fs = s.cfg.Diagnose(a)
+		return a, s.cfg.Diagnose(a)
+	}
+	fs, errs := findings.Diagnose(a, nil, findings.Options{})
+	for _, err := range errs {
+		a.Warnings = append(a.Warnings, err.Error())
 	}
 	return a, fs
 }

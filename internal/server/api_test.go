@@ -80,7 +80,7 @@ func testBenchUploadAndReads(t *testing.T, ts *testServer) {
 	var again seriesView
 	ts.getJSON(t, "/api/v1/series?package=example.com/fixture&name=Parse-8&unit=sec/op&branch=main", &again)
 	if len(again.Commits) != 8 || !again.Commits[5].Changed {
-		t.Errorf("cached series differs: %+v", again)
+		t.Errorf("cached series differs: %+v", &again)
 	}
 
 	var cmp struct {
@@ -163,7 +163,7 @@ func TestUploadErrors(t *testing.T) {
 	}
 	// The file's own commit line is enough.
 	code, body := ts.do(t, http.MethodPost, "/api/v1/bench", ts.Token, "text/plain", strings.NewReader("commit: cafe0001\nbranch: dev\n"+good))
-	if code != http.StatusCreated || !strings.Contains(string(body), `"branch": "dev"`) {
+	if code != http.StatusCreated || !strings.Contains(string(body), `"branch":"dev"`) {
 		t.Errorf("upload with commit line = %d %s", code, body)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"math"
 	"net/url"
-	"strings"
+	"strconv"
 
 	"golang.org/x/perf/benchunit"
 )
@@ -55,59 +55,71 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 	}
 	y := func(val float64) float64 { return chartTop + chartPlotH*(1-(val-lo)/(hi-lo)) }
 
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="trend" viewBox="0 0 %g %g" role="img" aria-label="%s over %d commits" xmlns="http://www.w3.org/2000/svg">`,
+	// About 250 bytes per commit; growing the buffer as it fills would
+	// copy a large chart many times.
+	b := make([]byte, 0, 4096+250*n)
+	b = fmt.Appendf(b, `<svg class="trend" viewBox="0 0 %g %g" role="img" aria-label="%s over %d commits" xmlns="http://www.w3.org/2000/svg">`,
 		chartW, chartH, template.HTMLEscapeString(v.Name+" "+v.Unit), n)
 
 	// Axes and y ticks.
-	var medians []float64
-	for _, c := range v.Commits {
-		medians = append(medians, c.Median)
+	medians := make([]float64, n)
+	for i, c := range v.Commits {
+		medians[i] = c.Median
 	}
 	scale := benchunit.CommonScale(medians, benchunit.ClassOf(v.Unit))
-	fmt.Fprintf(&b, `<g class="axis">`)
+	b = append(b, `<g class="axis">`...)
 	for i := 0; i <= chartYTicks; i++ {
 		val := lo + (hi-lo)*float64(i)/chartYTicks
 		yy := y(val)
-		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
+		b = fmt.Appendf(b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
 			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(scale.Format(val)))
 	}
 	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
 	for i := 0; i < n; i += step {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
+		b = fmt.Appendf(b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
 			v.Commits[i].Time.Format("2006-01-02"))
 	}
-	b.WriteString(`</g>`)
+	b = append(b, `</g>`...)
 
 	// Confidence band: along the upper bounds, back along the lower.
-	b.WriteString(`<path class="band" d="`)
+	b = append(b, `<path class="band" d="`...)
 	for i, c := range v.Commits {
-		cmd := "L"
 		if i == 0 {
-			cmd = "M"
+			b = append(b, 'M')
+		} else {
+			b = append(b, 'L')
 		}
-		fmt.Fprintf(&b, "%s%.1f %.1f", cmd, x(i), y(deref(c.Hi, c.Median)))
+		b = appendXY(b, x(i), y(deref(c.Hi, c.Median)), ' ')
 	}
 	for i := n - 1; i >= 0; i-- {
 		c := v.Commits[i]
-		fmt.Fprintf(&b, "L%.1f %.1f", x(i), y(deref(c.Lo, c.Median)))
+		b = append(b, 'L')
+		b = appendXY(b, x(i), y(deref(c.Lo, c.Median)), ' ')
 	}
-	b.WriteString(`Z"/>`)
+	b = append(b, `Z"/>`...)
 
-	b.WriteString(`<polyline class="median" points="`)
+	b = append(b, `<polyline class="median" points="`...)
 	for i, c := range v.Commits {
-		fmt.Fprintf(&b, "%.1f,%.1f ", x(i), y(c.Median))
+		b = appendXY(b, x(i), y(c.Median), ',')
+		b = append(b, ' ')
 	}
-	b.WriteString(`"/>`)
+	b = append(b, `"/>`...)
 
 	// Points, then change points on top of them.
-	b.WriteString(`<g class="points">`)
+	b = append(b, `<g class="points">`...)
 	for i, c := range v.Commits {
 		if c.Changed {
 			continue
 		}
-		fmt.Fprintf(&b, `<circle class="pt" cx="%.1f" cy="%.1f" r="2.5" data-commit="%s"><title>%s</title></circle>`,
-			x(i), y(c.Median), template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)))
+		b = append(b, `<circle class="pt" cx="`...)
+		b = strconv.AppendFloat(b, x(i), 'f', 1, 64)
+		b = append(b, `" cy="`...)
+		b = strconv.AppendFloat(b, y(c.Median), 'f', 1, 64)
+		b = append(b, `" r="2.5" data-commit="`...)
+		b = append(b, template.HTMLEscapeString(c.Ref)...)
+		b = append(b, `"><title>`...)
+		b = append(b, template.HTMLEscapeString(pointTitle(c, scale))...)
+		b = append(b, `</title></circle>`...)
 	}
 	for i, c := range v.Commits {
 		if !c.Changed {
@@ -120,24 +132,35 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		case -1:
 			class += " worse"
 		}
-		fmt.Fprintf(&b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
+		b = fmt.Appendf(b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
 			template.HTMLEscapeString(link(c.Previous, c.Ref)), class, x(i), y(c.Median),
 			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)+"\nclick to compare with the previous commit"))
 	}
-	b.WriteString(`</g></svg>`)
-	return template.HTML(b.String())
+	b = append(b, `</g></svg>`...)
+	return template.HTML(b)
+}
+
+// appendXY appends "x<sep>y" with one decimal.
+func appendXY(b []byte, x, y float64, sep byte) []byte {
+	b = strconv.AppendFloat(b, x, 'f', 1, 64)
+	b = append(b, sep)
+	return strconv.AppendFloat(b, y, 'f', 1, 64)
 }
 
 // pointTitle is a point's tooltip.
 func pointTitle(c seriesCommit, scale benchunit.Scaler) string {
-	s := fmt.Sprintf("%s  %s\nmedian %s", shortRef(c.Ref), c.Time.Format("2006-01-02 15:04"), scale.Format(c.Median))
+	s := shortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + scale.Format(c.Median)
 	if c.Lo != nil && c.Hi != nil {
-		s += fmt.Sprintf("  [%s, %s]", scale.Format(*c.Lo), scale.Format(*c.Hi))
+		s += "  [" + scale.Format(*c.Lo) + ", " + scale.Format(*c.Hi) + "]"
 	}
 	if c.Delta != nil {
-		s += fmt.Sprintf("\n%+.1f%% vs previous", 100**c.Delta)
+		sign := ""
+		if *c.Delta >= 0 {
+			sign = "+"
+		}
+		s += "\n" + sign + strconv.FormatFloat(100**c.Delta, 'f', 1, 64) + "% vs previous"
 		if c.P != nil {
-			s += fmt.Sprintf("  p=%.3f", *c.P)
+			s += "  p=" + strconv.FormatFloat(*c.P, 'f', 3, 64)
 		}
 	}
 	return s

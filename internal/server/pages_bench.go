@@ -174,7 +174,7 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Reverse(d.Changes)
 	d.scale = benchunit.CommonScale(medians, benchunit.ClassOf(d.Unit))
-	d.Chart = trendChart(d.Series, d.Link)
+	d.Chart = d.Series.chartHTML(d.Link)
 	s.pages.render(w, http.StatusOK, "trend", d.Name+" "+d.Unit, "benchmarks", d, start)
 }
 

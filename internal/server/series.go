@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"html/template"
 	"math"
 	"net/url"
 	"slices"
@@ -32,6 +33,19 @@ type seriesView struct {
 	Machines  []string       `json:"machines"`
 	Warnings  []string       `json:"warnings,omitempty"`
 	Commits   []seriesCommit `json:"commits"`
+
+	// chart is the rendered trend chart, made once per cached view:
+	// for thousands of commits it costs more than everything else on a
+	// warm page.
+	chartOnce sync.Once
+	chart     template.HTML
+}
+
+// chartHTML returns the view's trend chart; link must depend only on what
+// the view was made from.
+func (v *seriesView) chartHTML(link func(base, head string) string) template.HTML {
+	v.chartOnce.Do(func() { v.chart = trendChart(v, link) })
+	return v.chart
 }
 
 // A seriesCommit is one commit of a series. Delta and P compare it with the

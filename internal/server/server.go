@@ -52,7 +52,9 @@ type Config struct {
 	// RequestTimeout bounds each request's work; default
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// Diagnose, when set, adds findings to a run's report.
+	// Diagnose, when set, diagnoses a run's analysis instead of
+	// findings.Diagnose without compiler diagnostics (building them
+	// would compile the profiled program's source on every page view).
 	Diagnose func(*profiles.Analysis) []findings.Finding
 	// Version is perfscope's version, shown in page footers.
 	Version string
