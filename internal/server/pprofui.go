@@ -108,8 +108,11 @@ func (u *pprofUIs) build1(head, base *profile.Profile) (map[string]http.Handler,
 	}
 	// Saved configurations are written to the server's home directory
 	// and shared by every viewer: not something a reader may change.
+	// Disassembly runs objdump on whatever binary an uploaded profile
+	// names on the server's disk.
 	delete(handlers, "/saveconfig")
 	delete(handlers, "/deleteconfig")
+	delete(handlers, "/disasm")
 	return handlers, nil
 }
 
