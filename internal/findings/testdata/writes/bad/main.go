@@ -31,14 +31,16 @@ func main() {
 	})
 }
 
+// accessLog writes the request line, the user agent and the content length
+// as three lines, each its own write: the unbuffered logging the rule is
+// about, at a share of the request's CPU that sampling cannot miss.
+//
 //go:noinline
 func accessLog(f *os.File, r *http.Request) {
-	line := make([]byte, 0, 128)
-	line = append(line, r.Method...)
-	line = append(line, ' ')
-	line = append(line, r.URL.Path...)
-	line = append(line, ' ')
-	line = strconv.AppendInt(line, r.ContentLength, 10)
-	line = append(line, '\n')
-	f.Write(line) // want: small-writes
+	for _, field := range [...]string{r.Method + " " + r.URL.Path, r.UserAgent(), strconv.FormatInt(r.ContentLength, 10)} {
+		line := make([]byte, 0, 128)
+		line = append(line, field...)
+		line = append(line, '\n')
+		f.Write(line) // want: small-writes
+	}
 }
