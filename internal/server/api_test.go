@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -323,9 +324,21 @@ func TestPagesAndMetrics(t *testing.T) {
 	for i := range 6 {
 		ts.pushBench(t, "c0ffee0"+string(rune('0'+i)), epoch.Add(time.Duration(i)*time.Hour), benchFixture(6, 1+0.5*float64(i/3)))
 	}
-	ct, body := multipartRun(t, makeRunDir(t, "run-page"))
-	if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body); code != 201 {
-		t.Fatalf("upload run = %d %s", code, resp)
+	for id, commit := range map[string]string{"run-page": "", "run-base": "c0ffee02", "run-head": "c0ffee03"} {
+		dir := makeRunDir(t, id)
+		if commit != "" {
+			run, err := capture.LoadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.GitCommit = commit
+			data, _ := json.Marshal(run)
+			os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644)
+		}
+		ct, body := multipartRun(t, dir)
+		if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body); code != 201 {
+			t.Fatalf("upload run = %d %s", code, resp)
+		}
 	}
 	for _, tc := range []struct {
 		path string
@@ -340,6 +353,9 @@ func TestPagesAndMetrics(t *testing.T) {
 		{"/trend?package=example.com/fixture&name=Parse-8&n=x", 400, "number of commits"},
 		{"/compare?base=c0ffee02&head=c0ffee03", 200, "50.00%"},
 		{"/compare?base=c0ffee02&head=deadbeef", 404, "unknown commit"},
+		{"/compare?base=c0ffee02&head=c0ffee03", 200, "/diff/run-base/run-head/allocs/flamegraph"},
+		{"/diff/run-base/run-head/allocs/top", 200, "alloc_space"},
+		{"/compare?base_run=run-base&head_run=run-head", 200, "Diff flame graphs"},
 		{"/runs", 200, "run-page"},
 		{"/runs/run-page", 200, "goroutine_end"},
 		{"/runs/run-page/pprof/allocs/top", 200, "alloc_space"},
@@ -359,7 +375,7 @@ func TestPagesAndMetrics(t *testing.T) {
 		`perfscope_http_requests_total{method="GET",route="GET /trend",code="200"} 2`,
 		`perfscope_http_requests_total{method="GET",route="GET /runs/{id}",code="404"} 1`,
 		`perfscope_uploads_total{kind="bench",outcome="ok"} 6`,
-		`perfscope_uploads_total{kind="run",outcome="ok"} 1`,
+		`perfscope_uploads_total{kind="run",outcome="ok"} 3`,
 		`perfscope_http_request_duration_seconds_count{route="GET /benchmarks"} 2`,
 	} {
 		if code != 200 || !strings.Contains(string(metrics), want) {

@@ -280,7 +280,10 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			Text       string
 		}
 		RunCmp *runComparison
-		Error  string
+		// CommitRuns are profiling runs of the two commits, for diff
+		// flame graphs next to the benchmark comparison.
+		CommitRuns *commitRuns
+		Error      string
 	}{Base: q.Get("base"), Head: q.Get("head"), Branch: q.Get("branch"), Machine: q.Get("machine"),
 		BaseRun: q.Get("base_run"), HeadRun: q.Get("head_run"), Alpha: 0.05}
 	var err error
@@ -303,6 +306,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 					Tables     []cmpTable
 					Text       string
 				}{cc.Base, cc.Head, cmpTables(cc.Cmp), text.String()}
+				data.CommitRuns = s.runsOfCommits(ctx, data.Runs, cc.Base.Commit, cc.Head.Commit)
 			}
 		}
 		if err != nil {
@@ -314,4 +318,41 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.pages.render(w, code, "compare", "Compare", "compare", data, start)
+}
+
+// commitRuns are the latest profiling runs of two commits.
+type commitRuns struct {
+	Base, Head string
+	Kinds      []string // profile kinds both have
+}
+
+// runsOfCommits finds the latest run of each commit among runs (newest
+// first), or nil when either commit has none.
+func (s *Server) runsOfCommits(ctx context.Context, runs []store.ProfileRun, base, head store.Commit) *commitRuns {
+	find := func(c store.Commit) string {
+		for _, r := range runs {
+			if r.Commit == c.Hash && r.Dirty == c.Dirty {
+				return r.ID
+			}
+		}
+		return ""
+	}
+	cr := &commitRuns{Base: find(base), Head: find(head)}
+	if cr.Base == "" || cr.Head == "" || cr.Base == cr.Head {
+		return nil
+	}
+	b, err := s.loadRun(ctx, cr.Base)
+	if err != nil {
+		return nil
+	}
+	h, err := s.loadRun(ctx, cr.Head)
+	if err != nil {
+		return nil
+	}
+	for _, pf := range h.Profiles {
+		if pf.File != "" && b.Has(pf.Kind) {
+			cr.Kinds = append(cr.Kinds, pf.Kind)
+		}
+	}
+	return cr
 }
