@@ -38,7 +38,8 @@ func main() {
 		data     = flag.String("data", "", "read base.txt/head.txt from this directory instead of measuring")
 		save     = flag.String("save", "bench/gate/data", "where to save measured rounds")
 		pkgs     = flag.String("pkgs", "./examples/...", "packages whose benchmarks are the material")
-		trials   = flag.Int("trials", 1000, "simulated gate runs per experiment")
+		trials   = flag.Int("trials", 1000, "simulated A/A gate runs")
+		injected = flag.Int("inject-trials", 200, "simulated gate runs per benchmark with an injected slowdown")
 		rounds   = flag.Int("rounds", compare.DefaultRounds, "rounds per simulated gate run")
 		slowdown = flag.Float64("slowdown", 0.05, "injected slowdown of one benchmark")
 		sizes    = flag.String("sizes", "0.10,0.25,0.5,1", "further slowdowns to report overall detection for")
@@ -112,8 +113,8 @@ func main() {
 	cfg.Thresholds["B/op"] = *bytesPct
 	rng := rand.New(rand.NewPCG(*seed, *seed))
 
-	fmt.Printf("pool: %d rounds of %d measurements; each simulated gate run draws %d rounds; %d trials; alpha %.3g; sec/op threshold %.3g%%\n\n",
-		n, len(ms), *rounds, *trials, *alpha, *pct)
+	fmt.Printf("pool: %d rounds of %d measurements; each simulated gate run draws %d rounds; %d A/A trials, %d per injected benchmark; alpha %.3g; sec/op threshold %.3g%%\n\n",
+		n, len(ms), *rounds, *trials, *injected, *alpha, *pct)
 	fmt.Printf("%-55s %8s %8s\n", "benchmark (sec/op)", "noise", "A/A gap")
 	for _, m := range ms {
 		if m.Unit == "sec/op" {
@@ -122,10 +123,13 @@ func main() {
 	}
 
 	// A/A: no change at all.
-	alarms := 0
+	alarms, undecided := 0, 0
 	blamed := make(map[string]int)
 	for range *trials {
 		d := compare.Decide(draw(ms, n, *rounds, rng, -1, 0), cfg)
+		if d.ExitCode() == 2 {
+			undecided++
+		}
 		if d.Regressions > 0 {
 			alarms++
 			for _, j := range d.Judgements {
@@ -135,30 +139,35 @@ func main() {
 			}
 		}
 	}
-	fmt.Printf("\nA/A: %d false alarms in %d trials (%.1f%%), no-alarm rate %.1f%%\n", alarms, *trials, 100*float64(alarms)/float64(*trials), 100-100*float64(alarms)/float64(*trials))
+	fmt.Printf("\nA/A: %d false alarms in %d trials (%.1f%%), no-alarm rate %.1f%%; undecided (exit 2) %.1f%%\n",
+		alarms, *trials, percent(alarms, *trials), 100-percent(alarms, *trials), percent(undecided, *trials))
 	for k, v := range blamed {
 		fmt.Printf("  false alarms on %s: %d\n", k, v)
 	}
 
 	// Injected slowdown, one benchmark at a time.
 	fmt.Printf("\ninjected %+.0f%% slowdown of one benchmark's sec/op:\n", 100**slowdown)
-	caught, total := 0, 0
+	caught, flagged, total := 0, 0, 0
 	for i, m := range ms {
 		if m.Unit != "sec/op" {
 			continue
 		}
-		c := 0
-		for range *trials {
+		c, u := 0, 0
+		for range *injected {
 			d := compare.Decide(draw(ms, n, *rounds, rng, i, *slowdown), cfg)
-			if d.Judgements[i].Verdict == compare.Regression {
+			switch {
+			case d.Judgements[i].Verdict == compare.Regression:
 				c++
+			case d.ExitCode() != 0:
+				u++
 			}
 		}
 		caught += c
-		total += *trials
-		fmt.Printf("  %-55s caught %5.1f%%\n", m.Benchmark, 100*float64(c)/float64(*trials))
+		flagged += u
+		total += *injected
+		fmt.Printf("  %-55s caught %5.1f%%  undecided %5.1f%%  passed %5.1f%%\n", m.Benchmark, percent(c, *injected), percent(u, *injected), 100-percent(c+u, *injected))
 	}
-	fmt.Printf("overall detection: %.1f%%\n", 100*float64(caught)/float64(total))
+	fmt.Printf("overall: caught %.1f%%, undecided (exit 2) %.1f%%, passed silently %.1f%%\n", percent(caught, total), percent(flagged, total), 100-percent(caught+flagged, total))
 
 	// How large must a slowdown be to be caught on this machine?
 	for _, f := range strings.Split(*sizes, ",") {
@@ -166,7 +175,7 @@ func main() {
 		if err != nil || s == 0 {
 			continue
 		}
-		fmt.Printf("detection of a %+.0f%% slowdown: %.1f%%\n", 100*s, 100*detection(ms, n, *rounds, *trials, rng, cfg, s))
+		fmt.Printf("detection of a %+.0f%% slowdown: %.1f%%\n", 100*s, 100*detection(ms, n, *rounds, *injected, rng, cfg, s))
 	}
 }
 
@@ -208,6 +217,8 @@ func draw(ms []compare.Measurement, n, rounds int, rng *rand.Rand, inject int, s
 	}
 	return out
 }
+
+func percent(n, of int) float64 { return 100 * float64(n) / float64(of) }
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)

@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -65,6 +66,11 @@ const (
 	// TooFewSamples: even perfectly separated samples of these sizes
 	// could not be significant, so nothing can be concluded.
 	TooFewSamples Verdict = "too few samples"
+	// TooNoisy: no significant change, but the samples are so noisy
+	// that a change as large as the threshold could hide in them (the
+	// median's confidence interval is wider than the threshold). The
+	// gate says so rather than pass a regression it could not see.
+	TooNoisy Verdict = "too noisy"
 	// NotGated: a unit the gate does not judge, or one ignored by
 	// configuration; reported only.
 	NotGated Verdict = "not gated"
@@ -90,6 +96,11 @@ type Judgement struct {
 	// Threshold is the relative change that counts (0.05 = 5%); a
 	// regression must exceed it.
 	Threshold float64 `json:"threshold"`
+	// Resolution is the half-width of the 95% confidence interval of
+	// the noisier side's median, relative to that median: changes
+	// smaller than this cannot be told from noise. +Inf when a side has
+	// too few samples for an interval.
+	Resolution float64 `json:"-"`
 	// Warnings are benchmath's warnings about the samples.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -150,6 +161,7 @@ func Decide(ms []Measurement, cfg GateConfig) *Decision {
 			bsum := benchmath.AssumeNothing.Summary(bs, 0.95)
 			hsum := benchmath.AssumeNothing.Summary(hs, 0.95)
 			j.BaseMedian, j.HeadMedian = bsum.Center, hsum.Center
+			j.Resolution = max(halfWidth(bsum), halfWidth(hsum))
 			j.Change = relChange(j.BaseMedian, j.HeadMedian)
 			c := benchmath.AssumeNothing.Compare(bs, hs)
 			j.P = c.P
@@ -177,9 +189,17 @@ func Decide(ms []Measurement, cfg GateConfig) *Decision {
 	// A test whose samples are too small to ever reach alpha/m cannot
 	// be decided at all: say so instead of passing it silently.
 	candidates := len(tested)
+	type sizes struct{ n1, n2 int }
+	minPs := make(map[sizes]float64) // the exact test is costly; sizes repeat
 	tested = slices.DeleteFunc(tested, func(i int) bool {
 		j := &d.Judgements[i]
-		if minP(len(j.Base), len(j.Head), &th)*float64(candidates) > cfg.Alpha {
+		sz := sizes{len(j.Base), len(j.Head)}
+		p, ok := minPs[sz]
+		if !ok {
+			p = minP(sz.n1, sz.n2, &th)
+			minPs[sz] = p
+		}
+		if p*float64(candidates) > cfg.Alpha {
 			j.Verdict = TooFewSamples
 			return true
 		}
@@ -215,17 +235,35 @@ func Decide(ms []Measurement, cfg GateConfig) *Decision {
 			j.Verdict = Improvement
 		}
 	}
+	for _, i := range tested {
+		j := &d.Judgements[i]
+		if j.Verdict == Unchanged && j.Threshold > 0 && j.Resolution > j.Threshold {
+			j.Verdict = TooNoisy
+		}
+	}
 	for _, j := range d.Judgements {
 		switch j.Verdict {
 		case Regression:
 			d.Regressions++
 		case Improvement:
 			d.Improvements++
-		case TooFewSamples:
+		case TooFewSamples, TooNoisy:
 			d.Undecided++
 		}
 	}
 	return d
+}
+
+// halfWidth is the relative half-width of a summary's confidence
+// interval, as benchmath computed it.
+func halfWidth(s benchmath.Summary) float64 {
+	if s.Center == 0 {
+		if s.Lo == s.Hi {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Abs((s.Hi - s.Lo) / 2 / s.Center)
 }
 
 // minP is the smallest p-value the U-test can give for samples of these

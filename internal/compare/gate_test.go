@@ -15,6 +15,16 @@ func noisy(rng *rand.Rand, n int, center float64) []float64 {
 	return xs
 }
 
+// spread returns n samples around center with relative uniform noise of
+// the given width.
+func spread(rng *rand.Rand, n int, center, width float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = center * (1 + width*(rng.Float64()-0.5))
+	}
+	return xs
+}
+
 func constantSample(n int, v float64) []float64 {
 	xs := make([]float64, n)
 	for i := range xs {
@@ -72,6 +82,14 @@ func TestDecide(t *testing.T) {
 			cfg:  GateConfig{Thresholds: map[string]float64{"B/s": 5}},
 			want: []Verdict{Regression},
 			exit: 1,
+		},
+		{
+			name: "too noisy to see the threshold",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1.0), Head: spread(rng, 20, 100, 1.0)},
+			},
+			want: []Verdict{TooNoisy},
+			exit: 2,
 		},
 		{
 			name: "too few rounds",

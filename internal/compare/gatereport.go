@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -31,7 +32,29 @@ func (r *GateReport) Outcome() string {
 	case 1:
 		return fmt.Sprintf("FAIL: %d regression%s", d.Regressions, plural(d.Regressions))
 	case 2:
-		return fmt.Sprintf("UNDECIDED: %d measurement%s had too few samples to conclude (raise --rounds)", d.Undecided, plural(d.Undecided))
+		few, noisy := 0, 0
+		worst := 0.0
+		for _, j := range d.Judgements {
+			switch j.Verdict {
+			case TooFewSamples:
+				few++
+			case TooNoisy:
+				noisy++
+				worst = max(worst, j.Resolution)
+			}
+		}
+		var why []string
+		if few > 0 {
+			why = append(why, fmt.Sprintf("%d measurement%s had too few samples to conclude (raise --rounds)", few, plural(few)))
+		}
+		if noisy > 0 {
+			w := "unbounded"
+			if !math.IsInf(worst, 1) {
+				w = fmt.Sprintf("±%.0f%%", 100*worst)
+			}
+			why = append(why, fmt.Sprintf("%d measurement%s too noisy to see a change of the threshold's size (median uncertain by up to %s; run on a quieter machine or raise --rounds)", noisy, plural(noisy), w))
+		}
+		return "UNDECIDED: " + strings.Join(why, "; ")
 	}
 	if d.Improvements > 0 {
 		return fmt.Sprintf("PASS: no regression, %d improvement%s", d.Improvements, plural(d.Improvements))
@@ -63,6 +86,13 @@ func judgementRow(j Judgement) (name, base, head, change, p string) {
 	base, head = sc.Format(j.BaseMedian), sc.Format(j.HeadMedian)
 	change = fmt.Sprintf("%+.2f%%", j.Change*100)
 	p = fmt.Sprintf("p=%.3f adj=%.3f n=%d+%d", j.P, j.AdjustedP, len(j.Base), len(j.Head))
+	if j.Verdict == TooNoisy {
+		if math.IsInf(j.Resolution, 1) {
+			p += " ±∞"
+		} else {
+			p += fmt.Sprintf(" ±%.0f%%", 100*j.Resolution)
+		}
+	}
 	return
 }
 
@@ -77,7 +107,7 @@ func summarize(xs []float64, cls benchunit.Class) string {
 // leads a report.
 func interesting(j Judgement) bool {
 	switch j.Verdict {
-	case Regression, Improvement, TooFewSamples, Added, Removed:
+	case Regression, Improvement, TooFewSamples, TooNoisy, Added, Removed:
 		return true
 	}
 	return false
