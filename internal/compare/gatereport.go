@@ -70,9 +70,9 @@ func plural(n int) string {
 }
 
 // judgementRow formats the numbers of one judgement for tables.
-func judgementRow(j Judgement) (name, base, head, change, p string) {
+func judgementRow(j Judgement, withPackage bool) (name, base, head, change, p string) {
 	name = "Benchmark" + j.Benchmark + " " + j.Unit
-	if j.Package != "" {
+	if withPackage && j.Package != "" {
 		name = j.Package + " " + name
 	}
 	cls := benchunit.ClassOf(j.Unit)
@@ -94,6 +94,15 @@ func judgementRow(j Judgement) (name, base, head, change, p string) {
 		}
 	}
 	return
+}
+
+// thresholdText shows the threshold of judged measurements only.
+func thresholdText(j Judgement) string {
+	switch j.Verdict {
+	case NotGated, Added, Removed:
+		return ""
+	}
+	return fmt.Sprintf("%.4g%%", j.Threshold*100)
 }
 
 func summarize(xs []float64, cls benchunit.Class) string {
@@ -120,23 +129,27 @@ func (r *GateReport) WriteText(w io.Writer) error {
 	d := r.Decision
 	fmt.Fprintf(&b, "gate: base %s vs head %s\n", r.Base, r.Head)
 	fmt.Fprintf(&b, "%d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s\n\n", r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	// One table, with a "pkg:" line before each package's rows (as
+	// benchstat does for configuration), keeps the rows short.
 	var o textTable
 	o.row()
 	for _, h := range []string{"benchmark", "base", "head", "change", "threshold", "verdict", "test"} {
 		o.cell(h)
 	}
-	for _, j := range d.Judgements {
-		name, base, head, change, p := judgementRow(j)
+	pkg := ""
+	for i, j := range d.Judgements {
+		if i == 0 || j.Package != pkg {
+			pkg = j.Package
+			o.row()
+			o.span(7, "pkg: "+pkg)
+		}
+		name, base, head, change, p := judgementRow(j, false)
 		o.row()
 		o.cell(name)
 		o.cell(base, alignRightOpt)
 		o.cell(head, alignRightOpt)
 		o.cell(change, alignRightOpt)
-		th := ""
-		if j.Verdict != NotGated && j.Verdict != Added && j.Verdict != Removed {
-			th = fmt.Sprintf("%.4g%%", j.Threshold*100)
-		}
-		o.cell(th, alignRightOpt)
+		o.cell(thresholdText(j), alignRightOpt)
 		o.cell(strings.ToUpper(string(j.Verdict)))
 		o.cell(p)
 	}
@@ -165,13 +178,13 @@ func (r *GateReport) WriteMarkdown(w io.Writer) error {
 			if !filter(j) {
 				continue
 			}
-			name, base, head, change, p := judgementRow(j)
+			name, base, head, change, p := judgementRow(j, true)
 			v := string(j.Verdict)
 			if j.Verdict == Regression {
 				v = "**" + v + "**"
 				change = "**" + change + "**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.4g%% | %s | %s |\n", mdEscape(name), base, head, change, j.Threshold*100, v, p)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(name), base, head, change, thresholdText(j), v, p)
 		}
 	}
 	hasInteresting := false
