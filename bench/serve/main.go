@@ -129,7 +129,15 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 		name string
 		path func(i int) string
 	}
+	// Warm up the database's page cache and the server's code paths on
+	// metrics the measurements below do not ask for.
 	offset := 0
+	for i := range 20 {
+		name, unit := pick(len(metrics) - 1 - i)
+		if err := get(client, base+"/trend?"+url.Values{"package": {pkg}, "name": {name}, "unit": {unit}, "branch": {"main"}, "n": {"all"}}.Encode()); err != nil {
+			return err
+		}
+	}
 	for _, m := range []measurement{
 		{"GET /trend (latest 1000 commits, cold)", func(i int) string {
 			name, unit := pick(i)

@@ -75,12 +75,16 @@ type seriesCommit struct {
 // newSeriesView runs change detection over one metric's points.
 func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts compare.HistoryOptions) *seriesView {
 	hp := make([]compare.HistoryPoint, 0, len(points))
-	byRef := make(map[string]*store.SeriesPoint, len(points))
-	v := &seriesView{Package: key.Package, Name: key.Name, Unit: key.Unit, Commits: []seriesCommit{}}
+	// DetectChanges keeps the points that have samples, in order: kept[i]
+	// is the point of its i-th commit.
+	kept := make([]*store.SeriesPoint, 0, len(points))
+	v := &seriesView{Package: key.Package, Name: key.Name, Unit: key.Unit}
 	for i := range points {
 		p := &points[i]
-		hp = append(hp, compare.HistoryPoint{Commit: p.Ref(), Time: p.Time, Values: p.Values})
-		byRef[p.Ref()] = p
+		if len(p.Values) > 0 {
+			hp = append(hp, compare.HistoryPoint{Commit: p.Ref(), Time: p.Time, Values: p.Values})
+			kept = append(kept, p)
+		}
 		for _, m := range p.Machines {
 			if !slices.Contains(v.Machines, m) {
 				v.Machines = append(v.Machines, m)
@@ -95,19 +99,21 @@ func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts compare
 	for _, w := range h.Warnings {
 		v.Warnings = append(v.Warnings, w.Error())
 	}
-	prev := ""
-	for _, c := range h.Commits {
-		p := byRef[c.Commit]
+	v.Commits = make([]seriesCommit, len(h.Commits))
+	for i, c := range h.Commits {
+		p := kept[i]
 		sc := seriesCommit{
 			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Time: c.Time, Runs: p.Runs, N: c.N,
 			Median: c.Summary.Center, Lo: finiteOrNil(c.Summary.Lo), Hi: finiteOrNil(c.Summary.Hi),
-			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better, Previous: prev,
+			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better,
+		}
+		if i > 0 {
+			sc.Previous = h.Commits[i-1].Commit
 		}
 		if c.Compared {
 			sc.Delta, sc.P = finiteOrNil(c.Delta), finiteOrNil(c.P)
 		}
-		v.Commits = append(v.Commits, sc)
-		prev = c.Commit
+		v.Commits[i] = sc
 	}
 	return v
 }
