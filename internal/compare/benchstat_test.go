@@ -72,6 +72,10 @@ func TestMatchesBenchstat(t *testing.T) {
 		{name: "filter", args: []string{"-filter", ".name:Concat", "old.txt", "new.txt"}, opts: Options{Filter: ".name:Concat"}},
 		{name: "col-n", args: []string{"-col", "/n", "new.txt"}, opts: Options{Col: "/n"}},
 		{name: "row-name", args: []string{"-row", ".name", "old.txt", "new.txt"}, opts: Options{Row: ".name"}},
+		// Sixty interleaved rounds of the bundled examples' benchmarks
+		// (two packages, a custom unit) from the gate study.
+		{name: "examples-pool", args: []string{"../../../bench/gate/data/moderate/base.txt", "../../../bench/gate/data/moderate/head.txt"}},
+		{name: "examples-heavy-vs-moderate", args: []string{"-ignore", "pkg", "../../../bench/gate/data/heavy/head.txt", "../../../bench/gate/data/moderate/head.txt"}, opts: Options{Ignore: []string{"pkg"}}},
 		{name: "table-none", args: []string{"-table", "", "-ignore", "pkg", "old.txt", "new.txt"}, opts: Options{Table: " ", Ignore: []string{"pkg"}}},
 	}
 	for _, tc := range cases {
