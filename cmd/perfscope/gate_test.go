@@ -182,6 +182,15 @@ func TestGateCannotDecide(t *testing.T) {
 			t.Errorf("exit %d, want 2", code)
 		}
 	})
+	t.Run("benchmark fails in the head", func(t *testing.T) {
+		r := newGateRepo(t)
+		r.write("fail_test.go", "package gated\n\nimport \"testing\"\n\nfunc BenchmarkBroken(b *testing.B) { b.Fatal(\"broken\") }\n")
+		r.commit("broken benchmark")
+		t.Chdir(r.dir)
+		if _, code := perfCLI(t, append([]string{"gate", "--base", "HEAD~1"}, gateFlags...)...); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
 	t.Run("too few rounds", func(t *testing.T) {
 		r := newGateRepo(t)
 		t.Chdir(r.dir)
