@@ -143,7 +143,11 @@ func printBenchSummary(w io.Writer, run *bench.RunRecord, format string) error {
 	if run.Meta.Dirty {
 		commit += " (dirty)"
 	}
-	fmt.Fprintf(w, "%d results of %d benchmarks in %d packages -> %s\n", len(run.Results.Results), len(names), len(run.Packages), run.Path)
+	pkgs := "packages"
+	if len(run.Packages) == 1 {
+		pkgs = "package"
+	}
+	fmt.Fprintf(w, "%d results of %d benchmarks in %d %s -> %s\n", len(run.Results.Results), len(names), len(run.Packages), pkgs, run.Path)
 	fmt.Fprintf(w, "commit %s  %s  %s\n", orDash(commit), run.Meta.GoVersion, run.Meta.CPU)
 	for _, p := range run.Packages {
 		var prof []string
