@@ -20,7 +20,7 @@ func init() { register(newGateCmd) }
 func newGateCmd() *cobra.Command {
 	var (
 		baseRef, configPath, summary, saveDir, format, benchRE, benchtime string
-		rounds                                                            int
+		rounds, maxRounds                                                 int
 		alpha, timePct                                                    float64
 		allowDirty                                                        bool
 	)
@@ -59,6 +59,8 @@ Flags override the file.
 Flags:
   --base REF        base commit, branch or tag (required)
   --rounds N        interleaved rounds, samples per side (default 20)
+  --max-rounds N    while the samples are too noisy (or too few) to decide,
+                    add rounds in batches up to N in total (default: no extension)
   --benchtime T     time per sample (default 50ms)
   -b, --bench RE    benchmarks to run (default ".")
   --alpha A         family-wise significance level (default 0.01)
@@ -107,6 +109,19 @@ Flags:
 				BaseRef: baseRef, Packages: args, AllowDirty: allowDirty,
 				Rounds: cfg.Rounds, Bench: cfg.Bench, Benchtime: cfg.Benchtime,
 			}
+			if maxRounds > cfg.Rounds {
+				opts.Extend = func(done int, base, head *bench.Results) int {
+					d := compare.Decide(compare.Pair(base.Results, head.Results), cfg)
+					if !d.NeedsMoreRounds() {
+						return 0
+					}
+					more := min(max(cfg.Rounds/2, 5), maxRounds-done)
+					if more > 0 {
+						fmt.Fprintf(os.Stderr, "\r\033[Kgate: too noisy to decide after %d rounds; measuring %d more\n", done, more)
+					}
+					return more
+				}
+			}
 			if stderrIsTerminal() {
 				opts.Progress = terminalProgress(os.Stderr)
 			} else {
@@ -139,7 +154,7 @@ Flags:
 			}
 			rep := &compare.GateReport{
 				Base: baseRef + " (" + short(run.BaseCommit) + ")", Head: head,
-				Rounds: cfg.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
+				Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
 			}
 			for _, p := range run.MissingInBase {
 				rep.Notes = append(rep.Notes, p+" does not exist in the base; its benchmarks are reported as added")
@@ -173,6 +188,7 @@ Flags:
 	f := c.Flags()
 	f.StringVar(&baseRef, "base", "", "base git reference (required)")
 	f.IntVar(&rounds, "rounds", compare.DefaultRounds, "interleaved rounds (samples per side)")
+	f.IntVar(&maxRounds, "max-rounds", 0, "keep adding rounds up to this many while too noisy to decide")
 	f.StringVar(&benchtime, "benchtime", compare.DefaultBenchtime, "time per sample")
 	f.StringVarP(&benchRE, "bench", "b", ".", "regular expression of benchmarks to run")
 	f.Float64Var(&alpha, "alpha", compare.DefaultAlpha, "significance level")

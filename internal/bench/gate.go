@@ -29,6 +29,12 @@ type GateOptions struct {
 	Bench, Benchtime string
 	// Progress, if set, is called as benchmarks start and finish.
 	Progress func(Progress)
+	// Extend, if set, is called with everything measured once the
+	// rounds are done and returns how many more rounds to run; 0 stops.
+	// The gate uses it to keep measuring while the samples are too
+	// noisy to decide. It must not look at which side is ahead, or the
+	// extra rounds would bias the test.
+	Extend func(rounds int, base, head *Results) int
 }
 
 // A GateRun is what the gate measured: both sides' results from the same
@@ -41,7 +47,8 @@ type GateRun struct {
 	Packages, MissingInBase []string
 	Base, Head              *Results
 	Raw                     *Interleaved
-	Rounds                  int
+	// Rounds is how many rounds ran, extensions included.
+	Rounds int
 	// Build and Measure are how long building and running took.
 	Build, Measure time.Duration
 }
@@ -87,7 +94,7 @@ func RunGate(ctx context.Context, opts GateOptions) (*GateRun, error) {
 	if len(pkgs) == 0 {
 		return nil, fmt.Errorf("no packages with tests match %v", opts.Packages)
 	}
-	run := &GateRun{Meta: meta, BaseCommit: baseCommit, Rounds: opts.Rounds}
+	run := &GateRun{Meta: meta, BaseCommit: baseCommit}
 	for _, p := range pkgs {
 		run.Packages = append(run.Packages, p.ImportPath)
 	}
@@ -123,15 +130,28 @@ func RunGate(ctx context.Context, opts GateOptions) (*GateRun, error) {
 	run.Build = time.Since(start)
 
 	start = time.Now()
-	raw, err := RunInterleaved(ctx, InterleaveOptions{
-		Base: baseBins, Head: headBins, Rounds: opts.Rounds,
-		Bench: opts.Bench, Benchtime: opts.Benchtime, Progress: opts.Progress,
-	})
-	run.Measure = time.Since(start)
-	run.Raw = raw
-	if raw != nil {
-		run.Base, _ = Parse(bytes.NewReader(raw.Base), "base")
-		run.Head, _ = Parse(bytes.NewReader(raw.Head), "head")
+	run.Raw = &Interleaved{}
+	rounds := opts.Rounds
+	for rounds > 0 {
+		raw, err := RunInterleaved(ctx, InterleaveOptions{
+			Base: baseBins, Head: headBins, Rounds: rounds, FirstRound: run.Rounds + 1,
+			Bench: opts.Bench, Benchtime: opts.Benchtime, Progress: opts.Progress,
+		})
+		if raw != nil {
+			run.Raw.Base = append(run.Raw.Base, raw.Base...)
+			run.Raw.Head = append(run.Raw.Head, raw.Head...)
+		}
+		run.Base, _ = Parse(bytes.NewReader(run.Raw.Base), "base")
+		run.Head, _ = Parse(bytes.NewReader(run.Raw.Head), "head")
+		run.Measure = time.Since(start)
+		if err != nil {
+			return run, err
+		}
+		run.Rounds += rounds
+		rounds = 0
+		if opts.Extend != nil {
+			rounds = opts.Extend(run.Rounds, run.Base, run.Head)
+		}
 	}
-	return run, err
+	return run, nil
 }

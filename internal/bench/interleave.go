@@ -89,6 +89,9 @@ type InterleaveOptions struct {
 	// Rounds is how many times each side runs every benchmark (each
 	// round is one -count 1 run per package and side).
 	Rounds int
+	// FirstRound numbers the first round (default 1), so that a run
+	// extended by more rounds keeps counting and alternating.
+	FirstRound int
 	// Bench is the -test.bench expression; Benchtime the
 	// -test.benchtime.
 	Bench, Benchtime string
@@ -135,7 +138,8 @@ func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, 
 	if opts.Benchtime != "" {
 		args = append(args, "-test.benchtime", opts.Benchtime)
 	}
-	for round := 1; round <= opts.Rounds; round++ {
+	first := max(opts.FirstRound, 1)
+	for round := first; round < first+opts.Rounds; round++ {
 		for i, p := range pairs {
 			sides := []string{"base", "head"}
 			if round%2 == 0 {
@@ -149,7 +153,7 @@ func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, 
 				if bin.Path == "" {
 					continue
 				}
-				ev := Progress{Package: bin.Package.ImportPath, PackageIndex: i + 1, Packages: len(pairs), Rounds: opts.Rounds, Side: side}
+				ev := Progress{Package: bin.Package.ImportPath, PackageIndex: i + 1, Packages: len(pairs), Rounds: first + opts.Rounds - 1, Side: side}
 				if err := runBinary(ctx, bin, args, buf, ev, round, opts.Progress); err != nil {
 					out.Base, out.Head = base.Bytes(), head.Bytes()
 					return &out, fmt.Errorf("%s round %d: %w", side, round, err)

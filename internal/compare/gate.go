@@ -129,6 +129,26 @@ func (d *Decision) ExitCode() int {
 	return 0
 }
 
+// NeedsMoreRounds reports whether more rounds could let an undecided gate
+// decide: some gated measurement has too few samples, or a median less
+// certain than its threshold. It looks only at sample sizes and spread,
+// never at which side is ahead, so measuring more because of it does not
+// bias the test the way rerunning until significant would.
+func (d *Decision) NeedsMoreRounds() bool {
+	for _, j := range d.Judgements {
+		switch j.Verdict {
+		case NotGated, Added, Removed:
+			continue
+		case TooFewSamples:
+			return true
+		}
+		if j.Threshold > 0 && j.Resolution > j.Threshold {
+			return true
+		}
+	}
+	return false
+}
+
 // Decide judges every measurement. A measurement is a regression only if
 // its U-test p-value stays below alpha after Holm–Bonferroni correction
 // across all judged measurements AND its median worsens by more than its

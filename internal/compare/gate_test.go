@@ -199,3 +199,19 @@ func TestLoadGateConfig(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+func TestNeedsMoreRounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, GateConfig{})
+	if quiet.NeedsMoreRounds() {
+		t.Error("quiet samples need no more rounds")
+	}
+	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, GateConfig{})
+	if !loud.NeedsMoreRounds() {
+		t.Error("noisy samples need more rounds")
+	}
+	few := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 3, 100), Head: noisy(rng, 3, 100)}}, GateConfig{})
+	if !few.NeedsMoreRounds() {
+		t.Error("three samples need more rounds")
+	}
+}

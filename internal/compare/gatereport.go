@@ -52,7 +52,7 @@ func (r *GateReport) Outcome() string {
 			if !math.IsInf(worst, 1) {
 				w = fmt.Sprintf("±%.0f%%", 100*worst)
 			}
-			why = append(why, fmt.Sprintf("%d measurement%s too noisy to see a change of the threshold's size (median uncertain by up to %s; run on a quieter machine or raise --rounds)", noisy, plural(noisy), w))
+			why = append(why, fmt.Sprintf("%d measurement%s too noisy to see a change of the threshold's size (median uncertain by up to %s; run on a quieter machine, raise --rounds or use --max-rounds)", noisy, plural(noisy), w))
 		}
 		return "UNDECIDED: " + strings.Join(why, "; ")
 	}
