@@ -34,7 +34,7 @@ func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) 
 	}
 	var pkgs []string
 	for _, file := range mainFiles(a) {
-		local, ok := escape.MapPath(root, file)
+		local, ok := profiles.MapPath(root, file)
 		if !ok {
 			continue
 		}

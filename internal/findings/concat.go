@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
-	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the concat-loop rule: the share of each resource that the
@@ -67,33 +66,8 @@ s = b.String()`,
 }
 
 func checkConcat(e *env, r *Rule) []Finding {
-	runtimeOnly := func(f frame) bool { return f.class == profiles.Runtime }
-	cpu := e.callers(CPU, callerQuery{match: concatFuncs.match, between: runtimeOnly})
-	candidates := map[siteKey]bool{}
-	for k := range cpu {
-		candidates[k] = true
-	}
-	// The compiler names concatenations that escape, so allocation-only
-	// evidence (no CPU samples there) still counts when it says so.
-	objects, bytes := e.leafLines(AllocObjects), e.leafLines(AllocBytes)
-	if e.ix != nil {
-		for k := range objects {
-			if len(e.reasons(k.file, k.line, isConcatDiag)) > 0 {
-				candidates[k] = true
-			}
-		}
-	}
-	keep := func(ss sites) sites {
-		out := sites{}
-		for k, s := range ss {
-			if candidates[k] {
-				out[k] = s
-			}
-		}
-		return out
-	}
 	order := []Resource{CPU, AllocObjects, AllocBytes}
-	ls := lines(map[Resource]sites{CPU: cpu, AllocObjects: keep(objects), AllocBytes: keep(bytes)}, order...)
+	ls := lines(e.runtimeCalls(concatFuncs, isConcatDiag, nil), order...)
 	gs := e.groups(ls, order, atLeast(map[Resource]float64{CPU: concatCPU, AllocObjects: concatObjects, AllocBytes: concatBytes}))
 	var out []Finding
 	for _, g := range gs {
@@ -133,12 +107,12 @@ func isConcatDiag(d escape.Diagnostic) bool {
 // inLoop reports whether the source shows the line inside a for
 // statement; false when the source is not found.
 func (e *env) inLoop(l *line) bool {
-	sf := e.src.file(l.file)
-	if sf.path == "" || sf.parse() != nil {
+	sf := e.src.File(l.file)
+	if sf.Path == "" || sf.Parse() != nil {
 		return false
 	}
 	found := false
-	ast.Inspect(sf.ast, func(n ast.Node) bool {
+	ast.Inspect(sf.AST, func(n ast.Node) bool {
 		if found || n == nil {
 			return false
 		}
@@ -150,7 +124,7 @@ func (e *env) inLoop(l *line) bool {
 			body = s.Body
 		}
 		if body != nil {
-			from, to := int64(sf.fset.Position(n.Pos()).Line), int64(sf.fset.Position(body.End()).Line)
+			from, to := int64(sf.Fset.Position(n.Pos()).Line), int64(sf.Fset.Position(body.End()).Line)
 			if l.line >= from && l.line <= to {
 				found = true
 				return false

@@ -57,7 +57,7 @@ type env struct {
 	ix    *escape.Index
 	opts  Options
 	profs map[string]*prof
-	src   *sourceReader
+	src   *profiles.SourceFiles
 	cum   map[string]*site // cumCPU, once computed
 }
 
@@ -76,13 +76,7 @@ func (e *env) resource(r Resource) (*prof, int) {
 }
 
 // total is the profile total of r; 0 when the run lacks the profile.
-func (e *env) total(r Resource) int64 {
-	pr, vi := e.resource(r)
-	if pr == nil {
-		return 0
-	}
-	return pr.total(vi)
-}
+func (e *env) total(r Resource) int64 { return e.stackSum(r, nil) }
 
 func (e *env) share(r Resource, v int64) float64 {
 	t := e.total(r)
@@ -99,15 +93,19 @@ const minCPUSamples = 5
 // enoughCPU reports whether v, a CPU time, spans at least minCPUSamples
 // sampling periods.
 func (e *env) enoughCPU(v int64) bool {
-	pr, _ := e.resource(CPU)
-	if pr == nil {
+	if pr, _ := e.resource(CPU); pr == nil {
 		return false
 	}
-	period := pr.p.Period
-	if period <= 0 {
-		period = 1e7 // 100 Hz, the Go runtime's rate
+	return abs(v) >= minCPUSamples*e.cpuPeriod()
+}
+
+// cpuPeriod is the CPU profile's sampling period in nanoseconds; the Go
+// runtime's 100 Hz when the profile does not say.
+func (e *env) cpuPeriod() int64 {
+	if pr, _ := e.resource(CPU); pr != nil && pr.p.Period > 0 {
+		return pr.p.Period
 	}
-	return abs(v) >= minCPUSamples*period
+	return 1e7
 }
 
 func (e *env) measure(r Resource, v int64) Measure {
@@ -136,7 +134,7 @@ func Diagnose(a *profiles.Analysis, ix *escape.Index, opts Options) ([]Finding, 
 	if c == nil {
 		c = profiles.NewClassifier(a.Options.Module, slices.Collect(maps.Values(a.Profiles))...)
 	}
-	e := &env{a: a, ix: ix, opts: opts, profs: map[string]*prof{}, src: newSourceReader(opts.SourceDir)}
+	e := &env{a: a, ix: ix, opts: opts, profs: map[string]*prof{}, src: profiles.NewSourceFiles(profiles.SourceOptions{SourceDir: opts.SourceDir})}
 	for _, kind := range slices.Sorted(maps.Keys(a.Profiles)) {
 		if p := a.Profiles[kind]; p != nil {
 			e.profs[kind] = newProf(kind, p, c)

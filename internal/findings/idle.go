@@ -58,11 +58,11 @@ perfscope report --format text RUN   # see the block section`,
 }
 
 func checkIdle(e *env, r *Rule) []Finding {
-	pr, vi := e.resource(CPU)
+	pr, _ := e.resource(CPU)
 	if pr == nil {
 		return nil
 	}
-	total := pr.total(vi)
+	total := e.total(CPU)
 	seconds := 0.0
 	if e.a.CPU != nil && e.a.CPU.Seconds > 0 {
 		seconds = e.a.CPU.Seconds

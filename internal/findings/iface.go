@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
-	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the iface-escape rule, for the boxing lines of one
@@ -66,40 +65,12 @@ func isIfaceArgDiag(d escape.Diagnostic) bool {
 }
 
 func checkIface(e *env, r *Rule) []Finding {
-	runtimeOnly := func(f frame) bool { return f.class == profiles.Runtime }
-	cpu := e.callers(CPU, callerQuery{match: convFuncs.match, between: runtimeOnly})
 	// Lines that call fmt or log box for them: fmt-hot reports those.
 	fmtLines := unionKeys(
 		e.callers(CPU, callerQuery{match: inPackages("fmt", "log", "log/slog")}),
 		e.callers(AllocObjects, callerQuery{match: inPackages("fmt", "log", "log/slog")}))
-	candidates := map[siteKey]bool{}
-	for k := range cpu {
-		candidates[k] = true
-	}
-	objects, bytes := e.leafLines(AllocObjects), e.leafLines(AllocBytes)
-	if e.ix != nil {
-		for k := range objects {
-			if len(e.reasons(k.file, k.line, isIfaceArgDiag)) > 0 {
-				candidates[k] = true
-			}
-		}
-	}
-	for k := range candidates {
-		if fmtLines[k] {
-			delete(candidates, k)
-		}
-	}
-	keep := func(ss sites) sites {
-		out := sites{}
-		for k, s := range ss {
-			if candidates[k] {
-				out[k] = s
-			}
-		}
-		return out
-	}
 	order := []Resource{CPU, AllocObjects, AllocBytes}
-	ls := lines(map[Resource]sites{CPU: keep(cpu), AllocObjects: keep(objects), AllocBytes: keep(bytes)}, order...)
+	ls := lines(e.runtimeCalls(convFuncs, isIfaceArgDiag, fmtLines), order...)
 	var out []Finding
 	for _, g := range e.groups(ls, order, atLeast(map[Resource]float64{CPU: ifaceCPU, AllocObjects: ifaceObjects})) {
 		sev, res := g.top(order[:2])

@@ -57,7 +57,7 @@ mu.Unlock()`,
 
 func checkLock(e *env, r *Rule) []Finding {
 	notLog := func(fs []frame) bool {
-		return !anyFrame(fs, func(fn string) bool { p := pkgOf(fn); return p == "log" || p == "log/slog" })
+		return !anyFrame(fs, inPackages("log", "log/slog"))
 	}
 	q := callerQuery{match: lockFuncs.match, keep: notLog}
 	mutex := e.callers(MutexDelay, q)

@@ -56,7 +56,7 @@ go func() {
 }
 
 func checkLogger(e *env, r *Rule) []Finding {
-	inLog := func(fn string) bool { p := pkgOf(fn); return p == "log" || p == "log/slog" }
+	inLog := inPackages("log", "log/slog")
 	q := callerQuery{match: inLog}
 	order := []Resource{MutexDelay, BlockDelay}
 	byRes := map[Resource]sites{MutexDelay: e.callers(MutexDelay, q), BlockDelay: e.callers(BlockDelay, q)}

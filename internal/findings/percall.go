@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the built-per-call rule, for what one function spends
@@ -149,7 +151,7 @@ func checkPerCall(e *env, r *Rule) []Finding {
 // isInit reports whether fn is a package initializer or runs inside one
 // ("main.init", "main.init.0", "main.init.func1"): it runs once.
 func isInit(fn string) bool {
-	pkg := pkgOf(fn)
+	pkg := profiles.PackagePath(fn)
 	rest := strings.TrimPrefix(fn, pkg+".")
 	return rest == "init" || strings.HasPrefix(rest, "init.")
 }

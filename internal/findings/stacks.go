@@ -1,11 +1,12 @@
 package findings
 
 import (
-	"strings"
+	"iter"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -35,18 +36,11 @@ type prof struct {
 // newProf decodes p's samples, classifying each function once.
 func newProf(kind string, p *profile.Profile, c *profiles.Classifier) *prof {
 	pr := &prof{kind: kind, p: p}
-	goroot := gorootOf(p)
 	classes := map[*profile.Function]profiles.Class{}
 	classOf := func(fn *profile.Function) profiles.Class {
 		cl, ok := classes[fn]
 		if !ok {
 			cl = c.Classify(fn.Name, fn.Filename)
-			// A function literal of the standard library inlined into
-			// user code is named after the user's function
-			// ("main.f.(*Logger).Printf.func1") but is not user code.
-			if cl == profiles.User && goroot != "" && strings.HasPrefix(fn.Filename, goroot) {
-				cl = profiles.Stdlib
-			}
 			classes[fn] = cl
 		}
 		return cl
@@ -76,19 +70,6 @@ func newProf(kind string, p *profile.Profile, c *profiles.Classifier) *prof {
 	return pr
 }
 
-// gorootOf learns GOROOT/src/ from the runtime's own files in p, "" when
-// the profile does not say (a -trimpath build).
-func gorootOf(p *profile.Profile) string {
-	for _, fn := range p.Function {
-		if strings.HasPrefix(fn.Name, "runtime.") && strings.HasPrefix(fn.Filename, "/") {
-			if i := strings.LastIndex(fn.Filename, "/src/runtime/"); i >= 0 {
-				return fn.Filename[:i+len("/src/")]
-			}
-		}
-	}
-	return ""
-}
-
 // valueIndex finds the index of a sample type, -1 when absent.
 func (pr *prof) valueIndex(sampleType string) int {
 	for i, st := range pr.p.SampleType {
@@ -97,15 +78,6 @@ func (pr *prof) valueIndex(sampleType string) int {
 		}
 	}
 	return -1
-}
-
-// total sums one sample type, as pprof does.
-func (pr *prof) total(vi int) int64 {
-	var t int64
-	for _, s := range pr.stacks {
-		t += abs(s.values[vi])
-	}
-	return t
 }
 
 func abs(v int64) int64 {
@@ -187,18 +159,7 @@ func (ss sites) add(f frame, v int64, call, matched string) {
 // prefixes; others are exact names.
 type matcher []string
 
-func (m matcher) match(name string) bool {
-	for _, pat := range m {
-		if prefix, ok := strings.CutSuffix(pat, "*"); ok {
-			if strings.HasPrefix(name, prefix) {
-				return true
-			}
-		} else if name == pat {
-			return true
-		}
-	}
-	return false
-}
+func (m matcher) match(name string) bool { return profiles.MatchFunction(name, m) }
 
 // callerQuery says which samples a rule charges to user lines.
 type callerQuery struct {
@@ -218,23 +179,11 @@ type callerQuery struct {
 // left out.
 func (e *env) callers(r Resource, q callerQuery) sites {
 	out := sites{}
-	pr, vi := e.resource(r)
-	if pr == nil {
-		return out
-	}
-	for _, s := range pr.stacks {
-		v := s.values[vi]
-		if v == 0 || (q.keep != nil && !q.keep(s.frames)) {
+	for fs, v := range e.samples(r) {
+		if q.keep != nil && !q.keep(fs) {
 			continue
 		}
-		fs := s.frames
-		i := -1
-		for k, f := range fs {
-			if f.fn != "" && q.match(f.fn) {
-				i = k
-				break
-			}
-		}
+		i := firstMatch(fs, q.match)
 		if i < 0 {
 			continue
 		}
@@ -256,18 +205,51 @@ func (e *env) callers(r Resource, q callerQuery) sites {
 	return out
 }
 
+// runtimeCalls finds the user lines that call the runtime functions m
+// accepts directly (through runtime frames only): their CPU samples in
+// those functions, and the objects and bytes the lines allocate
+// themselves. A line's allocations count when it has such CPU samples or,
+// with compiler diagnostics, when the compiler says one that diag accepts
+// escapes there: the compiler names the allocations that CPU sampling
+// missed. Lines in skip are left out.
+func (e *env) runtimeCalls(m matcher, diag func(escape.Diagnostic) bool, skip map[siteKey]bool) map[Resource]sites {
+	runtimeOnly := func(f frame) bool { return f.class == profiles.Runtime }
+	cpu := e.callers(CPU, callerQuery{match: m.match, between: runtimeOnly})
+	objects, bytes := e.leafLines(AllocObjects), e.leafLines(AllocBytes)
+	candidates := map[siteKey]bool{}
+	for k := range cpu {
+		candidates[k] = true
+	}
+	if e.ix != nil {
+		for k := range objects {
+			if len(e.reasons(k.file, k.line, diag)) > 0 {
+				candidates[k] = true
+			}
+		}
+	}
+	for k := range skip {
+		delete(candidates, k)
+	}
+	keep := func(ss sites) sites {
+		out := sites{}
+		for k, s := range ss {
+			if candidates[k] {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	return map[Resource]sites{CPU: keep(cpu), AllocObjects: keep(objects), AllocBytes: keep(bytes)}
+}
+
 // leafLines charges each sample of r whose innermost frame is user code to
 // that line: what the line allocates itself (allocation profiles leave out
 // the runtime's frames, so `s = a + s` allocates at the user's line).
 func (e *env) leafLines(r Resource) sites {
 	out := sites{}
-	pr, vi := e.resource(r)
-	if pr == nil {
-		return out
-	}
-	for _, s := range pr.stacks {
-		if v := s.values[vi]; v != 0 && s.frames[0].class == profiles.User {
-			out.add(s.frames[0], v, "", "")
+	for fs, v := range e.samples(r) {
+		if fs[0].class == profiles.User {
+			out.add(fs[0], v, "", "")
 		}
 	}
 	return out
@@ -276,72 +258,74 @@ func (e *env) leafLines(r Resource) sites {
 // userLines charges each sample of r to its innermost user-code frame.
 func (e *env) userLines(r Resource) sites {
 	out := sites{}
-	pr, vi := e.resource(r)
-	if pr == nil {
-		return out
-	}
-	for _, s := range pr.stacks {
-		v := s.values[vi]
-		if v == 0 {
-			continue
-		}
-		for k, f := range s.frames {
-			if f.class == profiles.User {
-				call := ""
-				if k > 0 {
-					call = s.frames[k-1].fn
-				}
-				out.add(f, v, call, "")
-				break
+	for fs, v := range e.samples(r) {
+		if k := nextUser(fs, -1); k >= 0 {
+			call := ""
+			if k > 0 {
+				call = fs[k-1].fn
 			}
+			out.add(fs[k], v, call, "")
 		}
 	}
 	return out
 }
 
-// stackShare sums the samples of r whose stack keep accepts.
+// stackSum sums the samples of r whose stack keep accepts (all of them
+// when keep is nil), as pprof sums a total: absolute values.
 func (e *env) stackSum(r Resource, keep func(fs []frame) bool) int64 {
-	pr, vi := e.resource(r)
-	if pr == nil {
-		return 0
-	}
 	var t int64
-	for _, s := range pr.stacks {
-		if keep(s.frames) {
-			t += abs(s.values[vi])
+	for fs, v := range e.samples(r) {
+		if keep == nil || keep(fs) {
+			t += abs(v)
 		}
 	}
 	return t
 }
 
-// anyFrame reports whether a frame of fs has a name m accepts.
-func anyFrame(fs []frame, m func(string) bool) bool {
-	for _, f := range fs {
-		if f.fn != "" && m(f.fn) {
-			return true
+// samples yields the stacks of the profile measuring r whose value of r is
+// not zero, with that value; none when the run lacks the profile.
+func (e *env) samples(r Resource) iter.Seq2[[]frame, int64] {
+	return func(yield func([]frame, int64) bool) {
+		pr, vi := e.resource(r)
+		if pr == nil {
+			return
+		}
+		for _, s := range pr.stacks {
+			if v := s.values[vi]; v != 0 && !yield(s.frames, v) {
+				return
+			}
 		}
 	}
-	return false
 }
 
-// pkgOf returns a symbol's import path ("net/http" for
-// "net/http.(*conn).serve"), "" when it has none.
-func pkgOf(name string) string {
-	if i := strings.IndexByte(name, '['); i >= 0 {
-		name = name[:i]
+// firstMatch is the index of the innermost frame m accepts, -1 if none.
+func firstMatch(fs []frame, m func(string) bool) int {
+	for i, f := range fs {
+		if f.fn != "" && m(f.fn) {
+			return i
+		}
 	}
-	slash := strings.LastIndexByte(name, '/')
-	dot := strings.IndexByte(name[slash+1:], '.')
-	if dot <= 0 {
-		return ""
-	}
-	return name[:slash+1+dot]
+	return -1
 }
+
+// nextUser is the index of the first user-code frame outward of i, -1 if
+// none.
+func nextUser(fs []frame, i int) int {
+	for k := i + 1; k < len(fs); k++ {
+		if fs[k].class == profiles.User {
+			return k
+		}
+	}
+	return -1
+}
+
+// anyFrame reports whether a frame of fs has a name m accepts.
+func anyFrame(fs []frame, m func(string) bool) bool { return firstMatch(fs, m) >= 0 }
 
 // inPackages accepts functions of the listed packages.
 func inPackages(pkgs ...string) func(string) bool {
 	return func(fn string) bool {
-		p := pkgOf(fn)
+		p := profiles.PackagePath(fn)
 		for _, q := range pkgs {
 			if p == q {
 				return true

@@ -1,8 +1,6 @@
 package findings
 
 import (
-	"github.com/perfscope/perfscope/internal/profiles"
-
 	"fmt"
 	"strings"
 )
@@ -82,37 +80,30 @@ func checkWrites(e *env, r *Rule) []Finding {
 		serving int64
 	}
 	info := map[siteKey]*lineInfo{}
-	pr, vi := e.resource(CPU)
 	cpu := sites{}
-	if pr != nil {
-		for _, s := range pr.stacks {
-			v := s.values[vi]
-			i := firstMatch(s.frames, writeFuncs.match)
-			if v == 0 || i < 0 {
-				continue
-			}
-			j := nextUser(s.frames, i)
-			if j < 0 {
-				continue
-			}
-			f := s.frames[j]
-			cpu.add(f, v, s.frames[j-1].fn, s.frames[i].fn)
-			k := siteKey{f.fn, f.file, f.line}
-			li := info[k]
-			if li == nil {
-				li = &lineInfo{sinks: map[string]int64{}}
-				info[k] = li
-			}
-			li.sinks[sinkOf(s.frames[i:j])] += v
-			if anyFrame(s.frames, servingFuncs.match) {
-				li.serving += v
-			}
+	for fs, v := range e.samples(CPU) {
+		i := firstMatch(fs, writeFuncs.match)
+		if i < 0 {
+			continue
+		}
+		j := nextUser(fs, i)
+		if j < 0 {
+			continue
+		}
+		f := fs[j]
+		cpu.add(f, v, fs[j-1].fn, fs[i].fn)
+		k := siteKey{f.fn, f.file, f.line}
+		li := info[k]
+		if li == nil {
+			li = &lineInfo{sinks: map[string]int64{}}
+			info[k] = li
+		}
+		li.sinks[sinkOf(fs[i:j])] += v
+		if anyFrame(fs, servingFuncs.match) {
+			li.serving += v
 		}
 	}
-	period := int64(1e7)
-	if pr != nil && pr.p.Period > 0 {
-		period = pr.p.Period
-	}
+	period := e.cpuPeriod()
 	// Each line qualifies on its own: what it writes to and where decide
 	// its threshold.
 	qualified := sites{}
@@ -174,25 +165,4 @@ func sinkOf(path []frame) string {
 		}
 	}
 	return kind
-}
-
-// firstMatch is the index of the innermost frame m accepts, -1 if none.
-func firstMatch(fs []frame, m func(string) bool) int {
-	for i, f := range fs {
-		if f.fn != "" && m(f.fn) {
-			return i
-		}
-	}
-	return -1
-}
-
-// nextUser is the index of the first user-code frame outward of i, -1 if
-// none.
-func nextUser(fs []frame, i int) int {
-	for k := i + 1; k < len(fs); k++ {
-		if fs[k].class == profiles.User {
-			return k
-		}
-	}
-	return -1
 }

@@ -67,7 +67,7 @@ func NewClassifier(module string, ps ...*profile.Profile) *Classifier {
 			continue
 		}
 		for _, fn := range p.Function {
-			pkg := packagePath(fn.Name)
+			pkg := PackagePath(fn.Name)
 			switch {
 			case pkg == "runtime" && c.goroot == "":
 				if i := strings.LastIndex(fn.Filename, "/src/runtime/"); i >= 0 && isAbs(fn.Filename) {
@@ -85,7 +85,7 @@ func NewClassifier(module string, ps ...*profile.Profile) *Classifier {
 // Classify returns the class of the function with the given name, defined
 // in file ("" when unknown).
 func (c *Classifier) Classify(name, file string) Class {
-	pkg := packagePath(name)
+	pkg := PackagePath(name)
 	if pkg == "" || strings.HasPrefix(name, "type:") || strings.HasPrefix(name, "go:") {
 		return Runtime
 	}
@@ -154,10 +154,11 @@ func stdClass(pkg string) Class {
 	return Stdlib
 }
 
-// packagePath extracts the import path from a Go symbol name such as
-// "net/http.(*conn).serve", "main.main.func1" or
-// "example.com/m/pkg.F[...]"; "" when the name has none.
-func packagePath(name string) string {
+// PackagePath extracts the import path from a Go symbol name such as
+// "net/http.(*conn).serve" ("net/http"), "main.main.func1" ("main") or
+// "example.com/m/pkg.F[...]" ("example.com/m/pkg"); "" when the name has
+// none.
+func PackagePath(name string) string {
 	// Type arguments may contain slashes and dots of their own.
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]

@@ -131,8 +131,8 @@ func TestPackagePath(t *testing.T) {
 		"gopkg.in/yaml.v3.Unmarshal":       "gopkg.in/yaml",
 		"nodot":                            "",
 	} {
-		if got := packagePath(name); got != want {
-			t.Errorf("packagePath(%q) = %q, want %q", name, got, want)
+		if got := PackagePath(name); got != want {
+			t.Errorf("PackagePath(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
 		}
 		k, ok := kinds[fn]
 		if !ok {
-			k = kind{gc: matchAny(fn.Name, gcFuncs), alloc: matchAny(fn.Name, allocFuncs)}
+			k = kind{gc: MatchFunction(fn.Name, gcFuncs), alloc: MatchFunction(fn.Name, allocFuncs)}
 			kinds[fn] = k
 		}
 		return k
@@ -130,9 +130,10 @@ func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
 	return g, nil
 }
 
-// matchAny matches a function name against names where a trailing "*"
-// stands for any suffix.
-func matchAny(name string, patterns []string) bool {
+// MatchFunction reports whether a function name matches one of patterns:
+// a pattern ending in "*" matches the names it prefixes, any other only
+// itself.
+func MatchFunction(name string, patterns []string) bool {
 	for _, pat := range patterns {
 		if prefix, ok := strings.CutSuffix(pat, "*"); ok {
 			if strings.HasPrefix(name, prefix) {

@@ -38,12 +38,12 @@ func TestMatchAny(t *testing.T) {
 		{"runtime.mallocgc", false},
 		{"main.gcBgMarkWorker", false},
 	} {
-		if got := matchAny(tc.name, GCFunctions()); got != tc.want {
+		if got := MatchFunction(tc.name, GCFunctions()); got != tc.want {
 			t.Errorf("GC match %s = %v", tc.name, got)
 		}
 	}
 	for _, name := range []string{"runtime.mallocgc", "runtime.mallocgcSmallNoScanSC2", "runtime.mallocgcTiny"} {
-		if !matchAny(name, AllocatorFunctions()) {
+		if !MatchFunction(name, AllocatorFunctions()) {
 			t.Errorf("%s is not the allocator", name)
 		}
 	}

@@ -1,14 +1,8 @@
 package profiles
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,10 +23,6 @@ const (
 	DefaultSourceContext = 3
 )
 
-// maxSourceFileSize bounds what is read of one source file: a generated
-// file that large costs more to parse than its listing is worth.
-const maxSourceFileSize = 8 << 20
-
 // SourceOptions configure SourceListings and Source. The zero value lists
 // DefaultSourceTop functions from source files read where the profile
 // says they were built.
@@ -46,7 +36,7 @@ type SourceOptions struct {
 	// its trailing path elements, longest first.
 	SourceDir string
 	// Resolve, when set, replaces that lookup: it returns the local file
-	// for a build path, as escape.MapPath does.
+	// for a build path.
 	Resolve func(buildPath string) (string, bool)
 	// MaxLines is the longest function listed whole; 0 means
 	// DefaultSourceMaxLines.
@@ -247,7 +237,7 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 	})
 	ranked, _ = limit(ranked, opts.Top)
 
-	files := newSourceFiles(opts)
+	files := NewSourceFiles(opts)
 	var errs []error
 	for _, a := range ranked {
 		fsrc := FunctionSource{
@@ -261,7 +251,7 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 			sampled = append(sampled, *ln)
 		}
 		slices.SortFunc(sampled, func(x, y SourceLine) int { return cmp.Compare(x.Line, y.Line) })
-		if err := files.fill(&fsrc, sampled, opts); err != nil {
+		if err := fill(files.File(fsrc.File), &fsrc, sampled, opts); err != nil {
 			errs = append(errs, err)
 		}
 		v.Functions = append(v.Functions, fsrc)
@@ -269,72 +259,30 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 	return v, errs
 }
 
-// sourceFiles reads and parses each source file once per view.
-type sourceFiles struct {
-	opts  SourceOptions
-	files map[string]*sourceFile // by build path
-}
-
-type sourceFile struct {
-	path  string // local path; "" when not found
-	lines []string
-	fset  *token.FileSet
-	ast   *ast.File
-	err   error // why the file could not be read or parsed
-}
-
-func newSourceFiles(opts SourceOptions) *sourceFiles {
-	return &sourceFiles{opts: opts, files: map[string]*sourceFile{}}
-}
-
-func (sf *sourceFiles) get(buildPath string) *sourceFile {
-	if f, ok := sf.files[buildPath]; ok {
-		return f
-	}
-	f := &sourceFile{}
-	sf.files[buildPath] = f
-	path, ok := LocateSource(buildPath, sf.opts)
-	if !ok {
-		return f
-	}
-	f.path = path
-	f.lines, f.err = readSourceLines(path)
-	if f.err != nil {
-		return f
-	}
-	f.fset = token.NewFileSet()
-	f.ast, f.err = parser.ParseFile(f.fset, path, strings.Join(f.lines, "\n"), parser.SkipObjectResolution)
-	if f.err != nil {
-		f.err = fmt.Errorf("parse %s: %w", path, f.err)
-	}
-	return f
-}
-
 // fill sets fs.Lines (and Source, EndLine, Note) from the local source when
 // it can be found and matches the profile, else from sampled alone. It
 // returns a warning when a file was found but could not be used.
-func (sf *sourceFiles) fill(fs *FunctionSource, sampled []SourceLine, opts SourceOptions) error {
+func fill(f *SourceFile, fs *FunctionSource, sampled []SourceLine, opts SourceOptions) error {
 	fs.Lines = markGaps(sampled)
-	f := sf.get(fs.File)
 	switch {
-	case f.path == "":
+	case f.Path == "":
 		fs.Note = "source not found: pass the checkout with --source-dir"
 		return nil
-	case f.err != nil:
-		fs.Note = "source unreadable: " + f.err.Error()
-		return f.err
+	case f.Parse() != nil:
+		fs.Note = "source unreadable: " + f.Err.Error()
+		return f.Err
 	}
-	start, end, err := FunctionSpan(f.fset, f.ast, fs.Function, fs.StartLine)
+	start, end, err := f.FunctionSpan(fs.Function, fs.StartLine)
 	if err == nil && len(sampled) > 0 && (sampled[0].Line < start || sampled[len(sampled)-1].Line > end) {
 		err = fmt.Errorf("%s has samples at lines %d-%d, outside its source at %s:%d-%d",
-			fs.Function, sampled[0].Line, sampled[len(sampled)-1].Line, f.path, start, end)
+			fs.Function, sampled[0].Line, sampled[len(sampled)-1].Line, f.Path, start, end)
 	}
 	if err != nil {
 		fs.Note = "source does not match the profiled program (" + err.Error() + "); showing the profile's lines alone"
-		return fmt.Errorf("source %s does not match the profiled program: %w", f.path, err)
+		return fmt.Errorf("source %s does not match the profiled program: %w", f.Path, err)
 	}
-	fs.Source, fs.StartLine, fs.EndLine = f.path, start, end
-	fs.Lines = listing(f.lines, sampled, start, end, opts)
+	fs.Source, fs.StartLine, fs.EndLine = f.Path, start, end
+	fs.Lines = listing(f.Lines, sampled, start, end, opts)
 	return nil
 }
 
@@ -381,139 +329,6 @@ func markGaps(lines []SourceLine) []SourceLine {
 		lines[i].Gap = i > 0 && lines[i].Line != lines[i-1].Line+1
 	}
 	return lines
-}
-
-// LocateSource finds the local file for a file path recorded in a
-// profile: opts.Resolve when set; else the path itself when it exists;
-// else the path's trailing elements under opts.SourceDir, longest first
-// (so "/build/svc/internal/h/h.go" finds "<dir>/internal/h/h.go").
-func LocateSource(buildPath string, opts SourceOptions) (string, bool) {
-	if buildPath == "" || strings.HasPrefix(buildPath, "<") {
-		return "", false
-	}
-	if opts.Resolve != nil {
-		return opts.Resolve(buildPath)
-	}
-	if opts.SourceDir == "" {
-		if isRegular(buildPath) {
-			return buildPath, true
-		}
-		return "", false
-	}
-	elems := strings.FieldsFunc(buildPath, func(r rune) bool { return r == '/' || r == '\\' })
-	for i := range elems {
-		p := filepath.Join(opts.SourceDir, filepath.Join(elems[i:]...))
-		if isRegular(p) {
-			return p, true
-		}
-	}
-	// A checkout given explicitly wins, but a file still at its build
-	// path (a local build) is better than nothing.
-	if isRegular(buildPath) {
-		return buildPath, true
-	}
-	return "", false
-}
-
-func isRegular(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
-}
-
-func readSourceLines(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read source: %w", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > maxSourceFileSize {
-		return nil, fmt.Errorf("read source %s: larger than %d bytes", path, maxSourceFileSize)
-	}
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSourceFileSize)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read source %s: %w", path, err)
-	}
-	return lines, nil
-}
-
-// FunctionSpan finds the lines of the function a profile names in a
-// parsed file: the declaration or function literal starting at startLine
-// (the profile's Function.StartLine), checked against the name, or when
-// startLine is 0 the declaration with that name. It fails when the file
-// holds no such function, which means the file is not the source the
-// profiled binary was built from.
-func FunctionSpan(fset *token.FileSet, file *ast.File, function string, startLine int64) (start, end int64, err error) {
-	name, closure := funcName(function)
-	var found ast.Node
-	ast.Inspect(file, func(n ast.Node) bool {
-		if found != nil {
-			return false
-		}
-		switch d := n.(type) {
-		case *ast.FuncDecl:
-			line := int64(fset.Position(d.Pos()).Line)
-			if !closure && d.Name.Name == name && (startLine == 0 || line == startLine) {
-				found = d
-				return false
-			}
-		case *ast.FuncLit:
-			if closure && startLine != 0 && int64(fset.Position(d.Pos()).Line) == startLine {
-				found = d
-				return false
-			}
-		}
-		return true
-	})
-	if found == nil {
-		if startLine == 0 {
-			return 0, 0, fmt.Errorf("no function %s", function)
-		}
-		return 0, 0, fmt.Errorf("no function %s at line %d", function, startLine)
-	}
-	return int64(fset.Position(found.Pos()).Line), int64(fset.Position(found.End()).Line), nil
-}
-
-// funcName returns the declared name of a Go symbol ("handle" for
-// "main.(*server).handle", "F" for "example.com/m.F[...]") and whether the
-// symbol is a function literal inside it ("main.F.func1", "main.F.gowrap2").
-func funcName(symbol string) (name string, closure bool) {
-	if i := strings.IndexByte(symbol, '['); i >= 0 {
-		symbol = symbol[:i] + symbol[strings.LastIndexByte(symbol, ']')+1:]
-	}
-	if i := strings.LastIndexByte(symbol, '/'); i >= 0 {
-		symbol = symbol[i+1:]
-	}
-	parts := strings.Split(symbol, ".")
-	for len(parts) > 2 {
-		last := parts[len(parts)-1]
-		if parts[len(parts)-2] == "init" && strings.Trim(last, "0123456789") == "" && !closure {
-			// "main.init.0" is the first func init of the package.
-			return "init", false
-		}
-		if !isClosureSuffix(last) {
-			break
-		}
-		closure = true
-		parts = parts[:len(parts)-1]
-	}
-	return parts[len(parts)-1], closure
-}
-
-// isClosureSuffix recognises the compiler's names for function literals
-// and their wrappers: "func1", "gowrap2", "deferwrap1", and the bare
-// numbers of nested literals ("func1.2").
-func isClosureSuffix(s string) bool {
-	for _, p := range []string{"func", "gowrap", "deferwrap"} {
-		if rest, ok := strings.CutPrefix(s, p); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-			return true
-		}
-	}
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // dedupErrors drops repeated warnings: one mismatched file would otherwise
