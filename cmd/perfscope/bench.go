@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/store"
 )
 
 func init() { register(newBenchCmd) }
@@ -18,6 +19,7 @@ func newBenchCmd() *cobra.Command {
 	var (
 		opts   bench.Options
 		format string
+		rec    recordFlags
 	)
 	formats := []string{"text", "json"}
 	c := &cobra.Command{
@@ -71,6 +73,12 @@ Flags:
 			for _, w := range run.Results.Warnings {
 				fmt.Fprintln(os.Stderr, "skipped malformed line:", w)
 			}
+			if len(run.Results.Results) > 0 {
+				rec.withStore(cmd.Context(), os.Stderr, func(st store.Store) error {
+					_, err := st.SaveBenchRun(cmd.Context(), store.BenchRunOf(run))
+					return err
+				})
+			}
 			if perr := printBenchSummary(cmd.OutOrStdout(), run, format); perr != nil {
 				return perr
 			}
@@ -86,6 +94,7 @@ Flags:
 	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results")
 	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results")
 	addFormatFlag(c, &format, formats...)
+	rec.register(f, "the results")
 	return c
 }
 

@@ -20,6 +20,9 @@ type Meta struct {
 	Commit string `json:"commit,omitempty"`
 	// Branch is the current branch, empty when detached.
 	Branch string `json:"branch,omitempty"`
+	// CommitTime is the commit's committer date; zero outside git.
+	// History orders commits by it.
+	CommitTime time.Time `json:"commit_time,omitzero"`
 	// Dirty reports uncommitted changes to tracked or untracked files,
 	// so the results are not exactly those of Commit.
 	Dirty bool `json:"dirty"`
@@ -74,6 +77,9 @@ func Environment(ctx context.Context, dir string) (Meta, error) {
 	m.CPU = cpuModel()
 	if commit, err := output(ctx, dir, "git", "rev-parse", "--verify", "HEAD"); err == nil {
 		m.Commit = strings.TrimSpace(commit)
+		if ct, err := output(ctx, dir, "git", "show", "-s", "--format=%cI", "HEAD"); err == nil {
+			m.CommitTime, _ = time.Parse(time.RFC3339, strings.TrimSpace(ct))
+		}
 		if b, err := output(ctx, dir, "git", "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
 			m.Branch = strings.TrimSpace(b)
 		}
