@@ -27,6 +27,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -118,7 +119,7 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 	client := &http.Client{Timeout: time.Minute}
 
 	fmt.Printf("%s, %d commits × %d benchmarks × %d units × %d samples\n", engine, commits, benchmarks, len(units), samples)
-	fmt.Printf("%-44s %6s %9s %9s %9s\n", "request", "n", "p50 ms", "p95 ms", "max ms")
+	fmt.Printf("%-44s %6s %9s %9s %9s %12s\n", "request", "n", "p50 ms", "p95 ms", "max ms", "cpu ms/req")
 	rng := rand.New(rand.NewPCG(7, 7))
 	metrics := rng.Perm(benchmarks * len(units))
 	pick := func(i int) (string, string) {
@@ -156,6 +157,7 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 		}},
 	} {
 		var lat []time.Duration
+		cpu0 := cpuTime()
 		for i := range requests {
 			path := m.path(offset + i)
 			t0 := time.Now()
@@ -165,11 +167,12 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 			lat = append(lat, time.Since(t0))
 		}
 		offset += requests
-		report(m.name, lat)
+		report(m.name, lat, cpuTime()-cpu0)
 	}
 
 	text := resultText(1)
 	var lat []time.Duration
+	cpu0 := cpuTime()
 	for i := range ingests {
 		q := url.Values{"commit": {fmt.Sprintf("ingest%08d%d", i, time.Now().UnixNano())}, "branch": {"ingest"}, "machine": {"bench"}}
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/bench?"+q.Encode(), strings.NewReader(text))
@@ -186,7 +189,7 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 			return fmt.Errorf("ingest: %s: %s", resp.Status, body)
 		}
 	}
-	report(fmt.Sprintf("POST /api/v1/bench (%d benchmarks, %d KiB)", benchmarks, len(text)>>10), lat)
+	report(fmt.Sprintf("POST /api/v1/bench (%d benchmarks, %d KiB)", benchmarks, len(text)>>10), lat, cpuTime()-cpu0)
 	return nil
 }
 
@@ -205,12 +208,26 @@ func get(c *http.Client, u string) error {
 	return nil
 }
 
-func report(name string, lat []time.Duration) {
+// report prints the latency percentiles of one measurement and the CPU
+// this process (client and server) used per request: on a machine shared
+// with other work, latency tails measure the neighbours too, CPU time much
+// less. PostgreSQL's own CPU is not in it.
+func report(name string, lat []time.Duration, cpu time.Duration) {
 	slices.Sort(lat)
 	q := func(p float64) float64 {
 		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 	}
-	fmt.Printf("%-44s %6d %9.1f %9.1f %9.1f\n", name, len(lat), q(0.5), q(0.95), float64(lat[len(lat)-1].Microseconds())/1000)
+	fmt.Printf("%-44s %6d %9.1f %9.1f %9.1f %12.1f\n", name, len(lat), q(0.5), q(0.95), float64(lat[len(lat)-1].Microseconds())/1000,
+		float64(cpu.Microseconds())/1000/float64(len(lat)))
+}
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // resultText is one run of every benchmark in Go benchmark format.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -63,8 +64,20 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 }
 
 // branchesAndMachines lists the branches and hosts with benchmark results,
-// for the filter menus.
+// for the filter menus. Listing them aggregates every run, so the lists are
+// kept until the history changes.
 func (s *Server) branchesAndMachines(ctx context.Context) (branches, machines []string, err error) {
+	version, err := s.cfg.Store.BenchVersion(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &s.menus
+	m.mu.Lock()
+	if m.valid && m.version == version {
+		defer m.mu.Unlock()
+		return m.branches, m.machines, nil
+	}
+	m.mu.Unlock()
 	commits, err := s.cfg.Store.Commits(ctx, store.Filter{Order: store.ByInsertion})
 	if err != nil {
 		return nil, nil, err
@@ -81,7 +94,18 @@ func (s *Server) branchesAndMachines(ctx context.Context) (branches, machines []
 	}
 	slices.Sort(branches)
 	slices.Sort(machines)
+	m.mu.Lock()
+	m.valid, m.version, m.branches, m.machines = true, version, branches, machines
+	m.mu.Unlock()
 	return branches, machines, nil
+}
+
+// filterMenus are the cached choices of the branch and machine menus.
+type filterMenus struct {
+	mu                 sync.Mutex
+	valid              bool
+	version            store.Version
+	branches, machines []string
 }
 
 // trendWindows are the choices of how many commits a trend shows.

@@ -71,6 +71,7 @@ type Server struct {
 	cache   *seriesCache
 	pprof   *pprofUIs
 	pages   *pages
+	menus   filterMenus
 	// runMu serialises the check-move-index of run uploads, so two
 	// uploads of the same id cannot both pass the check.
 	runMu sync.Mutex
