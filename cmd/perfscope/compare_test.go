@@ -94,7 +94,7 @@ func TestCompareBadInput(t *testing.T) {
 func TestBenchCommand(t *testing.T) {
 	r := newGateRepo(t)
 	t.Chdir(r.dir)
-	out, code := perfCLI(t, "bench", "--count", "2", "--benchtime", "20x", "-o", "res.txt", "--cpuprofile")
+	out, code := perfCLI(t, "bench", "--count", "2", "--benchtime", "20x", "-o", "res.txt", "--cpuprofile", "--db", filepath.Join(t.TempDir(), "h.db"))
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
