@@ -23,6 +23,7 @@ type reportFlags struct {
 	opts      profiles.Options
 	sourceDir string
 	noSource  bool
+	list      int
 }
 
 func (f *reportFlags) register(fs *pflag.FlagSet) {
@@ -32,11 +33,15 @@ func (f *reportFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.sourceDir, "source-dir", "",
 		"checkout of the profiled service's source, for source lines and the compiler's reasons (default: the current module, when it holds the service's main package)")
 	fs.BoolVar(&f.noSource, "no-source", false, "skip building the source for the compiler's reasons")
+	fs.IntVar(&f.list, "list", 0, "list the source of the `N` hottest user functions of each profile line by line, with each line's cost (as pprof's list)")
 }
 
 func (f *reportFlags) check() error {
 	if err := checkFormat(f.format, report.Formats()...); err != nil {
 		return err
+	}
+	if f.list < 0 {
+		return usagef("--list %d: give a number of functions, 0 or more", f.list)
 	}
 	if f.opts.Top < 1 {
 		return usagef("--top %d: give a number of rows, 1 or more", f.opts.Top)
@@ -59,6 +64,11 @@ func analyzeRun(ctx context.Context, f reportFlags, run *capture.Run) (*profiles
 		built, errs := findings.CompilerIndex(ctx, a, f.sourceDir)
 		warn(errs)
 		ix = built
+	}
+	if f.list > 0 {
+		views, errs := profiles.SourceListings(a, profiles.SourceOptions{Top: f.list, SourceDir: f.sourceDir})
+		warn(errs)
+		a.Source = views
 	}
 	fs, errs := findings.Diagnose(a, ix, findings.Options{SourceDir: f.sourceDir, AvailableCores: targetCores(run)})
 	warn(errs)

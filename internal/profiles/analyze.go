@@ -64,6 +64,9 @@ type Analysis struct {
 	Mutex      *SiteTable   `json:"mutex,omitempty"`
 	Goroutines *Goroutines  `json:"goroutines,omitempty"`
 	Routes     []RouteShare `json:"routes,omitempty"`
+	// Source holds per-line listings of the hottest user functions
+	// (pprof's list), when asked for: see SourceListings.
+	Source []*SourceView `json:"source,omitempty"`
 	// Notes are the capture's plain-language remarks, from run.json.
 	Notes []string `json:"notes,omitempty"`
 	// ProfileErrors are profiles the run lacks or that cover less than

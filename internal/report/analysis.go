@@ -23,6 +23,7 @@ func analysisDoc(a *profiles.Analysis) *doc {
 	d.add(waitSection("Mutex contention", "where contended locks were released, charged with the waiters' delay (mutex profile)", "releasing", a.Mutex))
 	d.add(goroutineSection(a.Goroutines))
 	d.add(routeSection(a.Routes))
+	d.add(sourceSection(a.Source))
 	d.add(problemSection(a))
 	return d
 }
