@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -381,5 +383,47 @@ func TestPagesAndMetrics(t *testing.T) {
 		if code != 200 || !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics lack %s:\n%s", want, metrics)
 		}
+	}
+}
+
+// TestPprofConcurrent opens pprof's views of several profiles at once, as
+// a team looking at a new run would: building the UIs and serving them must
+// not race (go test -race).
+func TestPprofConcurrent(t *testing.T) {
+	ts := startServer(t, Config{})
+	for _, id := range []string{"run-a", "run-b"} {
+		ct, body := multipartRun(t, makeRunDir(t, id))
+		if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body); code != 201 {
+			t.Fatalf("upload %s = %d %s", id, code, resp)
+		}
+	}
+	paths := []string{
+		"/runs/run-a/pprof/allocs/flamegraph", "/runs/run-a/pprof/allocs/top", "/runs/run-b/pprof/goroutine_end/peek",
+		"/runs/run-b/pprof/allocs/flamegraph?si=alloc_objects", "/diff/run-a/run-b/allocs/flamegraph", "/runs/run-a/pprof/goroutine_end/top",
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 3*len(paths))
+	for range 3 {
+		for _, p := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest(http.MethodGet, ts.URL+p, nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- p + ": " + err.Error()
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					errs <- fmt.Sprintf("%s: %d", p, resp.StatusCode)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
