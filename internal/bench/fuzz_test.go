@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("BenchmarkX-2 \t 1 \t 1 ns/op\nUnit ns/op assume=exact\nBenchmarkY 5 5 B/op 3\n"))
 	f.Add([]byte("commit: abc\nBenchmark\nBenchmarkZ 1\n"))
+	f.Add([]byte("BenchmarkN-2 1 NaN ns/op\nBenchmarkN-2 1 nan B/op\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Parse(bytes.NewReader(data), "fuzz.txt")
 		if err != nil {
@@ -49,8 +51,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("kept a malformed result: %+v", r)
 			}
 			for _, v := range r.Values {
-				if v.Unit == "" {
-					t.Fatalf("value without unit in %s", r.Name)
+				if v.Unit == "" || math.IsNaN(v.Value) {
+					t.Fatalf("kept value %v %q in %s", v.Value, v.Unit, r.Name)
 				}
 			}
 			if err := wr.Write(r); err != nil {

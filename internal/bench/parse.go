@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -32,6 +33,13 @@ func Parse(r io.Reader, name string, initConfig ...string) (*Results, error) {
 		case *benchfmt.SyntaxError:
 			out.Warnings = append(out.Warnings, rec)
 		case *benchfmt.Result:
+			// A NaN measurement makes the U-test loop forever (in
+			// benchstat too): skip it like any malformed line.
+			if v, ok := nanValue(rec); ok {
+				file, line := rec.Pos()
+				out.Warnings = append(out.Warnings, &benchfmt.SyntaxError{FileName: file, Line: line, Msg: "measurement in " + v + " is not a number"})
+				continue
+			}
 			// The reader reuses its Result; keep a copy.
 			out.Results = append(out.Results, rec.Clone())
 		case *benchfmt.UnitMetadata:
@@ -42,4 +50,14 @@ func Parse(r io.Reader, name string, initConfig ...string) (*Results, error) {
 		return out, fmt.Errorf("read benchmark results: %w", err)
 	}
 	return out, nil
+}
+
+// nanValue returns the unit of the first NaN value of r.
+func nanValue(r *benchfmt.Result) (string, bool) {
+	for _, v := range r.Values {
+		if math.IsNaN(v.Value) {
+			return v.OrigUnit, true
+		}
+	}
+	return "", false
 }

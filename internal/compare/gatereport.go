@@ -205,8 +205,25 @@ func (r *GateReport) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// MarshalJSON writes a judgement with null for numbers JSON cannot carry
+// (a benchmark may report +Inf).
+func (j Judgement) MarshalJSON() ([]byte, error) {
+	type plain Judgement // without this method
+	return json.Marshal(struct {
+		plain
+		Base       []*float64 `json:"base"`
+		Head       []*float64 `json:"head"`
+		BaseMedian *float64   `json:"base_median"`
+		HeadMedian *float64   `json:"head_median"`
+		Change     *float64   `json:"change"`
+		Resolution *float64   `json:"resolution"`
+	}{plain(j), finites(j.Base), finites(j.Head), finite(j.BaseMedian), finite(j.HeadMedian), finite(j.Change), finite(j.Resolution)})
+}
+
 // WriteJSON writes the report as one JSON object; field names are those
 // of GateReport, Decision and Judgement, plus "outcome" and "exit_code".
+// "resolution" is the relative half-width of the noisier median's 95%
+// confidence interval (null when unbounded).
 func (r *GateReport) WriteJSON(w io.Writer) error {
 	out := struct {
 		*GateReport

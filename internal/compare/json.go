@@ -31,12 +31,12 @@ type jsonRow struct {
 }
 
 type jsonCell struct {
-	Center   float64     `json:"center"`
+	Center   *float64    `json:"center"`
 	Lo       *float64    `json:"lo"`
 	Hi       *float64    `json:"hi"`
 	Range    string      `json:"range"`
 	N        int         `json:"n"`
-	Values   []float64   `json:"values"`
+	Values   []*float64  `json:"values"`
 	Warnings []string    `json:"warnings,omitempty"`
 	VsBase   *jsonVsBase `json:"vs_base,omitempty"`
 }
@@ -63,7 +63,7 @@ type jsonGeomean struct {
 //	tables[]: config (file keys such as goos, pkg), unit ("sec/op"),
 //	  center ("median"), alpha, confidence, columns (labels),
 //	  rows[]: name, cells[] (null where a column lacks the benchmark):
-//	    center, lo, hi (null when unbounded), range ("1%"), n, values,
+//	    center, lo, hi (null when not finite), range ("1%"), n, values,
 //	    warnings, vs_base {delta ("~" or "+3.10%"), ratio, p, n1, n2,
 //	    significant, warnings}
 //	  geomean[]: center, delta, ratio, warnings
@@ -115,8 +115,8 @@ func jsonCellOf(c *Cell) *jsonCell {
 	}
 	cellWarn, cmpWarn := c.Warnings()
 	jc := &jsonCell{
-		Center: c.Summary.Center, Lo: finite(c.Summary.Lo), Hi: finite(c.Summary.Hi),
-		Range: c.Summary.PctRangeString(), N: len(c.Values), Values: c.Values,
+		Center: finite(c.Summary.Center), Lo: finite(c.Summary.Lo), Hi: finite(c.Summary.Hi),
+		Range: c.Summary.PctRangeString(), N: len(c.Values), Values: finites(c.Values),
 		Warnings: errStrings(cellWarn),
 	}
 	if c.Baseline != nil {
@@ -130,6 +130,15 @@ func jsonCellOf(c *Cell) *jsonCell {
 		jc.VsBase = v
 	}
 	return jc
+}
+
+// finites maps finite to a slice.
+func finites(xs []float64) []*float64 {
+	out := make([]*float64, len(xs))
+	for i, x := range xs {
+		out[i] = finite(x)
+	}
+	return out
 }
 
 // finite returns nil for values JSON cannot carry (±Inf, NaN).
