@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"github.com/perfscope/perfscope/internal/findings"
+	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -104,7 +107,11 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		Routes   []profiles.RouteShare
 		Others   []store.ProfileRun
 		Report   string
-	}{run, fs, a.Routes, others, text.String()}
+		// SourceFocus is the query of the source links: pprof lists
+		// every function of a profile without one, which takes seconds
+		// and pages; the hottest user functions are what a reader wants.
+		SourceFocus template.URL
+	}{run, fs, a.Routes, others, text.String(), sourceFocus(a)}
 	s.pages.render(w, http.StatusOK, "run", "Run "+run.ID, "runs", data, start)
 }
 
@@ -216,4 +223,26 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runCo
 		}
 	}
 	return rc, nil
+}
+
+// sourceFocus returns the query parameter that focuses pprof's source view
+// on the run's hottest user functions by cumulative CPU, or "" when the run
+// has no CPU profile.
+func sourceFocus(a *profiles.Analysis) template.URL {
+	if a.CPU == nil || a.CPU.Cum == nil {
+		return ""
+	}
+	var names []string
+	for _, r := range a.CPU.Cum.Rows {
+		if r.Class == profiles.User && r.Folded == 0 {
+			names = append(names, regexp.QuoteMeta(r.Function))
+		}
+		if len(names) == 5 {
+			break
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return template.URL("?" + url.Values{"f": {"^(" + strings.Join(names, "|") + ")$"}}.Encode())
 }
