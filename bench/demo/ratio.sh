@@ -46,7 +46,10 @@ declare -A results
 for ((r = 1; r <= rounds; r++)); do
 	for mode in naive optimized; do
 		start "$mode"
-		for tool in "${tools[@]}"; do
+		# The order rotates every round, so no generator always follows
+		# another (a loaded service recovers for a moment after each run).
+		for ((i = 0; i < ${#tools[@]}; i++)); do
+			tool=${tools[$(((i + r) % ${#tools[@]}))]}
 			v=$(rps "$tool" "$url")
 			results[$tool.$mode]+="$v "
 			printf 'round %d  %-9s %-10s %10s req/s\n' "$r" "$mode" "$tool" "$v"
