@@ -72,7 +72,9 @@ Flags:
   --addr HOST:PORT   listen address (default 127.0.0.1:7070; use :7070 for all interfaces)
   --db PATH|URL      the store: a SQLite file (default ~/.perfscope/perfscope.db)
                      or postgres://user:pass@host/db
-  --data DIR         where uploaded runs are kept (default ~/.perfscope/server-runs)
+  --data DIR         where uploaded runs are kept (default ~/.perfscope/server-runs); servers
+                     sharing one PostgreSQL database must share this directory too, since the
+                     database indexes runs by their directory
   --public-read      let anyone who can reach the server read without a token
   --max-upload MB    largest upload accepted (default 64)
   --timeout D        longest time one request may take (default 60s)`,
@@ -120,6 +122,9 @@ Flags:
 				url = "http://localhost:" + port
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "perfscope dashboard on %s (store %s, runs in %s)\n", url, describeDB(db), data)
+			if tokens, err := st.Tokens(ctx); err == nil && len(tokens) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "no API tokens yet: uploads need one ('perfscope token create --db %s')\n", describeDB(db))
+			}
 			if !isLoopbackAddr(ln.Addr()) && !publicRead {
 				fmt.Fprintln(cmd.OutOrStdout(), "remote clients need a token to read and write ('perfscope token create'); --public-read opens reading")
 			}
