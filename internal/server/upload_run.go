@@ -21,6 +21,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/store"
 )
 
 // incomingDir, under the data directory, holds uploads being received. A
@@ -278,8 +279,11 @@ func (s *Server) commitRun(r *http.Request, tmp string, run *capture.Run) error 
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	ctx := r.Context()
-	if _, err := s.cfg.Store.ProfileRun(ctx, run.ID); err == nil {
+	switch _, err := s.cfg.Store.ProfileRun(ctx, run.ID); {
+	case err == nil:
 		return fmt.Errorf("%w: a run with id %s is already stored", errConflict, run.ID)
+	case !errors.Is(err, store.ErrUnknownRun):
+		return err
 	}
 	if err := syncDir(tmp); err != nil {
 		return fmt.Errorf("store run %s: %w", run.ID, err)
