@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"golang.org/x/perf/benchunit"
 )
@@ -55,10 +56,12 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 	}
 	y := func(val float64) float64 { return chartTop + chartPlotH*(1-(val-lo)/(hi-lo)) }
 
-	// About 250 bytes per commit; growing the buffer as it fills would
-	// copy a large chart many times.
-	b := make([]byte, 0, 4096+250*n)
-	b = fmt.Appendf(b, `<svg class="trend" viewBox="0 0 %g %g" role="img" aria-label="%s over %d commits" xmlns="http://www.w3.org/2000/svg">`,
+	// About 260 bytes per commit; growing the buffer as it fills would
+	// copy a large chart many times. A strings.Builder hands its bytes
+	// over without another copy at the end.
+	var b chartWriter
+	b.Grow(4096 + 300*n)
+	fmt.Fprintf(&b, `<svg class="trend" viewBox="0 0 %g %g" role="img" aria-label="%s over %d commits" xmlns="http://www.w3.org/2000/svg">`,
 		chartW, chartH, template.HTMLEscapeString(v.Name+" "+v.Unit), n)
 
 	// Axes and y ticks.
@@ -67,59 +70,59 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		medians[i] = c.Median
 	}
 	scale := benchunit.CommonScale(medians, benchunit.ClassOf(v.Unit))
-	b = append(b, `<g class="axis">`...)
+	b.WriteString(`<g class="axis">`)
 	for i := 0; i <= chartYTicks; i++ {
 		val := lo + (hi-lo)*float64(i)/chartYTicks
 		yy := y(val)
-		b = fmt.Appendf(b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
 			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(scale.Format(val)))
 	}
 	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
 	for i := 0; i < n; i += step {
-		b = fmt.Appendf(b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
 			v.Commits[i].Time.Format("2006-01-02"))
 	}
-	b = append(b, `</g>`...)
+	b.WriteString(`</g>`)
 
 	// Confidence band: along the upper bounds, back along the lower.
-	b = append(b, `<path class="band" d="`...)
+	b.WriteString(`<path class="band" d="`)
 	for i, c := range v.Commits {
 		if i == 0 {
-			b = append(b, 'M')
+			b.WriteByte('M')
 		} else {
-			b = append(b, 'L')
+			b.WriteByte('L')
 		}
-		b = appendXY(b, x(i), y(deref(c.Hi, c.Median)), ' ')
+		b.xy(x(i), y(deref(c.Hi, c.Median)), ' ')
 	}
 	for i := n - 1; i >= 0; i-- {
 		c := v.Commits[i]
-		b = append(b, 'L')
-		b = appendXY(b, x(i), y(deref(c.Lo, c.Median)), ' ')
+		b.WriteByte('L')
+		b.xy(x(i), y(deref(c.Lo, c.Median)), ' ')
 	}
-	b = append(b, `Z"/>`...)
+	b.WriteString(`Z"/>`)
 
-	b = append(b, `<polyline class="median" points="`...)
+	b.WriteString(`<polyline class="median" points="`)
 	for i, c := range v.Commits {
-		b = appendXY(b, x(i), y(c.Median), ',')
-		b = append(b, ' ')
+		b.xy(x(i), y(c.Median), ',')
+		b.WriteByte(' ')
 	}
-	b = append(b, `"/>`...)
+	b.WriteString(`"/>`)
 
 	// Points, then change points on top of them.
-	b = append(b, `<g class="points">`...)
+	b.WriteString(`<g class="points">`)
 	for i, c := range v.Commits {
 		if c.Changed {
 			continue
 		}
-		b = append(b, `<circle class="pt" cx="`...)
-		b = strconv.AppendFloat(b, x(i), 'f', 1, 64)
-		b = append(b, `" cy="`...)
-		b = strconv.AppendFloat(b, y(c.Median), 'f', 1, 64)
-		b = append(b, `" r="2.5" data-commit="`...)
-		b = append(b, template.HTMLEscapeString(c.Ref)...)
-		b = append(b, `"><title>`...)
-		b = append(b, template.HTMLEscapeString(pointTitle(c, scale))...)
-		b = append(b, `</title></circle>`...)
+		b.WriteString(`<circle class="pt" cx="`)
+		b.num(x(i))
+		b.WriteString(`" cy="`)
+		b.num(y(c.Median))
+		b.WriteString(`" r="2.5" data-commit="`)
+		template.HTMLEscape(&b, []byte(c.Ref))
+		b.WriteString(`"><title>`)
+		template.HTMLEscape(&b, []byte(pointTitle(c, scale)))
+		b.WriteString(`</title></circle>`)
 	}
 	for i, c := range v.Commits {
 		if !c.Changed {
@@ -132,19 +135,30 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		case -1:
 			class += " worse"
 		}
-		b = fmt.Appendf(b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
+		fmt.Fprintf(&b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
 			template.HTMLEscapeString(link(c.Previous, c.Ref)), class, x(i), y(c.Median),
 			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)+"\nclick to compare with the previous commit"))
 	}
-	b = append(b, `</g></svg>`...)
-	return template.HTML(b)
+	b.WriteString(`</g></svg>`)
+	return template.HTML(b.String())
 }
 
-// appendXY appends "x<sep>y" with one decimal.
-func appendXY(b []byte, x, y float64, sep byte) []byte {
-	b = strconv.AppendFloat(b, x, 'f', 1, 64)
-	b = append(b, sep)
-	return strconv.AppendFloat(b, y, 'f', 1, 64)
+// chartWriter builds the SVG text, with numbers written without fmt.
+type chartWriter struct {
+	strings.Builder
+	scratch [32]byte
+}
+
+// num writes v with one decimal.
+func (w *chartWriter) num(v float64) {
+	w.Write(strconv.AppendFloat(w.scratch[:0], v, 'f', 1, 64))
+}
+
+// xy writes "x<sep>y" with one decimal.
+func (w *chartWriter) xy(x, y float64, sep byte) {
+	w.num(x)
+	w.WriteByte(sep)
+	w.num(y)
 }
 
 // pointTitle is a point's tooltip.
