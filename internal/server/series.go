@@ -178,12 +178,21 @@ func parseFilter(q url.Values) (store.Filter, error) {
 // seriesCache keeps the latest analyses. Change detection over thousands of
 // commits costs tens of milliseconds, mostly U tests; an entry is reused
 // while the store's version says no benchmark run was added since.
+//
+// Its size is counted in commits, not entries: a view with its rendered
+// chart takes about half a KiB per commit, so a budget of 100,000 commits
+// holds about 50 MiB, twenty full histories of 5,000 commits or a hundred
+// default pages.
 type seriesCache struct {
 	mu      sync.Mutex
-	max     int
+	max     int        // commits
+	size    int        // commits held
 	order   *list.List // of *seriesEntry, most recent first
 	entries map[string]*list.Element
 }
+
+// seriesCacheCommits is the default budget of a seriesCache.
+const seriesCacheCommits = 100_000
 
 type seriesEntry struct {
 	key     string
@@ -204,8 +213,7 @@ func (c *seriesCache) get(key string, version store.Version) *seriesView {
 	}
 	e := el.Value.(*seriesEntry)
 	if e.version != version {
-		c.order.Remove(el)
-		delete(c.entries, key)
+		c.remove(el)
 		return nil
 	}
 	c.order.MoveToFront(el)
@@ -216,14 +224,23 @@ func (c *seriesCache) put(key string, version store.Version, v *seriesView) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
-		c.order.Remove(el)
+		c.remove(el)
+	}
+	if len(v.Commits) > c.max {
+		return
 	}
 	c.entries[key] = c.order.PushFront(&seriesEntry{key, version, v})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.entries, last.Value.(*seriesEntry).key)
+	c.size += len(v.Commits)
+	for c.size > c.max {
+		c.remove(c.order.Back())
 	}
+}
+
+func (c *seriesCache) remove(el *list.Element) {
+	e := el.Value.(*seriesEntry)
+	c.order.Remove(el)
+	delete(c.entries, e.key)
+	c.size -= len(e.view.Commits)
 }
 
 // invalidate drops every entry; the version check would drop them one by
@@ -233,6 +250,7 @@ func (c *seriesCache) invalidate() {
 	defer c.mu.Unlock()
 	c.order.Init()
 	clear(c.entries)
+	c.size = 0
 }
 
 // series answers a series query, from the cache when nothing changed. A

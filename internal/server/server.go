@@ -115,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
-		cache:   newSeriesCache(256),
+		cache:   newSeriesCache(seriesCacheCommits),
 		pprof:   newPprofUIs(16),
 		pages:   pg,
 	}
