@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/perfscope/perfscope/internal/findings"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,7 +185,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:  s.cfg.RequestTimeout + 2*time.Minute,
 		WriteTimeout: s.cfg.RequestTimeout + 30*time.Second,
 		IdleTimeout:  2 * time.Minute,
-		ErrorLog:     nil,
+		// net/http's own complaints (a client that sent garbage, a
+		// connection reset) go where the server's other messages go.
+		ErrorLog: log.New(logWriter(s.cfg.Logf), "", 0),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -200,4 +204,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	<-errc
 	return nil
+}
+
+// logWriter turns a Logf into the io.Writer a log.Logger writes lines to.
+type logWriter func(format string, args ...any)
+
+func (f logWriter) Write(p []byte) (int, error) {
+	f("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
