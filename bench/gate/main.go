@@ -41,6 +41,7 @@ func main() {
 		trials   = flag.Int("trials", 1000, "simulated A/A gate runs")
 		injected = flag.Int("inject-trials", 200, "simulated gate runs per benchmark with an injected slowdown")
 		rounds   = flag.Int("rounds", compare.DefaultRounds, "rounds per simulated gate run")
+		maxR     = flag.Int("max-rounds", compare.DefaultMaxRounds, "rounds a simulated gate run may extend to while too noisy")
 		slowdown = flag.Float64("slowdown", 0.05, "injected slowdown of one benchmark")
 		sizes    = flag.String("sizes", "0.10,0.25,0.5,1", "further slowdowns to report overall detection for")
 		pct      = flag.Float64("threshold", compare.DefaultTimePct, "sec/op threshold in percent")
@@ -105,16 +106,16 @@ func main() {
 	for _, m := range ms {
 		n = min(n, len(m.Base), len(m.Head))
 	}
-	if n < *rounds {
-		fail(fmt.Errorf("pool has %d rounds, fewer than the %d a gate run uses", n, *rounds))
+	cfg := compare.GateConfig{Alpha: *alpha, Rounds: *rounds, MaxRounds: max(*maxR, *rounds), Thresholds: compare.DefaultThresholds()}
+	if n < cfg.MaxRounds {
+		fail(fmt.Errorf("pool has %d rounds, fewer than the %d a gate run may use", n, cfg.MaxRounds))
 	}
-	cfg := compare.GateConfig{Alpha: *alpha, Thresholds: compare.DefaultThresholds()}
 	cfg.Thresholds["sec/op"] = *pct
 	cfg.Thresholds["B/op"] = *bytesPct
 	rng := rand.New(rand.NewPCG(*seed, *seed))
 
-	fmt.Printf("pool: %d rounds of %d measurements; each simulated gate run draws %d rounds; %d A/A trials, %d per injected benchmark; alpha %.3g; sec/op threshold %.3g%%\n\n",
-		n, len(ms), *rounds, *trials, *injected, *alpha, *pct)
+	fmt.Printf("pool: %d rounds of %d measurements; each simulated gate run draws %d rounds, up to %d while too noisy; %d A/A trials, %d per injected benchmark; alpha %.3g; sec/op threshold %.3g%%\n\n",
+		n, len(ms), cfg.Rounds, cfg.MaxRounds, *trials, *injected, *alpha, *pct)
 	fmt.Printf("%-55s %8s %8s\n", "benchmark (sec/op)", "noise", "A/A gap")
 	for _, m := range ms {
 		if m.Unit == "sec/op" {
@@ -126,7 +127,7 @@ func main() {
 	alarms, undecided := 0, 0
 	blamed := make(map[string]int)
 	for range *trials {
-		d := compare.Decide(draw(ms, n, *rounds, rng, -1, 0), cfg)
+		d := simulate(ms, n, rng, cfg, -1, 0)
 		if d.ExitCode() == 2 {
 			undecided++
 		}
@@ -154,7 +155,7 @@ func main() {
 		}
 		c, u := 0, 0
 		for range *injected {
-			d := compare.Decide(draw(ms, n, *rounds, rng, i, *slowdown), cfg)
+			d := simulate(ms, n, rng, cfg, i, *slowdown)
 			switch {
 			case d.Judgements[i].Verdict == compare.Regression:
 				c++
@@ -175,20 +176,20 @@ func main() {
 		if err != nil || s == 0 {
 			continue
 		}
-		fmt.Printf("detection of a %+.0f%% slowdown: %.1f%%\n", 100*s, 100*detection(ms, n, *rounds, *injected, rng, cfg, s))
+		fmt.Printf("detection of a %+.0f%% slowdown: %.1f%%\n", 100*s, 100*detection(ms, n, *injected, rng, cfg, s))
 	}
 }
 
 // detection is the share of simulated gate runs that flag a slowdown
 // injected into one sec/op measurement, over all of them in turn.
-func detection(ms []compare.Measurement, n, rounds, trials int, rng *rand.Rand, cfg compare.GateConfig, slow float64) float64 {
+func detection(ms []compare.Measurement, n, trials int, rng *rand.Rand, cfg compare.GateConfig, slow float64) float64 {
 	caught, total := 0, 0
 	for i, m := range ms {
 		if m.Unit != "sec/op" {
 			continue
 		}
 		for range trials {
-			d := compare.Decide(draw(ms, n, rounds, rng, i, slow), cfg)
+			d := simulate(ms, n, rng, cfg, i, slow)
 			if d.Judgements[i].Verdict == compare.Regression {
 				caught++
 			}
@@ -198,11 +199,27 @@ func detection(ms []compare.Measurement, n, rounds, trials int, rng *rand.Rand, 
 	return float64(caught) / float64(total)
 }
 
-// draw simulates one gate run: the same randomly chosen rounds for every
-// measurement (a round's base and head ran side by side, so they stay
-// paired), with the head of measurement inject slowed by factor 1+slow.
-func draw(ms []compare.Measurement, n, rounds int, rng *rand.Rand, inject int, slow float64) []compare.Measurement {
-	idx := rng.Perm(n)[:rounds]
+// simulate runs one gate: it draws rounds at random from the pool, judges
+// them, and while the gate's own rule asks for more rounds (too noisy to
+// decide) adds further rounds from the same draw, as a real run would.
+func simulate(ms []compare.Measurement, n int, rng *rand.Rand, cfg compare.GateConfig, inject int, slow float64) *compare.Decision {
+	idx := rng.Perm(n)[:cfg.MaxRounds]
+	done := cfg.Rounds
+	for {
+		d := compare.Decide(draw(ms, idx[:done], inject, slow), cfg)
+		more := cfg.MoreRounds(done, d)
+		if more == 0 {
+			return d
+		}
+		done += more
+	}
+}
+
+// draw takes the rounds idx of every measurement (a round's base and head
+// ran side by side, so they stay paired), with the head of measurement
+// inject slowed by factor 1+slow.
+func draw(ms []compare.Measurement, idx []int, inject int, slow float64) []compare.Measurement {
+	rounds := len(idx)
 	out := make([]compare.Measurement, len(ms))
 	for i, m := range ms {
 		o := m

@@ -48,7 +48,7 @@ without --allow-dirty, benchmarks that failed).
 
 Configuration (thresholds per unit and per benchmark) is read from the "gate"
 object of .perfscope.json in the current directory (or --config):
-  {"gate": {"alpha": 0.01, "rounds": 20, "benchtime": "50ms",
+  {"gate": {"alpha": 0.01, "rounds": 20, "max_rounds": 40, "benchtime": "50ms",
             "threshold_pct": {"sec/op": 3, "B/op": 0, "allocs/op": 0},
             "benchmarks": [{"name": "Pad/.*", "unit": "sec/op", "threshold_pct": 10},
                            {"name": "Flaky", "ignore": true}]}}
@@ -60,7 +60,8 @@ Flags:
   --base REF        base commit, branch or tag (required)
   --rounds N        interleaved rounds, samples per side (default 20)
   --max-rounds N    while the samples are too noisy (or too few) to decide,
-                    add rounds in batches up to N in total (default: no extension)
+                    add rounds in batches up to N in total (default 40; set it
+                    to --rounds for a fixed number)
   --benchtime T     time per sample (default 50ms)
   -b, --bench RE    benchmarks to run (default ".")
   --alpha A         family-wise significance level (default 0.01)
@@ -84,6 +85,9 @@ Flags:
 			f := cmd.Flags()
 			if f.Changed("rounds") || cfg.Rounds == 0 {
 				cfg.Rounds = rounds
+			}
+			if f.Changed("max-rounds") || cfg.MaxRounds == 0 {
+				cfg.MaxRounds = max(maxRounds, cfg.Rounds)
 			}
 			if f.Changed("benchtime") || cfg.Benchtime == "" {
 				cfg.Benchtime = benchtime
@@ -109,18 +113,13 @@ Flags:
 				BaseRef: baseRef, Packages: args, AllowDirty: allowDirty,
 				Rounds: cfg.Rounds, Bench: cfg.Bench, Benchtime: cfg.Benchtime,
 			}
-			if maxRounds > cfg.Rounds {
-				opts.Extend = func(done int, base, head *bench.Results) int {
-					d := compare.Decide(compare.Pair(base.Results, head.Results), cfg)
-					if !d.NeedsMoreRounds() {
-						return 0
-					}
-					more := min(max(cfg.Rounds/2, 5), maxRounds-done)
-					if more > 0 {
-						fmt.Fprintf(os.Stderr, "\r\033[Kgate: too noisy to decide after %d rounds; measuring %d more\n", done, more)
-					}
-					return more
+			opts.Extend = func(done int, base, head *bench.Results) int {
+				d := compare.Decide(compare.Pair(base.Results, head.Results), cfg)
+				more := cfg.MoreRounds(done, d)
+				if more > 0 {
+					fmt.Fprintf(os.Stderr, "\r\033[Kgate: too noisy to decide after %d rounds; measuring %d more\n", done, more)
 				}
+				return more
 			}
 			if stderrIsTerminal() {
 				opts.Progress = terminalProgress(os.Stderr)
@@ -188,7 +187,7 @@ Flags:
 	f := c.Flags()
 	f.StringVar(&baseRef, "base", "", "base git reference (required)")
 	f.IntVar(&rounds, "rounds", compare.DefaultRounds, "interleaved rounds (samples per side)")
-	f.IntVar(&maxRounds, "max-rounds", 0, "keep adding rounds up to this many while too noisy to decide")
+	f.IntVar(&maxRounds, "max-rounds", compare.DefaultMaxRounds, "keep adding rounds up to this many while too noisy to decide")
 	f.StringVar(&benchtime, "benchtime", compare.DefaultBenchtime, "time per sample")
 	f.StringVarP(&benchRE, "bench", "b", ".", "regular expression of benchmarks to run")
 	f.Float64Var(&alpha, "alpha", compare.DefaultAlpha, "significance level")

@@ -215,3 +215,18 @@ func TestNeedsMoreRounds(t *testing.T) {
 		t.Error("three samples need more rounds")
 	}
 }
+
+func TestMoreRounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, GateConfig{})
+	cfg := GateConfig{}
+	for _, tc := range []struct{ done, want int }{{20, 10}, {30, 10}, {35, 5}, {40, 0}} {
+		if got := cfg.MoreRounds(tc.done, loud); got != tc.want {
+			t.Errorf("after %d noisy rounds: %d more, want %d", tc.done, got, tc.want)
+		}
+	}
+	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, GateConfig{})
+	if got := cfg.MoreRounds(20, quiet); got != 0 {
+		t.Errorf("quiet: %d more rounds, want 0", got)
+	}
+}

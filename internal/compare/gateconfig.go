@@ -18,6 +18,7 @@ import (
 //	  "gate": {
 //	    "alpha": 0.01,
 //	    "rounds": 20,
+//	    "max_rounds": 40,
 //	    "benchtime": "50ms",
 //	    "bench": ".",
 //	    "threshold_pct": {"sec/op": 3, "B/op": 0, "allocs/op": 0},
@@ -38,6 +39,7 @@ import (
 type GateConfig struct {
 	Alpha      float64            `json:"alpha,omitempty"`
 	Rounds     int                `json:"rounds,omitempty"`
+	MaxRounds  int                `json:"max_rounds,omitempty"`
 	Benchtime  string             `json:"benchtime,omitempty"`
 	Bench      string             `json:"bench,omitempty"`
 	Thresholds map[string]float64 `json:"threshold_pct,omitempty"`
@@ -56,8 +58,8 @@ type BenchmarkRule struct {
 }
 
 // Gate defaults, chosen by the measurements in bench/gate (see its
-// README). Twenty short rounds rather than ten long ones for the same
-// time: the U-test's power grows with the number of samples, and on a
+// README). Twenty short rounds, extended up to forty while the samples
+// are too noisy to decide, rather than ten long ones for the same time: the U-test's power grows with the number of samples, and on a
 // shared machine a sample's noise comes from bursts of other work rather
 // than from its length. Holm–Bonferroni bounds the chance of any false alarm in a run
 // by alpha, so alpha is 0.01 for at most one false alarm in a hundred
@@ -67,9 +69,22 @@ type BenchmarkRule struct {
 const (
 	DefaultAlpha     = 0.01
 	DefaultRounds    = 20
+	DefaultMaxRounds = 40
 	DefaultBenchtime = "50ms"
 	DefaultTimePct   = 3.0
 )
+
+// MoreRounds returns how many rounds to add after done rounds that ended
+// in d: batches of half the configured rounds (at least 5) while d needs
+// more rounds to decide, up to MaxRounds in all. The gate and the study
+// of its error rates both extend runs by this rule.
+func (c GateConfig) MoreRounds(done int, d *Decision) int {
+	c = c.withDefaults()
+	if done >= c.MaxRounds || !d.NeedsMoreRounds() {
+		return 0
+	}
+	return min(max(c.Rounds/2, 5), c.MaxRounds-done)
+}
 
 // DefaultThresholds returns the default per-unit thresholds in percent.
 func DefaultThresholds() map[string]float64 {
@@ -82,6 +97,9 @@ func (c GateConfig) withDefaults() GateConfig {
 	}
 	if c.Rounds == 0 {
 		c.Rounds = DefaultRounds
+	}
+	if c.MaxRounds == 0 {
+		c.MaxRounds = DefaultMaxRounds
 	}
 	if c.Benchtime == "" {
 		c.Benchtime = DefaultBenchtime
@@ -104,8 +122,8 @@ func (c *GateConfig) Validate() error {
 	if c.Alpha < 0 || c.Alpha > 1 {
 		return fmt.Errorf("alpha %v: must be in [0, 1]", c.Alpha)
 	}
-	if c.Rounds < 0 {
-		return fmt.Errorf("rounds %d: must be positive", c.Rounds)
+	if c.Rounds < 0 || c.MaxRounds < 0 {
+		return fmt.Errorf("rounds %d, max_rounds %d: must be positive", c.Rounds, c.MaxRounds)
 	}
 	for u, t := range c.Thresholds {
 		if t < 0 {
