@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/store"
 )
 
 func init() { register(newCompareCmd) }
@@ -20,6 +21,7 @@ func newCompareCmd() *cobra.Command {
 		profiles []string
 		format   string
 		topN     int
+		db       string
 	)
 	formats := []string{"text", "markdown", "json", "csv"}
 	c := &cobra.Command{
@@ -33,7 +35,10 @@ closes each table; footnotes explain thin data ("need >= 6 samples for
 confidence interval at level 0.95").
 
 Each argument is a benchmark file in Go benchmark format ("go test -bench"
-output or a 'perfscope bench' file); "label=file" sets the column label.
+output or a 'perfscope bench' file), or a commit recorded by 'perfscope bench'
+(a hash or a unique prefix of 4 characters or more; "+dirty" for results from
+a modified work tree), read from the store (--db); "label=ref" sets the
+column label.
 perfscope's run keys (commit, branch, dirty) are ignored when grouping, so
 files of two commits compare instead of forming separate tables; benchstat
 needs -ignore commit,branch,dirty for the same.
@@ -72,7 +77,7 @@ Flags:
 			if len(profiles) != 0 && len(profiles) != 2 {
 				return usagef("--profile: give exactly two, the base then the head")
 			}
-			inputs, err := compare.ResolveAll(cmd.Context(), compareResolver(), args)
+			inputs, err := compare.ResolveAll(cmd.Context(), compareResolver(db), args)
 			if errors.Is(err, compare.ErrNotFound) {
 				return usagef("%v", err)
 			}
@@ -131,12 +136,13 @@ Flags:
 	f.BoolVar(&opts.KeepRunKeys, "keep-run-keys", false, "group by commit, branch and dirty too")
 	f.StringArrayVar(&profiles, "profile", nil, "profile file; first the base, then the head")
 	f.IntVar(&topN, "top", 10, "functions listed per profile diff")
+	f.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store that commit references are read from (default ~/.perfscope/perfscope.db)")
 	addFormatFlag(c, &format, formats...)
 	return c
 }
 
-// compareResolver resolves compare's arguments. Files today; stored runs
-// and commits join the chain when the store is wired in.
-func compareResolver() compare.Resolver {
-	return compare.Resolvers{compare.FileResolver{}}
+// compareResolver resolves compare's arguments: benchmark files first, then
+// commits recorded in the store at db.
+func compareResolver(db string) compare.Resolver {
+	return compare.Resolvers{compare.FileResolver{}, store.CommitResolver{DB: db}}
 }
