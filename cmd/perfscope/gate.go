@@ -117,7 +117,11 @@ Flags:
 				d := compare.Decide(compare.Pair(base.Results, head.Results), cfg)
 				more := cfg.MoreRounds(done, d)
 				if more > 0 {
-					fmt.Fprintf(os.Stderr, "\r\033[Kgate: too noisy to decide after %d rounds; measuring %d more\n", done, more)
+					clear := ""
+					if opts.Progress != nil {
+						clear = "\r\033[K" // over the progress line
+					}
+					fmt.Fprintf(os.Stderr, "%sgate: too noisy to decide after %d rounds; measuring %d more\n", clear, done, more)
 				}
 				return more
 			}
