@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
@@ -50,7 +51,7 @@ func main() {
 		seed     = flag.Uint64("seed", 1, "random seed")
 	)
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	var base, headData []byte
@@ -74,14 +75,14 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		defer head.Remove()
 		start := time.Now()
 		run, err := bench.RunGate(ctx, bench.GateOptions{
 			Dir: head.Dir, BaseRef: "HEAD", Packages: []string{*pkgs},
 			Rounds: *pool, Benchtime: compare.DefaultBenchtime,
 		})
+		// The simulation below takes minutes: give the worktree back now.
+		head.Remove()
 		if err != nil {
-			head.Remove()
 			fail(err)
 		}
 		base, headData = run.Raw.Base, run.Raw.Head
