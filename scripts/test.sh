@@ -27,6 +27,11 @@ if [ -x scripts/start-postgres.sh ] || [ -f scripts/start-postgres.sh ]; then
 	export PERFSCOPE_TEST_POSTGRES
 fi
 
+# Tests that need PostgreSQL, Chromium or benchstat fail instead of
+# skipping when this script has set them up: a skip here would hide a
+# broken set-up.
+export PERFSCOPE_REQUIRE_TOOLS=1
+
 echo "go vet ./..."
 go vet ./...
 echo "go test -race ./..."

@@ -45,6 +45,9 @@ func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {
+		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
+			t.Fatal("Chromium not found, and scripts/test.sh requires it: install Debian's chromium package")
+		}
 		t.Skip("Chromium not found (/usr/bin/chromium or chromium on PATH): install Debian's chromium package to run the browser tests")
 	}
 	opts := []chromedp.ExecAllocatorOption{

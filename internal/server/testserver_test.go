@@ -52,6 +52,10 @@ func openPostgresBackend(t testing.TB) Backend {
 	t.Helper()
 	base := os.Getenv("PERFSCOPE_TEST_POSTGRES")
 	if base == "" {
+		// The project's test command starts PostgreSQL and requires it.
+		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
+			t.Fatal("PERFSCOPE_TEST_POSTGRES is not set, and scripts/test.sh requires it: start a server with scripts/start-postgres.sh and set it to the DSN it prints")
+		}
 		t.Skip("PERFSCOPE_TEST_POSTGRES is not set: start a server with scripts/start-postgres.sh and set it to the DSN it prints")
 	}
 	ctx := context.Background()
