@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the concat-loop rule: the share of each resource that the
@@ -105,34 +106,38 @@ func isConcatDiag(d escape.Diagnostic) bool {
 }
 
 // inLoop reports whether the source shows the line inside a for
-// statement; false when the source is not found.
+// statement's body.
 func (e *env) inLoop(l *line) bool {
-	sf := e.src.File(l.file)
-	if sf.Path == "" || sf.Parse() != nil {
-		return false
-	}
 	found := false
-	ast.Inspect(sf.AST, func(n ast.Node) bool {
-		if found || n == nil {
-			return false
-		}
-		var body *ast.BlockStmt
-		switch s := n.(type) {
-		case *ast.ForStmt:
-			body = s.Body
-		case *ast.RangeStmt:
-			body = s.Body
-		}
-		if body != nil {
-			from, to := int64(sf.Fset.Position(n.Pos()).Line), int64(sf.Fset.Position(body.End()).Line)
-			if l.line >= from && l.line <= to {
-				found = true
-				return false
-			}
-		}
-		return true
+	e.inspectLoops(l.file, func(sf *profiles.SourceFile, loop ast.Node, body *ast.BlockStmt) bool {
+		from, to := int64(sf.Fset.Position(loop.Pos()).Line), int64(sf.Fset.Position(body.End()).Line)
+		found = l.line >= from && l.line <= to
+		return !found
 	})
 	return found
+}
+
+// inspectLoops calls f with each for statement of file's source and its
+// body, outermost first, until f returns false. Files whose source is not
+// found or does not parse have no loops.
+func (e *env) inspectLoops(file string, f func(sf *profiles.SourceFile, loop ast.Node, body *ast.BlockStmt) bool) {
+	sf := e.src.File(file)
+	if sf.Path == "" || sf.Parse() != nil {
+		return
+	}
+	more := true
+	ast.Inspect(sf.AST, func(n ast.Node) bool {
+		if !more || n == nil {
+			return false
+		}
+		switch s := n.(type) {
+		case *ast.ForStmt:
+			more = f(sf, s, s.Body)
+		case *ast.RangeStmt:
+			more = f(sf, s, s.Body)
+		}
+		return more
+	})
 }
 
 // short is "base.go:12", enough to find a line in a summary.

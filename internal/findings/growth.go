@@ -2,6 +2,8 @@ package findings
 
 import (
 	"fmt"
+	"go/ast"
+	"go/types"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
@@ -47,7 +49,9 @@ be estimated, sizing it up front makes that one allocation.
 The rule charges CPU samples in runtime.growslice and in map growth (table
 rehash and split, growToTable) to the line of your code that appended or
 assigned, directly or through strings.Builder, bytes.Buffer or slices.Grow,
-together with the objects and bytes that line allocates itself. It fires when
+together with the objects and bytes that line allocates itself. A line the
+source shows appending to its own slice in a loop (s = append(s, x)) counts
+even when the window caught no CPU sample in growslice. It fires when
 one function's growing lines take at least %s of CPU, %s of allocated objects
 or %s of allocated bytes.`,
 			Percent(growthCPU), Percent(growthObjects), Percent(growthBytes)),
@@ -78,12 +82,25 @@ func checkGrowth(e *env, r *Rule) []Finding {
 	for k, s := range e.callers(AllocBytes, wrapped) {
 		bytes[k] = s
 	}
+	// A line's allocations count as growth where the CPU profile saw it
+	// grow, or where the source shows it appending to a slice in a loop:
+	// growslice is cheap enough that a short window may hold none of its
+	// CPU samples while the allocation profile holds its arrays.
+	appends := map[siteKey]bool{}
 	keep := func(ss sites) sites {
 		out := sites{}
 		for k, s := range ss {
-			if cpu[k] != nil {
-				out[k] = s
+			if cpu[k] == nil {
+				grows, seen := appends[k]
+				if !seen {
+					grows = e.appendInLoop(k.file, k.line)
+					appends[k] = grows
+				}
+				if !grows {
+					continue
+				}
 			}
+			out[k] = s
 		}
 		return out
 	}
@@ -100,6 +117,9 @@ func checkGrowth(e *env, r *Rule) []Finding {
 			if strings.Contains(l.matched, "maps.") || strings.Contains(l.matched, "hashGrow") || strings.Contains(l.matched, "evacuate") {
 				kind = "a map"
 			}
+			if l.matched == "" {
+				l.matched = "append"
+			}
 			ev.Call = l.matched
 			ev.Detail = "grows " + kind + " (" + l.matched + ")"
 			if !contains(what, kind) {
@@ -111,4 +131,32 @@ func checkGrowth(e *env, r *Rule) []Finding {
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out
+}
+
+// appendInLoop reports whether the source shows, at line of file, an
+// assignment of append to the slice it appends to (s = append(s, ...)),
+// inside a for statement's body.
+func (e *env) appendInLoop(file string, line int64) bool {
+	found := false
+	e.inspectLoops(file, func(sf *profiles.SourceFile, _ ast.Node, body *ast.BlockStmt) bool {
+		ast.Inspect(body, func(n ast.Node) bool {
+			if found || n == nil {
+				return false
+			}
+			as, ok := n.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || int64(sf.Fset.Position(as.Pos()).Line) != line {
+				return true
+			}
+			call, ok := as.Rhs[0].(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			if fn, ok := call.Fun.(*ast.Ident); ok && fn.Name == "append" {
+				found = types.ExprString(call.Args[0]) == types.ExprString(as.Lhs[0])
+			}
+			return !found
+		})
+		return !found
+	})
+	return found
 }

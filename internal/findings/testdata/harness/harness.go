@@ -109,10 +109,18 @@ func write(dir, name, file string) {
 	}
 }
 
-// Loop calls f until ctx is done.
+// Loop calls f until ctx is done. It polls the Done channel rather than
+// ctx.Err, which takes the context's mutex: hot loops on several
+// goroutines would contend on it and show in the mutex profile.
 func Loop(ctx context.Context, f func()) {
-	for ctx.Err() == nil {
-		f()
+	done := ctx.Done()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+			f()
+		}
 	}
 }
 

@@ -1,25 +1,23 @@
 // Command good gives each request's log line to a buffered channel; one
-// goroutine writes the lines through a bufio.Writer.
+// goroutine writes the lines through a bufio.Writer to the same slow log
+// shipper as bad. When the shipper falls behind, lines are dropped rather
+// than requests made to wait.
 package main
 
 import (
 	"bufio"
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 
 	"github.com/perfscope/perfscope/internal/findings/testdata/harness"
 	"github.com/perfscope/perfscope/internal/findings/testdata/harness/httpload"
 )
 
+// logRate is how fast the log shipper reads, in bytes per second.
+const logRate = 256 << 10
+
 func main() {
-	f, err := os.CreateTemp("", "logger-good-*.log")
-	if err != nil {
-		panic(err)
-	}
-	defer os.Remove(filepath.Clean(f.Name()))
-	defer f.Close()
+	f := harness.LogSink(logRate)
 	lines := make(chan string, 4096)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
