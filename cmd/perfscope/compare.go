@@ -41,7 +41,10 @@ a modified work tree), read from the store (--db); "label=ref" sets the
 column label.
 perfscope's run keys (commit, branch, dirty) are ignored when grouping, so
 files of two commits compare instead of forming separate tables; benchstat
-needs -ignore commit,branch,dirty for the same.
+needs -ignore commit,branch,dirty for the same. A recorded commit carries its
+runs' goos, goarch, cpu and go lines, so it groups with 'perfscope bench'
+files of the same machine; a plain "go test" file has no go line and needs
+--ignore go to share its tables.
 
 When both sides have profiles (--profile BASE.pb.gz --profile HEAD.pb.gz, or
 CPU/memory profiles that 'perfscope bench' saved beside the files), a "where

@@ -93,6 +93,30 @@ type Comparison struct {
 	Options Options
 }
 
+// A spacedValue is a file configuration value with its runs of white space
+// reduced to single spaces.
+type spacedValue struct{ key, value string }
+
+// unifySpacing gives each file configuration value the spelling it first
+// had among all inputs when the two differ only in white space: "go test"
+// pads its cpu line, and a stored commit keeps the model without padding,
+// yet both name the same machine and must share a table. Inputs spelled
+// alike are left as they are, so output stays benchstat's byte for byte.
+func unifySpacing(res *benchfmt.Result, first map[spacedValue][]byte) {
+	for i := range res.Config {
+		c := &res.Config[i]
+		if !c.File {
+			continue
+		}
+		k := spacedValue{c.Key, strings.Join(strings.Fields(string(c.Value)), " ")}
+		if v, ok := first[k]; ok {
+			c.Value = v
+		} else {
+			first[k] = c.Value
+		}
+	}
+}
+
 // Compare groups the results of inputs into tables and computes medians,
 // confidence intervals, U-test p-values and geomeans exactly as benchstat.
 // An error means the options could not be understood; problems with the
@@ -135,6 +159,7 @@ func Compare(inputs []*Input, opts Options) (*Comparison, error) {
 
 	cmp := &Comparison{Options: opts}
 	units := make(benchfmt.UnitMetadataMap)
+	spelling := make(map[spacedValue][]byte)
 	for _, in := range inputs {
 		cmp.Warnings = append(cmp.Warnings, in.Warnings...)
 		for k, u := range in.Units {
@@ -146,6 +171,7 @@ func Compare(inputs []*Input, opts Options) (*Comparison, error) {
 			// Filters rewrite Values and renames rewrite Name:
 			// work on a copy so an Input can be compared twice.
 			res = res.Clone()
+			unifySpacing(res, spelling)
 			applyRenames(res, opts.Renames)
 			if ok, err := filter.Apply(res); !ok {
 				if err != nil {

@@ -299,7 +299,7 @@ func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*Co
 		cond += " AND se.unit = ?"
 		args = append(args, f.Unit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, se.package, se.name, se.unit, s.vals
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, m.goos, m.goarch, m.cpu, r.go_version, se.package, se.name, se.unit, s.vals
 		FROM bench_runs r JOIN machines m ON m.id = r.machine_id
 		JOIN samples s ON s.run_id = r.id JOIN series se ON se.id = s.series_id
 		WHERE r.commit_hash = ? AND r.dirty = ?`+cond+` ORDER BY r.id`),
@@ -313,14 +313,17 @@ func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*Co
 	index := make(map[SeriesKey]int)
 	out := &CommitSamples{}
 	var vals []byte
+	var conf runConfig
 	for rows.Next() {
 		var r runRow
 		var k SeriesKey
-		if err := rows.Scan(append(r.dest(), &k.Package, &k.Name, &k.Unit, &vals)...); err != nil {
+		var rc [len(runConfigKeys)]string
+		if err := rows.Scan(append(r.dest(), &rc[0], &rc[1], &rc[2], &rc[3], &k.Package, &k.Name, &k.Unit, &vals)...); err != nil {
 			return nil, fmt.Errorf("samples of %s: %w", ref, err)
 		}
 		if r.id != lastRun {
 			agg.add(r)
+			conf.add(rc)
 			lastRun = r.id
 		}
 		if !match.match(k) {
@@ -343,8 +346,43 @@ func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*Co
 		return nil, fmt.Errorf("%w %s: no runs of it match the filter", ErrUnknownCommit, ref)
 	}
 	out.Commit = agg.commits[0]
+	out.Config = conf.shared()
 	sort.Slice(out.Samples, func(i, j int) bool { return keyLess(out.Samples[i].SeriesKey, out.Samples[j].SeriesKey) })
 	return out, nil
+}
+
+// runConfigKeys are the configuration keys of a run's benchmark output
+// that the store keeps (in the machines and bench_runs tables), in the
+// order CommitSamples selects them.
+var runConfigKeys = [...]string{"goos", "goarch", "cpu", "go"}
+
+// runConfig collects the configuration values of a commit's runs, to
+// keep those all runs agree on.
+type runConfig struct {
+	values [len(runConfigKeys)]string
+	differ [len(runConfigKeys)]bool
+	runs   int
+}
+
+func (c *runConfig) add(v [len(runConfigKeys)]string) {
+	for i := range v {
+		if c.runs == 0 {
+			c.values[i] = v[i]
+		} else if c.values[i] != v[i] {
+			c.differ[i] = true
+		}
+	}
+	c.runs++
+}
+
+func (c *runConfig) shared() []ConfigValue {
+	var out []ConfigValue
+	for i, k := range runConfigKeys {
+		if c.runs > 0 && !c.differ[i] && c.values[i] != "" {
+			out = append(out, ConfigValue{Key: k, Value: c.values[i]})
+		}
+	}
+	return out
 }
 
 // resolveCommit finds the one recorded commit ref names.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -45,11 +46,17 @@ func (r CommitResolver) Resolve(ctx context.Context, ref string) (*compare.Input
 // statistics apply to files and to history.
 func commitInput(cs *CommitSamples) *compare.Input {
 	in := &compare.Input{Units: benchfmt.UnitMetadataMap{}}
-	cfg := []benchfmt.Config{}
+	// The file-level lines a run's output starts with, so that a commit
+	// and a benchmark file of the same machine and toolchain group into
+	// one table, as two files would.
+	var cfg []benchfmt.Config
+	for _, c := range cs.Config {
+		cfg = append(cfg, benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true})
+	}
 	for _, ss := range cs.Samples {
 		for _, v := range ss.Values {
 			res := &benchfmt.Result{
-				Config: append(cfg[:0:0], benchfmt.Config{Key: "pkg", Value: []byte(ss.Package), File: true}),
+				Config: append(slices.Clip(cfg), benchfmt.Config{Key: "pkg", Value: []byte(ss.Package), File: true}),
 				Name:   benchfmt.Name(ss.Name),
 				Iters:  1,
 				Values: []benchfmt.Value{{Value: v, Unit: ss.Unit}},

@@ -26,7 +26,8 @@ func TestCommitResolver(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit := "0123456789abcdef0123456789abcdef01234567"
-	if _, err := s.SaveBenchRun(ctx, BenchRun{Commit: commit, Results: res.Results}); err != nil {
+	machine := Machine{Hostname: "ci", GOOS: "linux", GOARCH: "amd64", CPU: "Oxide Virtual Turin-like Processor"}
+	if _, err := s.SaveBenchRun(ctx, BenchRun{Commit: commit, Machine: machine, GoVersion: "go1.26.0", Results: res.Results}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -47,6 +48,31 @@ func TestCommitResolver(t *testing.T) {
 	if len(stored.Results) != units {
 		t.Errorf("stored input has %d results, want %d (file lines × units)", len(stored.Results), units)
 	}
+	// The stored commit carries its runs' configuration, so comparing it
+	// with a file from the same machine makes the tables two files make.
+	// The file has no "go" line; ignore it as a user would.
+	newer, err := compare.FileResolver{}.Resolve(ctx, "../compare/testdata/new.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := compare.Options{Ignore: []string{"go"}}
+	files, err := compare.Compare([]*compare.Input{file, newer}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed, err := compare.Compare([]*compare.Input{stored, newer}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files.Tables) == 0 || len(mixed.Tables) != len(files.Tables) {
+		t.Errorf("commit vs file gives %d tables, file vs file %d", len(mixed.Tables), len(files.Tables))
+	}
+	for i := range min(len(files.Tables), len(mixed.Tables)) {
+		if got, want := len(mixed.Tables[i].Cols), len(files.Tables[i].Cols); got != want {
+			t.Errorf("table %d: commit vs file has %d columns, file vs file %d", i, got, want)
+		}
+	}
+
 	if _, err := (CommitResolver{DB: path}).Resolve(ctx, "feedface"); !errors.Is(err, compare.ErrNotFound) {
 		t.Errorf("unknown commit: %v, want compare.ErrNotFound", err)
 	}

@@ -147,8 +147,18 @@ type SeriesPoint struct {
 
 // CommitSamples are all samples recorded for one commit.
 type CommitSamples struct {
-	Commit  Commit          `json:"commit"`
+	Commit Commit `json:"commit"`
+	// Config is the benchmark configuration (goos, goarch, cpu, go) that
+	// all the runs share, as their output files said it; a key on which
+	// runs differ is left out.
+	Config  []ConfigValue   `json:"config,omitempty"`
 	Samples []SeriesSamples `json:"samples"`
+}
+
+// A ConfigValue is one "key: value" configuration line of benchmark output.
+type ConfigValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // SeriesSamples are the samples of one benchmark metric.
