@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 // benchstatBinary finds benchstat, installing the x/perf version this
@@ -34,10 +36,7 @@ func benchstatBinary(t *testing.T) string {
 			t.Logf("install benchstat: %v\n%s", err, out)
 		}
 	}
-	if os.Getenv("CI") != "" || os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
-		t.Fatal("benchstat is not installed and could not be installed")
-	}
-	t.Skip("benchstat not available")
+	testenv.Missing(t, "benchstat is not installed and could not be installed", "go install golang.org/x/perf/cmd/benchstat@latest")
 	return ""
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 // findChromium returns the Chromium binary the browser tests drive, or ""
@@ -45,10 +47,7 @@ func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {
-		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
-			t.Fatal("Chromium not found, and scripts/test.sh requires it: install Debian's chromium package")
-		}
-		t.Skip("Chromium not found (/usr/bin/chromium or chromium on PATH): install Debian's chromium package to run the browser tests")
+		testenv.Missing(t, "Chromium not found (/usr/bin/chromium or chromium on PATH)", "install Debian's chromium package")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium),

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -18,10 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/store"
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 // testServer is a real server on a loopback port.
@@ -50,37 +48,8 @@ func openSQLiteBackend(t testing.TB) (Backend, string) {
 // when the variable is not set.
 func openPostgresBackend(t testing.TB) Backend {
 	t.Helper()
-	base := os.Getenv("PERFSCOPE_TEST_POSTGRES")
-	if base == "" {
-		// The project's test command starts PostgreSQL and requires it.
-		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
-			t.Fatal("PERFSCOPE_TEST_POSTGRES is not set, and scripts/test.sh requires it: start a server with scripts/start-postgres.sh and set it to the DSN it prints")
-		}
-		t.Skip("PERFSCOPE_TEST_POSTGRES is not set: start a server with scripts/start-postgres.sh and set it to the DSN it prints")
-	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to PostgreSQL: %v", err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	schema := fmt.Sprintf("perfscope_server_test_%d", rand.Uint64()>>1)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	st, err := store.Open(ctx, u.String())
+	dsn := testenv.PostgresSchema(t, "perfscope_server_test")
+	st, err := store.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

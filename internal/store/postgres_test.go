@@ -2,63 +2,20 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/perfscope/perfscope/internal/testenv"
 )
-
-// postgresDSN returns the test server's DSN, skipping the test when none is
-// configured.
-func postgresDSN(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv("PERFSCOPE_TEST_POSTGRES")
-	if dsn == "" {
-		// The project's test command starts PostgreSQL and requires it.
-		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
-			t.Fatal("PERFSCOPE_TEST_POSTGRES is not set, and scripts/test.sh requires it: start a server with scripts/start-postgres.sh and set it to the DSN it prints")
-		}
-		t.Skip("PERFSCOPE_TEST_POSTGRES is not set: start a server with scripts/start-postgres.sh and set it to the DSN it prints")
-	}
-	return dsn
-}
 
 // openTestPostgres opens a store in a new schema of the test database, so
 // tests start empty and can run in parallel; the schema is dropped at the
 // end. It returns the store and the DSN that selects the schema.
 func openTestPostgres(t testing.TB) (Store, string) {
 	t.Helper()
-	ctx := context.Background()
-	base := postgresDSN(t)
-	cfg, err := pgx.ParseConfig(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { admin.Close() })
-	schema := fmt.Sprintf("perfscope_test_%d", rand.Uint64()>>1)
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	dsn := u.String()
-	s, err := Open(ctx, dsn)
+	dsn := testenv.PostgresSchema(t, "perfscope_test")
+	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +31,7 @@ func TestPostgresStore(t *testing.T) {
 
 func TestPostgresOpenErrors(t *testing.T) {
 	ctx := context.Background()
-	dsn := postgresDSN(t)
+	dsn := testenv.PostgresDSN(t)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
