@@ -126,7 +126,8 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 	}
 
 	thresholds := &benchmath.Thresholds{CompareAlpha: opts.Alpha}
-	var samples []*benchmath.Sample
+	out.Commits = make([]HistoryCommit, 0, len(points))
+	samples := make([]*benchmath.Sample, 0, len(points))
 	for _, p := range points {
 		if len(p.Values) == 0 {
 			continue
@@ -138,8 +139,12 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 		out.Commits = append(out.Commits, HistoryCommit{Commit: p.Commit, Time: p.Time, N: len(p.Values), Summary: sum})
 		samples = append(samples, s)
 	}
+	if len(out.Commits) == 0 {
+		out.Commits = nil
+	}
 
-	var logRatios []float64
+	utest := newUTestMemo()
+	logRatios := make([]float64, 0, len(out.Commits))
 	for i := 1; i < len(out.Commits); i++ {
 		c := &out.Commits[i]
 		c.Compared = true
@@ -149,7 +154,7 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 			// usual, healthy case.
 			c.P = 1
 		} else {
-			cmp := benchmath.AssumeNothing.Compare(samples[i-1], samples[i])
+			cmp := utest.compare(samples[i-1], samples[i])
 			warn(cmp.Warnings...)
 			c.P = cmp.P
 		}
