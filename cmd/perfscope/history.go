@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -100,7 +99,7 @@ Flags:
 				return errors.New("no recorded benchmarks match: see which exist with no --bench/--pkg/--unit, or check --branch and --machine")
 			}
 			opts := compare.HistoryOptions{Alpha: alpha}
-			var out []historySeries
+			var out []store.History
 			for _, b := range benches {
 				for _, u := range b.Units {
 					key := store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}
@@ -111,7 +110,7 @@ Flags:
 					if len(points) == 0 {
 						continue
 					}
-					out = append(out, newHistorySeries(key, points, opts))
+					out = append(out, newHistory(key, points, opts))
 				}
 			}
 			if len(out) == 0 {
@@ -163,98 +162,24 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // historyOutput is history's JSON output. Its field names are stable.
 type historyOutput struct {
-	Series []historySeries `json:"series"`
+	Series []store.History `json:"series"`
 }
 
-// historySeries is one benchmark metric's history. Noise and threshold are
-// relative (0.05 is 5%), null when there are too few commits to know them.
-type historySeries struct {
-	Package   string          `json:"package"`
-	Name      string          `json:"name"`
-	Unit      string          `json:"unit"`
-	Noise     *float64        `json:"noise"`
-	Threshold *float64        `json:"threshold"`
-	Machines  []string        `json:"machines"`
-	Warnings  []string        `json:"warnings,omitempty"`
-	Commits   []historyCommit `json:"commits"`
-}
-
-// historyCommit is one commit of a series. Delta is the relative change of
-// the median from the previous commit, null for the first commit and when
-// the previous median was 0; better is 1 for an improvement, -1 for a
-// regression, 0 otherwise.
-type historyCommit struct {
-	Commit     string    `json:"commit"`
-	Dirty      bool      `json:"dirty"`
-	Time       time.Time `json:"time"`
-	Runs       int       `json:"runs"`
-	N          int       `json:"n"`
-	Median     float64   `json:"median"`
-	Lo         *float64  `json:"lo"` // null when too few samples for the interval
-	Hi         *float64  `json:"hi"`
-	Confidence float64   `json:"confidence"`
-	Delta      *float64  `json:"delta"`
-	P          *float64  `json:"p"`
-	Changed    bool      `json:"changed"`
-	Better     int       `json:"better"`
-}
-
-// newHistorySeries runs change detection over one metric's points.
-func newHistorySeries(key store.SeriesKey, points []store.SeriesPoint, opts compare.HistoryOptions) historySeries {
-	hp := make([]compare.HistoryPoint, len(points))
-	var machines []string
-	for i, p := range points {
-		hp[i] = compare.HistoryPoint{Commit: p.Ref(), Time: p.Time, Values: p.Values}
-		for _, m := range p.Machines {
-			if !slices.Contains(machines, m) {
-				machines = append(machines, m)
-			}
-		}
+// newHistory runs change detection over one metric's points.
+func newHistory(key store.SeriesKey, points []store.SeriesPoint, opts compare.HistoryOptions) store.History {
+	h := store.NewHistory(key, points, opts)
+	if len(h.Machines) > 1 {
+		h.Warnings = append([]string{fmt.Sprintf("results of %d machines (%s) are mixed: pass --machine", len(h.Machines), strings.Join(h.Machines, ", "))}, h.Warnings...)
 	}
-	h := compare.DetectChanges(key.Unit, hp, opts)
-	out := historySeries{
-		Package: key.Package, Name: key.Name, Unit: key.Unit,
-		Noise: finiteOrNil(h.Noise), Threshold: finiteOrNil(h.Threshold), Machines: machines,
-	}
-	if len(machines) > 1 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("results of %d machines (%s) are mixed: pass --machine", len(machines), strings.Join(machines, ", ")))
-	}
-	for _, w := range h.Warnings {
-		out.Warnings = append(out.Warnings, w.Error())
-	}
-	byRef := make(map[string]store.SeriesPoint, len(points))
-	for _, p := range points {
-		byRef[p.Ref()] = p
-	}
-	for _, c := range h.Commits {
-		p := byRef[c.Commit]
-		hc := historyCommit{
-			Commit: p.Hash, Dirty: p.Dirty, Time: c.Time, Runs: p.Runs, N: c.N,
-			Median: c.Summary.Center, Lo: finiteOrNil(c.Summary.Lo), Hi: finiteOrNil(c.Summary.Hi),
-			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better,
-		}
-		if c.Compared {
-			hc.Delta, hc.P = finiteOrNil(c.Delta), finiteOrNil(c.P)
-		}
-		out.Commits = append(out.Commits, hc)
-	}
-	return out
-}
-
-// finiteOrNil maps NaN and ±Inf, which JSON cannot carry, to null.
-func finiteOrNil(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
+	return h
 }
 
 // writeHistoryText prints one table per metric.
-func writeHistoryText(w io.Writer, series []historySeries, changedOnly bool) error {
+func writeHistoryText(w io.Writer, series []store.History, changedOnly bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	first := true
 	for _, s := range series {
-		if changedOnly && !slices.ContainsFunc(s.Commits, func(c historyCommit) bool { return c.Changed }) {
+		if changedOnly && !slices.ContainsFunc(s.Commits, func(c store.HistoryCommit) bool { return c.Changed }) {
 			continue
 		}
 		if !first {
@@ -325,7 +250,7 @@ func historyUnitRank(unit string) int {
 }
 
 // historyMark names a marked change in words.
-func historyMark(c historyCommit) string {
+func historyMark(c store.HistoryCommit) string {
 	if !c.Changed {
 		return ""
 	}

@@ -71,7 +71,7 @@ func BenchmarkTrendPage(b *testing.B) {
 
 func TestSeriesCacheBudget(t *testing.T) {
 	c := newSeriesCache(100)
-	view := func(n int) *seriesView { return &seriesView{Commits: make([]seriesCommit, n)} }
+	view := func(n int) *seriesView { return &seriesView{History: store.History{Commits: make([]seriesCommit, n)}} }
 	v1 := store.Version{MaxID: 1, Runs: 1}
 	c.put("a", v1, view(60))
 	c.put("b", v1, view(30))

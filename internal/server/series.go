@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"html/template"
-	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,21 +16,9 @@ import (
 )
 
 // A seriesView is one benchmark metric's history as the API returns it and
-// the trend page draws it: per commit the median with its confidence
-// interval, and the commits where the metric changed. Its field names match
-// 'perfscope history --format json'.
+// the trend page draws it, with the trend chart cached alongside.
 type seriesView struct {
-	Package string `json:"package"`
-	Name    string `json:"name"`
-	Unit    string `json:"unit"`
-	// Noise is the typical relative change of the median between
-	// adjacent commits (0.02 is 2%); Threshold the smallest change that
-	// is marked. Both null when there are too few commits to know.
-	Noise     *float64       `json:"noise"`
-	Threshold *float64       `json:"threshold"`
-	Machines  []string       `json:"machines"`
-	Warnings  []string       `json:"warnings,omitempty"`
-	Commits   []seriesCommit `json:"commits"`
+	store.History
 
 	// chart is the rendered trend chart, made once per cached view:
 	// for thousands of commits it costs more than everything else on a
@@ -48,82 +34,16 @@ func (v *seriesView) chartHTML(link func(base, head string) string) template.HTM
 	return v.chart
 }
 
-// A seriesCommit is one commit of a series. Delta and P compare it with the
-// previous commit (null for the first); Better is 1 for an improvement, -1
-// for a regression, 0 otherwise.
-type seriesCommit struct {
-	Commit     string    `json:"commit"`
-	Dirty      bool      `json:"dirty"`
-	Ref        string    `json:"ref"` // the commit as other endpoints take it
-	Branch     string    `json:"branch"`
-	Time       time.Time `json:"time"`
-	Runs       int       `json:"runs"`
-	N          int       `json:"n"`
-	Median     float64   `json:"median"`
-	Lo         *float64  `json:"lo"`
-	Hi         *float64  `json:"hi"`
-	Confidence float64   `json:"confidence"`
-	Delta      *float64  `json:"delta"`
-	P          *float64  `json:"p"`
-	Changed    bool      `json:"changed"`
-	Better     int       `json:"better"`
-	// Previous is the ref of the commit before, what a change is
-	// compared with; "" for the first.
-	Previous string `json:"previous,omitempty"`
-}
+// seriesCommit is one commit of a series view.
+type seriesCommit = store.HistoryCommit
 
 // newSeriesView runs change detection over one metric's points.
 func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts compare.HistoryOptions) *seriesView {
-	hp := make([]compare.HistoryPoint, 0, len(points))
-	// DetectChanges keeps the points that have samples, in order: kept[i]
-	// is the point of its i-th commit.
-	kept := make([]*store.SeriesPoint, 0, len(points))
-	v := &seriesView{Package: key.Package, Name: key.Name, Unit: key.Unit}
-	for i := range points {
-		p := &points[i]
-		if len(p.Values) > 0 {
-			hp = append(hp, compare.HistoryPoint{Commit: p.Ref(), Time: p.Time, Values: p.Values})
-			kept = append(kept, p)
-		}
-		for _, m := range p.Machines {
-			if !slices.Contains(v.Machines, m) {
-				v.Machines = append(v.Machines, m)
-			}
-		}
-	}
-	h := compare.DetectChanges(key.Unit, hp, opts)
-	v.Noise, v.Threshold = finiteOrNil(h.Noise), finiteOrNil(h.Threshold)
+	v := &seriesView{History: store.NewHistory(key, points, opts)}
 	if len(v.Machines) > 1 {
-		v.Warnings = append(v.Warnings, fmt.Sprintf("results of %d machines (%s) are mixed: choose one machine", len(v.Machines), strings.Join(v.Machines, ", ")))
-	}
-	for _, w := range h.Warnings {
-		v.Warnings = append(v.Warnings, w.Error())
-	}
-	v.Commits = make([]seriesCommit, len(h.Commits))
-	for i, c := range h.Commits {
-		p := kept[i]
-		sc := seriesCommit{
-			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Time: c.Time, Runs: p.Runs, N: c.N,
-			Median: c.Summary.Center, Lo: finiteOrNil(c.Summary.Lo), Hi: finiteOrNil(c.Summary.Hi),
-			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better,
-		}
-		if i > 0 {
-			sc.Previous = h.Commits[i-1].Commit
-		}
-		if c.Compared {
-			sc.Delta, sc.P = finiteOrNil(c.Delta), finiteOrNil(c.P)
-		}
-		v.Commits[i] = sc
+		v.Warnings = append([]string{fmt.Sprintf("results of %d machines (%s) are mixed: choose one machine", len(v.Machines), strings.Join(v.Machines, ", "))}, v.Warnings...)
 	}
 	return v
-}
-
-// finiteOrNil maps NaN and ±Inf, which JSON cannot carry, to null.
-func finiteOrNil(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }
 
 // seriesQuery is what a series request asks for.
