@@ -46,4 +46,33 @@
 // goroutine profiles can be split by route:
 //
 //	go tool pprof -tagfocus=http.route="GET /v1/users/{id}" cpu.pb.gz
+//
+// Middleware also puts the labels in the request's context, so handlers can
+// read them and add their own with pprof.Do(r.Context(), ...); that takes a
+// copy of the request. GoroutineLabels labels the goroutine alone, with no
+// copy and no allocation, for handlers that do neither.
+//
+// # Overhead
+//
+// The endpoints cost nothing until they are requested: the wall-clock
+// profiler and the metrics snapshot run only for a request. With no profile
+// being taken, a service pays per request for the route labels and for the
+// block and mutex profiling Start turns on. Measured on the leftpad example
+// (bench/expose: 35µs of CPU per request, more than half of it in system
+// calls) on a 2-CPU virtual machine, by CPU profiles of each part alone:
+//
+//   - Middleware: 0.4µs routing and labelling, most of it the 352-byte copy
+//     of the request, plus about 0.15µs of garbage collection for that
+//     copy: 1.5% of such a request.
+//   - GoroutineLabels: 0.15µs, no allocation: 0.5%.
+//   - Block profiling: about 0.1µs, 0.3%. With block profiling on at any
+//     rate the runtime reads the CPU's cycle counter twice per blocking
+//     operation, and an HTTP server blocks about once per request; the rate
+//     only decides how many events are also recorded with their stacks (see
+//     DefaultBlockProfileRate). Options.BlockProfileRate -1 turns it off.
+//   - Mutex profiling: nothing measurable while locks are not contended.
+//
+// The costs are per request, not per unit of work, so a handler that does
+// more than pad a string pays a smaller share: at 350µs a request, a tenth.
+// bench/expose/README.md has the end-to-end measurements.
 package expose

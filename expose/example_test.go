@@ -65,3 +65,18 @@ func ExampleMiddleware() {
 	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/users/42", nil))
 	// Output: GET /users/{id} | GET
 }
+
+// Where no handler reads or adds profiler labels through the request's
+// context, GoroutineLabels labels the goroutine alone, without copying the
+// request: profiles split by route all the same.
+func ExampleGoroutineLabels() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, r *http.Request) {
+		_, inContext := pprof.Label(r.Context(), expose.LabelRoute)
+		fmt.Println("labels in the request's context:", inContext)
+	})
+	handler := expose.GoroutineLabels(mux) // pass this to http.Server
+
+	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/users/42", nil))
+	// Output: labels in the request's context: false
+}

@@ -3,11 +3,13 @@ package expose
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -76,6 +78,135 @@ func TestMiddlewareKeepsHandlerLabels(t *testing.T) {
 	want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("labels %v, want %v", got, want)
+	}
+}
+
+// TestMiddlewareMergesOuterLabels checks that labels a request's context
+// already carries, from a middleware further out, are kept next to the
+// route's.
+func TestMiddlewareMergesOuterLabels(t *testing.T) {
+	var got map[string]string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) { got = labelsOf(r.Context()) })
+	outer := func(w http.ResponseWriter, r *http.Request) {
+		pprof.Do(r.Context(), pprof.Labels("tenant", "a"), func(ctx context.Context) {
+			Middleware(mux).ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+	outer(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
+	want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
+}
+
+// TestMiddlewareKeepsContext checks that the labelled context a handler
+// receives still carries the request context's values, deadline and
+// cancellation.
+func TestMiddlewareKeepsContext(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, "v"), time.Hour)
+	wantDeadline, _ := parent.Deadline()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if v := ctx.Value(key{}); v != "v" {
+			t.Errorf("value %v, want v", v)
+		}
+		if d, ok := ctx.Deadline(); !ok || !d.Equal(wantDeadline) {
+			t.Errorf("deadline %v %v, want %v", d, ok, wantDeadline)
+		}
+		child, stop := context.WithCancel(ctx)
+		defer stop()
+		cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(10 * time.Second):
+			t.Error("cancelling the request's context did not reach a context derived in the handler")
+		}
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			t.Errorf("Err() = %v, want context.Canceled", ctx.Err())
+		}
+		if got := labelsOf(child); got[LabelRoute] != "GET /x" {
+			t.Errorf("derived context has labels %v", got)
+		}
+	})
+	Middleware(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil).WithContext(parent))
+}
+
+// TestMiddlewareAllocations pins the per-request cost: for Middleware the
+// request copy WithContext makes, carrying its labelled context, and nothing
+// else; for GoroutineLabels nothing.
+func TestMiddlewareAllocations(t *testing.T) {
+	mux, r, w := emptyRoute()
+	for _, tt := range []struct {
+		name string
+		h    http.Handler
+		max  float64
+	}{
+		{"Middleware", Middleware(mux), 1},
+		{"GoroutineLabels", GoroutineLabels(mux), 0},
+	} {
+		tt.h.ServeHTTP(w, r) // fills the label cache
+		if n := testing.AllocsPerRun(100, func() { tt.h.ServeHTTP(w, r) }); n > tt.max {
+			t.Errorf("%s: %v allocations per request, want at most %v", tt.name, n, tt.max)
+		}
+	}
+}
+
+// goroutineLabels returns the "# labels:" line of the goroutine profile
+// record (debug=1) whose stack has a frame of function fn, or "" if that
+// goroutine has no labels.
+func goroutineLabels(t *testing.T, fn string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range strings.Split(buf.String(), "\n\n") {
+		if !strings.Contains(rec, "."+fn+"+") {
+			continue
+		}
+		for _, line := range strings.Split(rec, "\n") {
+			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
+				return l
+			}
+		}
+		return ""
+	}
+	t.Fatalf("no goroutine in %s:\n%s", fn, buf.String())
+	return ""
+}
+
+// TestGoroutineLabels checks that both middlewares label the goroutine
+// while it serves the request and take the labels off afterwards, and that
+// only Middleware puts them in the request's context.
+func TestGoroutineLabels(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		wrap      func(http.Handler) http.Handler
+		inContext bool
+	}{
+		{"Middleware", Middleware, true},
+		{"GoroutineLabels", GoroutineLabels, false},
+	} {
+		var during string
+		var ctxLabels map[string]string
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /x/{id}", func(w http.ResponseWriter, r *http.Request) {
+			during = goroutineLabels(t, "TestGoroutineLabels.func1")
+			ctxLabels = labelsOf(r.Context())
+		})
+		tt.wrap(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x/1", nil))
+		if want := `{"http.method":"GET", "http.route":"GET /x/{id}"}`; during != want {
+			t.Errorf("%s: goroutine labels while serving %s, want %s", tt.name, during, want)
+		}
+		if after := goroutineLabels(t, "TestGoroutineLabels"); after != "" {
+			t.Errorf("%s: goroutine labels after serving %s, want none", tt.name, after)
+		}
+		if got := ctxLabels[LabelRoute] != ""; got != tt.inContext {
+			t.Errorf("%s: request context labels %v", tt.name, ctxLabels)
+		}
 	}
 }
 
@@ -159,17 +290,23 @@ func spin(d time.Duration) uint64 {
 	return x
 }
 
-func BenchmarkMiddleware(b *testing.B) {
+// emptyRoute returns a mux with one route whose handler does nothing, a
+// request for it and a recorder: what the middlewares alone cost.
+func emptyRoute() (*http.ServeMux, *http.Request, *httptest.ResponseRecorder) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/leftpad/", func(http.ResponseWriter, *http.Request) {})
-	r := httptest.NewRequest("GET", "/v1/leftpad/?str=a&len=5", nil)
-	w := httptest.NewRecorder()
+	return mux, httptest.NewRequest("GET", "/v1/leftpad/?str=a&len=5", nil), httptest.NewRecorder()
+}
+
+func BenchmarkMiddleware(b *testing.B) {
+	mux, r, w := emptyRoute()
 	for _, bb := range []struct {
 		name string
 		h    http.Handler
 	}{
 		{"bare", mux},
 		{"labelled", Middleware(mux)},
+		{"goroutine", GoroutineLabels(mux)},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -180,8 +317,8 @@ func BenchmarkMiddleware(b *testing.B) {
 	}
 }
 
-// TestMiddlewareBehavesLikeMux checks that wrapping a ServeMux changes
-// nothing a handler or client can see: patterns, path values, redirects,
+// TestMiddlewareBehavesLikeMux checks that wrapping a ServeMux, with
+// Middleware or GoroutineLabels, changes nothing a handler or client can see: patterns, path values, redirects,
 // 404s, 405s.
 func TestMiddlewareBehavesLikeMux(t *testing.T) {
 	mux := http.NewServeMux()
@@ -202,16 +339,18 @@ func TestMiddlewareBehavesLikeMux(t *testing.T) {
 		{"GET", "/only-post"},
 		{"OPTIONS", "*"},
 	} {
-		want, got := httptest.NewRecorder(), httptest.NewRecorder()
-		mux.ServeHTTP(want, httptest.NewRequest(tt.method, tt.target, nil))
-		r := httptest.NewRequest(tt.method, tt.target, nil)
-		Middleware(mux).ServeHTTP(got, r)
-		if got.Code != want.Code || got.Body.String() != want.Body.String() || fmt.Sprint(got.Header()) != fmt.Sprint(want.Header()) {
-			t.Errorf("%s %s: got %d %v %q, want %d %v %q", tt.method, tt.target,
-				got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
-		}
-		if tt.target == "/exact" && r.Pattern != "GET /exact" {
-			t.Errorf("after serving %s, Request.Pattern = %q, want it set as the mux sets it", tt.target, r.Pattern)
+		for name, wrap := range map[string]func(http.Handler) http.Handler{"Middleware": Middleware, "GoroutineLabels": GoroutineLabels} {
+			want, got := httptest.NewRecorder(), httptest.NewRecorder()
+			mux.ServeHTTP(want, httptest.NewRequest(tt.method, tt.target, nil))
+			r := httptest.NewRequest(tt.method, tt.target, nil)
+			wrap(mux).ServeHTTP(got, r)
+			if got.Code != want.Code || got.Body.String() != want.Body.String() || fmt.Sprint(got.Header()) != fmt.Sprint(want.Header()) {
+				t.Errorf("%s: %s %s: got %d %v %q, want %d %v %q", name, tt.method, tt.target,
+					got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+			}
+			if tt.target == "/exact" && r.Pattern != "GET /exact" {
+				t.Errorf("%s: after serving %s, Request.Pattern = %q, want it set as the mux sets it", name, tt.target, r.Pattern)
+			}
 		}
 	}
 }
@@ -220,7 +359,7 @@ func TestLabelCacheBounded(t *testing.T) {
 	c := newLabelCache()
 	for i := range maxCachedRoutes + 10 {
 		p := fmt.Sprintf("/redirect/%d/", i)
-		ctx := pprof.WithLabels(context.Background(), c.get(p, "GET"))
+		ctx := c.get(p, "GET").ctx
 		if got := labelsOf(ctx); got[LabelRoute] != p || got[LabelMethod] != "GET" {
 			t.Fatalf("labels for %s: %v", p, got)
 		}
@@ -228,7 +367,7 @@ func TestLabelCacheBounded(t *testing.T) {
 	if n := c.n.Load(); n != maxCachedRoutes {
 		t.Errorf("cache holds %d routes, want at most %d", n, maxCachedRoutes)
 	}
-	if got := labelsOf(pprof.WithLabels(context.Background(), c.get("", "BREW"))); fmt.Sprint(got) != fmt.Sprint(map[string]string{LabelMethod: "_OTHER"}) {
+	if got := labelsOf(c.get("", "BREW").ctx); fmt.Sprint(got) != fmt.Sprint(map[string]string{LabelMethod: "_OTHER"}) {
 		t.Errorf("no route, odd method: %v", got)
 	}
 }

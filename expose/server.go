@@ -20,23 +20,35 @@ const (
 	// deliberate choice that comes with authentication.
 	DefaultAddr = "127.0.0.1:6060"
 
-	// DefaultBlockProfileRate records every blocking event of 100µs or
-	// more and a sample of shorter ones, each with probability
-	// duration/100µs (the profile scales them back, so totals stay
-	// unbiased). Recording an event walks its stack and takes a global lock,
-	// some hundreds of nanoseconds, so the cost is the number of events
-	// recorded. A lower rate is costly on HTTP servers: net/http waits on a
-	// sync.Cond in every request (connReader.abortPendingRead) for a few to
-	// tens of microseconds, so at 10µs nearly every request records an event,
-	// measured at about one event per request on the leftpad example; at
-	// 100µs a fraction of them is recorded while waits long enough to
-	// matter for latency always are.
-	DefaultBlockProfileRate = 100_000
+	// DefaultBlockProfileRate records every blocking event of 1ms or more
+	// and a sample of shorter ones, each with probability duration/1ms
+	// (the profile scales them back, so totals stay unbiased).
+	//
+	// With block profiling on at any rate, the runtime reads the CPU's
+	// cycle counter when a goroutine starts a channel operation, select,
+	// sync.Cond wait or contended lock that may block, and again when it is
+	// woken. That is the price that no rate lowers: about 130ns per
+	// blocking event on the virtual machine bench/expose was measured on
+	// (BenchmarkBlockProfileRate), where reading the counter is slow, and
+	// a fraction of that where it takes a few nanoseconds. An HTTP server
+	// blocks about once per request (net/http waits on a sync.Cond in
+	// connReader.abortPendingRead for some microseconds), so that is some
+	// 0.1-0.2µs per request. The rate decides what recording costs on top:
+	// an event recorded has its stack walked and hashed under a global lock,
+	// about a microsecond. At 100µs one in ten of those 10µs waits was
+	// recorded; at 1ms one in a hundred, while every wait long enough to
+	// matter for latency still is.
+	//
+	// Set Options.BlockProfileRate to -1 to leave block profiling off (Go's
+	// default) when even the cycle-counter reads are too much.
+	DefaultBlockProfileRate = 1_000_000
 
 	// DefaultMutexProfileFraction records on average one in 100 contention
-	// events. Contended unlock paths are already slow, and sampling 1% of
-	// them keeps the added cost well below measurement noise while a few
-	// seconds of load still yield a usable profile.
+	// events. Unlike block profiling it costs nothing until a lock is
+	// contended: the contended unlock draws a random number and records one
+	// in 100 with its stack. A service whose locks are rarely contended pays
+	// next to nothing (BenchmarkMutexProfileFraction, bench/expose), and
+	// a few seconds of load still yield a usable profile.
 	DefaultMutexProfileFraction = 100
 
 	// DefaultMaxSeconds bounds the seconds parameter of profile, trace,

@@ -10,16 +10,32 @@
 # work, throughput swings with what else runs, while the CPU a request costs
 # changes much less, so that is the number to compare for small differences.
 #
-# Both variants run side by side for the whole measurement and are loaded in
-# turn, A B B A within each round, so drift in the machine's load (other
-# processes, thermal state) falls on both alike. Each round yields one paired
-# ratio; the report gives the median ratio over the rounds and, to show how
-# much the machine let through, the spread (first to third quartile) of the
-# ratios. The goal: under 1% loss with no profile being collected.
+# Both variants run side by side and are loaded in turn, A B B A within each
+# round, so drift in the machine's load (other processes, thermal state)
+# falls on both alike. Each round starts both services anew: one process of
+# a binary can run a few percent faster or slower than another of the same
+# binary for its whole life (where its memory landed, which CPU it settled
+# on), and kept for the whole measurement that difference would show up as
+# a cost or a gain of expose; started anew it is one more thing that varies
+# from round to round. Each round yields one paired
+# ratio; the report gives the median ratio over the rounds, a confidence
+# interval for that median (distribution-free, from the order statistics of
+# the ratios, as benchstat computes it: about 95%, and it says how much), and,
+# to show how much the machine let through, the spread (first to third
+# quartile) of the ratios. The goal: under 1% loss with no profile being
+# collected. README.md beside this script has results and what they mean.
 #
 # Usage: bench/expose/run.sh            (from the repository root)
 # Settings (environment): ROUNDS (default 8), SECONDS_PER_RUN (2, whole seconds),
-# THREADS (2), CONNS (8), MODE (optimized; naive also works), WRK (wrk).
+# THREADS (2), CONNS (8), MODE (optimized; naive also works), WRK (wrk),
+# PROFILING (1; 0 skips the runs with a profile being taken).
+# BARE_ARGS (--no-expose) and EXPOSED_ARGS (--pprof-addr 127.0.0.1:0) are the
+# leftpad flags of the two sides, to measure one part of expose at a time:
+#
+#	EXPOSED_ARGS=--pprof-addr= PROFILING=0       the middleware alone
+#	EXPOSED_ARGS='--pprof-addr 127.0.0.1:0 --block-profile-rate 0 --mutex-profile-fraction 0'
+#	                                             without block and mutex profiling
+#	EXPOSED_ARGS=--no-expose PROFILING=0         A/A: what the bench shows for no change
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-8}
@@ -28,6 +44,9 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-8}
 MODE=${MODE:-optimized}
 WRK=${WRK:-wrk}
+PROFILING=${PROFILING:-1}
+BARE_ARGS=${BARE_ARGS:---no-expose}
+EXPOSED_ARGS=${EXPOSED_ARGS:---pprof-addr 127.0.0.1:0}
 QUERY='/v1/leftpad/?str=test&len=50&chr=*'
 
 die() { echo "bench/expose: $*" >&2; exit 1; }
@@ -64,8 +83,11 @@ start() {
 	printf -v "pprof_$name" '%s' "$(sed -nE 's/.*pprof on (.*)$/\1/p' <<<"$line")"
 }
 
-start bare --no-expose
-start exposed --pprof-addr 127.0.0.1:0
+# shellcheck disable=SC2086 # each holds a list of flags
+start bare $BARE_ARGS
+# shellcheck disable=SC2086
+start exposed $EXPOSED_ARGS
+[[ $PROFILING == 0 || -n $pprof_exposed ]] || die "with $EXPOSED_ARGS leftpad serves no profiles: set PROFILING=0"
 
 TICKS=$(getconf CLK_TCK)
 
@@ -99,10 +121,20 @@ run_while() {
 }
 
 echo "leftpad ($MODE), wrk -t$THREADS -c$CONNS -d${SECONDS_PER_RUN}s, $ROUNDS rounds, $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "without expose: leftpad $BARE_ARGS; with expose: leftpad $EXPOSED_ARGS"
 
-# Warm up both (connections, page cache, heap sizes).
-SECONDS_PER_RUN=1 run bare >/dev/null
-SECONDS_PER_RUN=1 run exposed >/dev/null
+# restart stops both services and starts them anew, warmed up
+# (connections, page cache, heap sizes).
+restart() {
+	kill "$pid_bare" "$pid_exposed" 2>/dev/null || true
+	wait "$pid_bare" "$pid_exposed" 2>/dev/null || true
+	# shellcheck disable=SC2086
+	start bare $BARE_ARGS
+	# shellcheck disable=SC2086
+	start exposed $EXPOSED_ARGS
+	SECONDS_PER_RUN=1 run bare >/dev/null
+	SECONDS_PER_RUN=1 run exposed >/dev/null
+}
 
 # sum2 R1 R2 adds two "req/s cpu" results field by field.
 sum2() { awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " "); print x[1] + y[1], x[2] + y[2]}'; }
@@ -110,8 +142,13 @@ sum2() { awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " "); pri
 # Per round: the summed results of each side of a comparison.
 bare=() exposed=() base=() cpu=() wall=()
 for r in $(seq "$ROUNDS"); do
+	restart
 	b1=$(run bare); e1=$(run exposed); e2=$(run exposed); b2=$(run bare)
 	bare+=("$(sum2 "$b1" "$b2")"); exposed+=("$(sum2 "$e1" "$e2")")
+	if [[ $PROFILING == 0 ]]; then
+		echo "round $r (req/s CPU-µs/req, two runs each): without expose $b1 / $b2 | with expose $e1 / $e2"
+		continue
+	fi
 	# The profiling runs are compared with runs of the exposed service in
 	# between them: E C W W C E.
 	x1=$(run exposed); c1=$(run_while profile); w1=$(run_while wall)
@@ -129,6 +166,21 @@ quartiles() {
 		END {a[NR + 1] = a[NR]; printf "%.1f %.1f %.1f\n", q(0.25), q(0.5), q(0.75)}'
 }
 
+# median_ci prints a confidence interval for the median of its arguments,
+# the k-th smallest to the k-th largest value, and its confidence in
+# percent: k is the largest that keeps P(Binomial(n, 1/2) < k) within 2.5%,
+# or 1 when none does (fewer than 6 values; the confidence is then lower).
+median_ci() {
+	printf '%s\n' "$@" | sort -g | awk '
+		function cum(n, k,   i, t, s) { t = 0.5 ^ n; for (i = 0; i < k; i++) { s += t; t = t * (n - i) / (i + 1) } return s }
+		{a[NR] = $1}
+		END {
+			n = NR; k = 1
+			while (k + 1 <= (n + 1) / 2 && cum(n, k + 1) <= 0.025) k++
+			printf "%.1f %.1f %.0f\n", a[k], a[n + 1 - k], 100 * (1 - 2 * cum(n, k))
+		}'
+}
+
 # compare LABEL NEW BASE prints the median and spread of NEW/BASE - 1 over
 # the rounds, for requests per second and CPU per request.
 compare() {
@@ -140,8 +192,10 @@ compare() {
 	done
 	read -r tq1 tmed tq3 <<<"$(quartiles "${tput[@]}")"
 	read -r cq1 cmed cq3 <<<"$(quartiles "${cpr[@]}")"
-	printf '  %-46s %+6.1f%% req/s [%+.1f, %+.1f]   %+6.1f%% CPU/req [%+.1f, %+.1f]\n' \
-		"$label" "$tmed" "$tq1" "$tq3" "$cmed" "$cq1" "$cq3"
+	read -r tlo thi tconf <<<"$(median_ci "${tput[@]}")"
+	read -r clo chi cconf <<<"$(median_ci "${cpr[@]}")"
+	printf '  %s\n    req/s   %+5.1f%%  %d%% CI [%+.1f, %+.1f]  quartiles [%+.1f, %+.1f]\n    CPU/req %+5.1f%%  %d%% CI [%+.1f, %+.1f]  quartiles [%+.1f, %+.1f]\n' \
+		"$label" "$tmed" "$tconf" "$tlo" "$thi" "$tq1" "$tq3" "$cmed" "$cconf" "$clo" "$chi" "$cq1" "$cq3"
 }
 
 # level NAME prints the median req/s and CPU µs/request of one variant (two
@@ -155,7 +209,9 @@ level() {
 
 echo
 echo "levels (medians): without expose $(level bare); with expose $(level exposed)"
-echo "paired changes, median of $ROUNDS rounds [quartiles]:"
+echo "paired changes, median of $ROUNDS rounds, with a confidence interval of the median and the quartiles:"
 compare "with expose vs without (no profile running)" exposed bare
-compare "CPU profile being taken vs not" cpu base
-compare "wall profile being taken vs not" wall base
+if [[ $PROFILING != 0 ]]; then
+	compare "CPU profile being taken vs not" cpu base
+	compare "wall profile being taken vs not" wall base
+fi

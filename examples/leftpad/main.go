@@ -21,8 +21,9 @@
 //
 // Profiles are served by package expose on a separate loopback port
 // (--pprof-addr), with block and mutex profiling enabled; requests are
-// labelled with their route. A --pprof-addr that is not loopback requires
-// the PPROF_TOKEN environment variable (clients send it as a bearer token).
+// labelled with their route (--route-labels). A --pprof-addr that is not
+// loopback requires the PPROF_TOKEN environment variable (clients send it as
+// a bearer token).
 //
 // On start it prints one line with the addresses it listens on, for example:
 //
@@ -60,6 +61,7 @@ type config struct {
 	addr      string
 	pprofAddr string
 	noExpose  bool
+	labels    string
 	blockRate int
 	mutexFrac int
 	statsd    string
@@ -75,6 +77,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to serve the API on; port 0 picks a free port")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", expose.DefaultAddr, "address to serve /debug/pprof/ on, separate from the API; empty disables; not loopback requires PPROF_TOKEN")
 	fs.BoolVar(&c.noExpose, "no-expose", false, "serve no profiles and skip the route-labelling middleware (to measure their cost)")
+	fs.StringVar(&c.labels, "route-labels", "context", "how requests are labelled with their route: context (expose.Middleware: the goroutine and the request's context), goroutine (expose.GoroutineLabels: the goroutine alone, no allocation) or none (profiles served, requests not labelled)")
 	fs.IntVar(&c.blockRate, "block-profile-rate", expose.DefaultBlockProfileRate, "block profile rate in nanoseconds (see runtime.SetBlockProfileRate); 0 leaves block profiling off")
 	fs.IntVar(&c.mutexFrac, "mutex-profile-fraction", expose.DefaultMutexProfileFraction, "record one in this many mutex contention events (see runtime.SetMutexProfileFraction); 0 leaves mutex profiling off")
 	fs.StringVar(&c.statsd, "statsd", "127.0.0.1:8125", "StatsD address (UDP) to send request metrics to; empty disables")
@@ -92,6 +95,11 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch c.labels {
+	case "context", "goroutine", "none":
+	default:
+		return c, fmt.Errorf("unknown --route-labels %q: use context, goroutine or none", c.labels)
 	}
 	m, err := parseMode(*modeName)
 	if err != nil {
@@ -139,7 +147,12 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 	var handler http.Handler = svc.routes()
 	pprofNote := "pprof off"
 	if !c.noExpose {
-		handler = expose.Middleware(handler)
+		switch c.labels {
+		case "context":
+			handler = expose.Middleware(handler)
+		case "goroutine":
+			handler = expose.GoroutineLabels(handler)
+		}
 		if c.pprofAddr != "" {
 			// For expose, 0 means its default and a negative value "leave
 			// alone"; on the command line 0 means off, as in the runtime.

@@ -22,6 +22,7 @@ import (
 func TestRunBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--mode", "fast"},
+		{"--route-labels", "request"},
 		{"--nope"},
 		{"extra"},
 		{"--addr", "127.0.0.1:0", "--pprof-addr", "0.0.0.0:0", "--log", filepath.Join(t.TempDir(), "l")},
@@ -160,6 +161,8 @@ func TestRunInProcess(t *testing.T) {
 		{"--mode", "optimized"},
 		{"--mode", "optimized", "--no-expose"},
 		{"--mode", "naive", "--pprof-addr", ""},
+		{"--mode", "optimized", "--route-labels", "goroutine"},
+		{"--mode", "optimized", "--route-labels", "none"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		pr, pw := io.Pipe()
