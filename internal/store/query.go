@@ -243,7 +243,7 @@ func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]Serie
 	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
-	runs, byID, err := s.loadRuns(ctx)
+	runs, _, err := s.loadRuns(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
@@ -255,15 +255,22 @@ func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]Serie
 	agg := newCommitAgg(len(runs))
 	agg.samples = make([]pointSamples, 0, len(runs))
 	var runID int64
-	var vals []byte
+	// vals is only decoded, never kept, so the driver's buffer is read
+	// in place instead of copied for every row.
+	var vals sql.RawBytes
+	// Runs and samples both come in increasing run id order: one cursor
+	// over runs finds each sample's run without a map lookup per row.
+	ri := 0
 	for rows.Next() {
 		if err := rows.Scan(&runID, &vals); err != nil {
 			return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 		}
+		for ri < len(runs) && runs[ri].id < runID {
+			ri++
+		}
 		// A run missing from the index committed after it was read:
 		// it belongs to the next read.
-		ri, ok := byID[runID]
-		if !ok || !f.matchRun(&runs[ri]) {
+		if ri == len(runs) || runs[ri].id != runID || !f.matchRun(&runs[ri]) {
 			continue
 		}
 		i := agg.add(runs[ri])
