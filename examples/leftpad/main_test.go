@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 func TestRunBadFlags(t *testing.T) {
@@ -49,10 +51,7 @@ func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and loads it for seconds")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go command not in PATH: cannot build the binary")
-	}
+	goTool := testenv.Tool(t, "go", "install Go to build the example")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "leftpad")
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {

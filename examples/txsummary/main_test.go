@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 func TestRunBadFlags(t *testing.T) {
@@ -74,10 +76,7 @@ func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go command not in PATH: cannot build the binary")
-	}
+	goTool := testenv.Tool(t, "go", "install Go to build the example")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "txsummary")
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {

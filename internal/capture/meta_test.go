@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 func TestRedactArgs(t *testing.T) {
@@ -77,9 +79,7 @@ func TestNewRunID(t *testing.T) {
 }
 
 func TestGitState(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	testenv.Tool(t, "git", "install Debian's git package")
 	dir := t.TempDir()
 	t.Chdir(dir)
 	if commit, _ := gitState(t.Context(), ""); commit != "" {

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 var allKinds = []string{KindCPU, KindAllocs, KindHeap, KindBlock, KindMutex, KindGoroutineStart, KindGoroutineEnd}
@@ -133,10 +135,7 @@ func TestProfileDuration(t *testing.T) {
 	}
 
 	// Every file opens with go tool pprof.
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go command not found")
-	}
+	goTool := testenv.Tool(t, "go", "install Go: its pprof reads the saved profiles")
 	for _, kind := range []string{KindCPU, KindAllocs} {
 		out, err := exec.Command(goTool, "tool", "pprof", "-top", back.Path(kind)).CombinedOutput()
 		if err != nil {

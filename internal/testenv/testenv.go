@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -71,4 +72,15 @@ func PostgresSchema(t testing.TB, prefix string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Tool returns the path of the command name on PATH, or ends the test as
+// Missing does.
+func Tool(t testing.TB, name, hint string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, name+" is not on PATH", hint)
+	}
+	return p
 }
