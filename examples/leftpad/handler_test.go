@@ -127,7 +127,7 @@ var requests = []struct {
 // TestModesAgree sends the same requests to both modes over HTTP and
 // compares responses, StatsD lines and access log lines.
 func TestModesAgree(t *testing.T) {
-	statsLine := regexp.MustCompile(`^leftpad\.(requests:1\|c|request_duration:\d+\.\d{3}\|ms)$`)
+	statsLine := regexp.MustCompile(`^leftpad\.(requests:1\|c|(request|leftpad)_duration:\d+\.\d{3}\|ms)$`)
 	logLine := regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d GET /v1/leftpad/\?\S* 127\.0\.0\.1:\d+ "test \\"agent\\"\\t1" \d+us$`)
 	for _, m := range modes {
 		ts := newTestService(t, m)
@@ -138,7 +138,7 @@ func TestModesAgree(t *testing.T) {
 			}
 		}
 
-		stats := ts.readStats(t, 2*len(requests))
+		stats := ts.readStats(t, 3*len(requests))
 		for _, l := range stats {
 			if !statsLine.MatchString(l) {
 				t.Errorf("%v: StatsD line %q", m, l)

@@ -62,15 +62,20 @@ func (s *service) handleLeftpad(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	q := r.URL.Query()
 	str, chr, length, problem := parseParams(q.Get("str"), q.Get("len"), q.Get("chr"))
+	var padTime time.Duration
 	if problem != "" {
 		s.writeJSON(w, http.StatusBadRequest, "error", problem)
 	} else {
-		s.writeJSON(w, http.StatusOK, "str", leftpad(str, length, chr, s.mode))
+		padStart := time.Now()
+		padded := leftpad(str, length, chr, s.mode)
+		padTime = time.Since(padStart)
+		s.writeJSON(w, http.StatusOK, "str", padded)
 	}
 	d := time.Since(start)
 	s.stats.send([]metric{
 		{name: "requests", kind: counter, value: 1},
 		{name: "request_duration", kind: timing, value: d.Microseconds()},
+		{name: "leftpad_duration", kind: timing, value: padTime.Microseconds()},
 	})
 	s.log.request(r, d)
 }
