@@ -52,31 +52,40 @@ func ExampleStart_token() {
 	// serving
 }
 
-// Wrap the application's mux so profiles can be split by route.
+// Wrap the application's mux so profiles can be split by route. A handler
+// that adds profiler labels of its own starts from RouteContext, which holds
+// the route's labels.
 func ExampleMiddleware() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, r *http.Request) {
+		pprof.Do(expose.RouteContext(r), pprof.Labels("tenant", "acme"), func(ctx context.Context) {
+			pprof.ForLabels(ctx, func(key, value string) bool {
+				fmt.Printf("%s=%s\n", key, value)
+				return true
+			})
+		})
+	})
+	handler := expose.Middleware(mux) // pass this to http.Server
+
+	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/users/42", nil))
+	// Unordered output:
+	// http.method=GET
+	// http.route=GET /users/{id}
+	// tenant=acme
+}
+
+// Where handlers, or libraries they hand the request's context to, read or
+// add profiler labels through that context, ContextMiddleware puts the
+// labels there too, at the cost of a copy of the request.
+func ExampleContextMiddleware() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, r *http.Request) {
 		route, _ := pprof.Label(r.Context(), expose.LabelRoute)
 		method, _ := pprof.Label(r.Context(), expose.LabelMethod)
 		fmt.Println(route, "|", method)
 	})
-	handler := expose.Middleware(mux) // pass this to http.Server
+	handler := expose.ContextMiddleware(mux) // pass this to http.Server
 
 	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/users/42", nil))
 	// Output: GET /users/{id} | GET
-}
-
-// Where no handler reads or adds profiler labels through the request's
-// context, GoroutineLabels labels the goroutine alone, without copying the
-// request: profiles split by route all the same.
-func ExampleGoroutineLabels() {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, r *http.Request) {
-		_, inContext := pprof.Label(r.Context(), expose.LabelRoute)
-		fmt.Println("labels in the request's context:", inContext)
-	})
-	handler := expose.GoroutineLabels(mux) // pass this to http.Server
-
-	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/users/42", nil))
-	// Output: labels in the request's context: false
 }

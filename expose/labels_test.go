@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -24,60 +25,123 @@ func labelsOf(ctx context.Context) map[string]string {
 	return m
 }
 
+// middlewares are the two ways of labelling requests, and whether each puts
+// the labels in the request's context.
+var middlewares = []struct {
+	name      string
+	wrap      func(http.Handler) http.Handler
+	inContext bool
+}{
+	{"Middleware", Middleware, false},
+	{"ContextMiddleware", ContextMiddleware, true},
+}
+
+// labelLine formats labels as a goroutine profile's "# labels:" line does.
+func labelLine(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%q:%q", k, labels[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// TestMiddlewareLabels checks the labels of the goroutine serving a request,
+// of RouteContext, and, for ContextMiddleware, of the request's context.
 func TestMiddlewareLabels(t *testing.T) {
-	var got map[string]string
-	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = labelsOf(r.Context()) })
+	for _, mw := range middlewares {
+		var goroutine string
+		var routeCtx, reqCtx map[string]string
+		ran := false
+		record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ran = true
+			goroutine = goroutineLabels(t, "TestMiddlewareLabels.func1")
+			routeCtx, reqCtx = labelsOf(RouteContext(r)), labelsOf(r.Context())
+		})
 
-	mux := http.NewServeMux()
-	mux.Handle("GET /users/{id}", record)
-	mux.Handle("/static/", record)
+		mux := http.NewServeMux()
+		mux.Handle("GET /users/{id}", record)
+		mux.Handle("/static/", record)
 
-	// A router other than ServeMux: the middleware wraps each route's
-	// handler and reads Request.Pattern, which a ServeMux sets here too.
-	inner := http.NewServeMux()
-	inner.Handle("POST /items", Middleware(record))
+		// A router other than ServeMux: the middleware wraps each route's
+		// handler and reads Request.Pattern, which a ServeMux sets here too.
+		inner := http.NewServeMux()
+		inner.Handle("POST /items", mw.wrap(record))
 
-	for _, tt := range []struct {
-		name    string
-		h       http.Handler
-		method  string
-		target  string
-		want    map[string]string
-		wantNil bool
-	}{
-		{"mux pattern", Middleware(mux), "GET", "/users/42", map[string]string{LabelRoute: "GET /users/{id}", LabelMethod: "GET"}, false},
-		{"mux subtree", Middleware(mux), "HEAD", "/static/app.js", map[string]string{LabelRoute: "/static/", LabelMethod: "HEAD"}, false},
-		{"odd method", Middleware(mux), "BREW", "/static/pot", map[string]string{LabelRoute: "/static/", LabelMethod: "_OTHER"}, false},
-		{"no match", Middleware(mux), "GET", "/nothing", nil, true},
-		{"per-route wrapper", inner, "POST", "/items", map[string]string{LabelRoute: "POST /items", LabelMethod: "POST"}, false},
-	} {
-		got = nil
-		rec := httptest.NewRecorder()
-		tt.h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.target, nil))
-		if tt.wantNil {
-			if got != nil {
-				t.Errorf("%s: handler ran with labels %v, want a 404", tt.name, got)
+		for _, tt := range []struct {
+			name           string
+			h              http.Handler
+			method, target string
+			want           map[string]string // nil: the handler must not run
+		}{
+			{"mux pattern", mw.wrap(mux), "GET", "/users/42", map[string]string{LabelRoute: "GET /users/{id}", LabelMethod: "GET"}},
+			{"mux subtree", mw.wrap(mux), "HEAD", "/static/app.js", map[string]string{LabelRoute: "/static/", LabelMethod: "HEAD"}},
+			{"odd method", mw.wrap(mux), "BREW", "/static/pot", map[string]string{LabelRoute: "/static/", LabelMethod: "_OTHER"}},
+			{"no match", mw.wrap(mux), "GET", "/nothing", nil},
+			{"per-route wrapper", inner, "POST", "/items", map[string]string{LabelRoute: "POST /items", LabelMethod: "POST"}},
+		} {
+			ran = false
+			tt.h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(tt.method, tt.target, nil))
+			if tt.want == nil {
+				if ran {
+					t.Errorf("%s %s: handler ran, want a 404", mw.name, tt.name)
+				}
+				continue
 			}
-			continue
-		}
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%s: labels %v, want %v", tt.name, got, tt.want)
+			if !ran {
+				t.Errorf("%s %s: handler did not run", mw.name, tt.name)
+				continue
+			}
+			if want := labelLine(tt.want); goroutine != want {
+				t.Errorf("%s %s: goroutine labels %s, want %s", mw.name, tt.name, goroutine, want)
+			}
+			if fmt.Sprint(routeCtx) != fmt.Sprint(tt.want) {
+				t.Errorf("%s %s: RouteContext labels %v, want %v", mw.name, tt.name, routeCtx, tt.want)
+			}
+			want := tt.want
+			if !mw.inContext {
+				want = map[string]string{}
+			}
+			if fmt.Sprint(reqCtx) != fmt.Sprint(want) {
+				t.Errorf("%s %s: request context labels %v, want %v", mw.name, tt.name, reqCtx, want)
+			}
 		}
 	}
 }
 
 // TestMiddlewareKeepsHandlerLabels checks that a handler adding labels of its
-// own keeps the middleware's.
+// own keeps the middleware's, and has them back afterwards: behind
+// Middleware starting from RouteContext, behind ContextMiddleware from the
+// request's context.
 func TestMiddlewareKeepsHandlerLabels(t *testing.T) {
-	var got map[string]string
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) {
-		pprof.Do(r.Context(), pprof.Labels("tenant", "a"), func(ctx context.Context) { got = labelsOf(ctx) })
-	})
-	Middleware(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
-	want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("labels %v, want %v", got, want)
+	for _, mw := range middlewares {
+		var inside map[string]string
+		var after string
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			if !mw.inContext {
+				ctx = RouteContext(r)
+			}
+			pprof.Do(ctx, pprof.Labels("tenant", "a"), func(ctx context.Context) { inside = labelsOf(ctx) })
+			after = goroutineLabels(t, "TestMiddlewareKeepsHandlerLabels.func1")
+		})
+		mw.wrap(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
+		route := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x"}
+		want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
+		if fmt.Sprint(inside) != fmt.Sprint(want) {
+			t.Errorf("%s: labels %v, want %v", mw.name, inside, want)
+		}
+		if after != labelLine(route) {
+			t.Errorf("%s: goroutine labels after the handler's pprof.Do %s, want %s", mw.name, after, labelLine(route))
+		}
 	}
 }
 
@@ -85,18 +149,27 @@ func TestMiddlewareKeepsHandlerLabels(t *testing.T) {
 // already carries, from a middleware further out, are kept next to the
 // route's.
 func TestMiddlewareMergesOuterLabels(t *testing.T) {
-	var got map[string]string
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) { got = labelsOf(r.Context()) })
-	outer := func(w http.ResponseWriter, r *http.Request) {
-		pprof.Do(r.Context(), pprof.Labels("tenant", "a"), func(ctx context.Context) {
-			Middleware(mux).ServeHTTP(w, r.WithContext(ctx))
+	for _, mw := range middlewares {
+		var goroutine string
+		var routeCtx map[string]string
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /x", func(w http.ResponseWriter, r *http.Request) {
+			goroutine = goroutineLabels(t, "TestMiddlewareMergesOuterLabels.func1")
+			routeCtx = labelsOf(RouteContext(r))
 		})
-	}
-	outer(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
-	want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("labels %v, want %v", got, want)
+		outer := func(w http.ResponseWriter, r *http.Request) {
+			pprof.Do(r.Context(), pprof.Labels("tenant", "a"), func(ctx context.Context) {
+				mw.wrap(mux).ServeHTTP(w, r.WithContext(ctx))
+			})
+		}
+		outer(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
+		want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
+		if fmt.Sprint(routeCtx) != fmt.Sprint(want) {
+			t.Errorf("%s: labels %v, want %v", mw.name, routeCtx, want)
+		}
+		if goroutine != labelLine(want) {
+			t.Errorf("%s: goroutine labels %s, want %s", mw.name, goroutine, labelLine(want))
+		}
 	}
 }
 
@@ -131,12 +204,12 @@ func TestMiddlewareKeepsContext(t *testing.T) {
 			t.Errorf("derived context has labels %v", got)
 		}
 	})
-	Middleware(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil).WithContext(parent))
+	ContextMiddleware(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil).WithContext(parent))
 }
 
-// TestMiddlewareAllocations pins the per-request cost: for Middleware the
-// request copy WithContext makes, carrying its labelled context, and nothing
-// else; for GoroutineLabels nothing.
+// TestMiddlewareAllocations pins the per-request cost: for Middleware
+// nothing; for ContextMiddleware the request copy WithContext makes,
+// carrying its labelled context, and nothing else.
 func TestMiddlewareAllocations(t *testing.T) {
 	mux, r, w := emptyRoute()
 	for _, tt := range []struct {
@@ -144,8 +217,8 @@ func TestMiddlewareAllocations(t *testing.T) {
 		h    http.Handler
 		max  float64
 	}{
-		{"Middleware", Middleware(mux), 1},
-		{"GoroutineLabels", GoroutineLabels(mux), 0},
+		{"Middleware", Middleware(mux), 0},
+		{"ContextMiddleware", ContextMiddleware(mux), 1},
 	} {
 		tt.h.ServeHTTP(w, r) // fills the label cache
 		if n := testing.AllocsPerRun(100, func() { tt.h.ServeHTTP(w, r) }); n > tt.max {
@@ -178,34 +251,19 @@ func goroutineLabels(t *testing.T, fn string) string {
 	return ""
 }
 
-// TestGoroutineLabels checks that both middlewares label the goroutine
-// while it serves the request and take the labels off afterwards, and that
-// only Middleware puts them in the request's context.
-func TestGoroutineLabels(t *testing.T) {
-	for _, tt := range []struct {
-		name      string
-		wrap      func(http.Handler) http.Handler
-		inContext bool
-	}{
-		{"Middleware", Middleware, true},
-		{"GoroutineLabels", GoroutineLabels, false},
-	} {
-		var during string
-		var ctxLabels map[string]string
+// TestGoroutineLabelsRemoved checks that both middlewares take the labels
+// off the goroutine once the request is served.
+func TestGoroutineLabelsRemoved(t *testing.T) {
+	for _, mw := range middlewares {
+		served := false
 		mux := http.NewServeMux()
-		mux.HandleFunc("GET /x/{id}", func(w http.ResponseWriter, r *http.Request) {
-			during = goroutineLabels(t, "TestGoroutineLabels.func1")
-			ctxLabels = labelsOf(r.Context())
-		})
-		tt.wrap(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x/1", nil))
-		if want := `{"http.method":"GET", "http.route":"GET /x/{id}"}`; during != want {
-			t.Errorf("%s: goroutine labels while serving %s, want %s", tt.name, during, want)
+		mux.HandleFunc("GET /x/{id}", func(w http.ResponseWriter, r *http.Request) { served = true })
+		mw.wrap(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x/1", nil))
+		if !served {
+			t.Fatalf("%s: request not served", mw.name)
 		}
-		if after := goroutineLabels(t, "TestGoroutineLabels"); after != "" {
-			t.Errorf("%s: goroutine labels after serving %s, want none", tt.name, after)
-		}
-		if got := ctxLabels[LabelRoute] != ""; got != tt.inContext {
-			t.Errorf("%s: request context labels %v", tt.name, ctxLabels)
+		if after := goroutineLabels(t, "TestGoroutineLabelsRemoved"); after != "" {
+			t.Errorf("%s: goroutine labels after serving %s, want none", mw.name, after)
 		}
 	}
 }
@@ -305,8 +363,8 @@ func BenchmarkMiddleware(b *testing.B) {
 		h    http.Handler
 	}{
 		{"bare", mux},
-		{"labelled", Middleware(mux)},
-		{"goroutine", GoroutineLabels(mux)},
+		{"goroutine", Middleware(mux)},
+		{"context", ContextMiddleware(mux)},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -317,9 +375,9 @@ func BenchmarkMiddleware(b *testing.B) {
 	}
 }
 
-// TestMiddlewareBehavesLikeMux checks that wrapping a ServeMux, with
-// Middleware or GoroutineLabels, changes nothing a handler or client can see: patterns, path values, redirects,
-// 404s, 405s.
+// TestMiddlewareBehavesLikeMux checks that wrapping a ServeMux, with either
+// middleware, changes nothing a handler or client can see: patterns, path
+// values, redirects, 404s, 405s.
 func TestMiddlewareBehavesLikeMux(t *testing.T) {
 	mux := http.NewServeMux()
 	show := func(w http.ResponseWriter, r *http.Request) {
@@ -339,7 +397,8 @@ func TestMiddlewareBehavesLikeMux(t *testing.T) {
 		{"GET", "/only-post"},
 		{"OPTIONS", "*"},
 	} {
-		for name, wrap := range map[string]func(http.Handler) http.Handler{"Middleware": Middleware, "GoroutineLabels": GoroutineLabels} {
+		for _, mw := range middlewares {
+			name, wrap := mw.name, mw.wrap
 			want, got := httptest.NewRecorder(), httptest.NewRecorder()
 			mux.ServeHTTP(want, httptest.NewRequest(tt.method, tt.target, nil))
 			r := httptest.NewRequest(tt.method, tt.target, nil)

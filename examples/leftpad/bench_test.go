@@ -107,7 +107,8 @@ func BenchmarkHandlerParallel(b *testing.B) {
 }
 
 // BenchmarkMiddleware compares the optimized handler with and without
-// expose.Middleware: the cost of labelling requests on a real handler.
+// expose.Middleware, and with expose.ContextMiddleware: the cost of
+// labelling requests on a real handler.
 func BenchmarkMiddleware(b *testing.B) {
 	for _, bb := range []struct {
 		name string
@@ -115,6 +116,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	}{
 		{"bare", func(m *http.ServeMux) http.Handler { return m }},
 		{"labelled", func(m *http.ServeMux) http.Handler { return expose.Middleware(m) }},
+		{"context", func(m *http.ServeMux) http.Handler { return expose.ContextMiddleware(m) }},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			h := bb.wrap(benchRoutes(b, optimized))

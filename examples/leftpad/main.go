@@ -77,7 +77,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to serve the API on; port 0 picks a free port")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", expose.DefaultAddr, "address to serve /debug/pprof/ on, separate from the API; empty disables; not loopback requires PPROF_TOKEN")
 	fs.BoolVar(&c.noExpose, "no-expose", false, "serve no profiles and skip the route-labelling middleware (to measure their cost)")
-	fs.StringVar(&c.labels, "route-labels", "context", "how requests are labelled with their route: context (expose.Middleware: the goroutine and the request's context), goroutine (expose.GoroutineLabels: the goroutine alone, no allocation) or none (profiles served, requests not labelled)")
+	fs.StringVar(&c.labels, "route-labels", "goroutine", "how requests are labelled with their route: goroutine (expose.Middleware: the goroutine serving the request, no allocation), context (expose.ContextMiddleware: the goroutine and the request's context) or none (profiles served, requests not labelled)")
 	fs.IntVar(&c.blockRate, "block-profile-rate", expose.DefaultBlockProfileRate, "block profile rate in nanoseconds (see runtime.SetBlockProfileRate); 0 leaves block profiling off")
 	fs.IntVar(&c.mutexFrac, "mutex-profile-fraction", expose.DefaultMutexProfileFraction, "record one in this many mutex contention events (see runtime.SetMutexProfileFraction); 0 leaves mutex profiling off")
 	fs.StringVar(&c.statsd, "statsd", "127.0.0.1:8125", "StatsD address (UDP) to send request metrics to; empty disables")
@@ -97,9 +97,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	switch c.labels {
-	case "context", "goroutine", "none":
+	case "goroutine", "context", "none":
 	default:
-		return c, fmt.Errorf("unknown --route-labels %q: use context, goroutine or none", c.labels)
+		return c, fmt.Errorf("unknown --route-labels %q: use goroutine, context or none", c.labels)
 	}
 	m, err := parseMode(*modeName)
 	if err != nil {
@@ -148,10 +148,10 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 	pprofNote := "pprof off"
 	if !c.noExpose {
 		switch c.labels {
-		case "context":
-			handler = expose.Middleware(handler)
 		case "goroutine":
-			handler = expose.GoroutineLabels(handler)
+			handler = expose.Middleware(handler)
+		case "context":
+			handler = expose.ContextMiddleware(handler)
 		}
 		if c.pprofAddr != "" {
 			// For expose, 0 means its default and a negative value "leave

@@ -160,7 +160,7 @@ func TestRunInProcess(t *testing.T) {
 		{"--mode", "optimized"},
 		{"--mode", "optimized", "--no-expose"},
 		{"--mode", "naive", "--pprof-addr", ""},
-		{"--mode", "optimized", "--route-labels", "goroutine"},
+		{"--mode", "optimized", "--route-labels", "context"},
 		{"--mode", "optimized", "--route-labels", "none"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
