@@ -2,6 +2,7 @@ package expose
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -29,14 +30,24 @@ func start(t *testing.T, opts Options) *Server {
 }
 
 // get requests url with the given Authorization header (none if empty) and
-// returns the status and body.
+// returns the status and body; it fails the test if there is no response.
 func get(t *testing.T, client *http.Client, url, authorization string) (int, []byte) {
 	t.Helper()
+	code, body, err := request(client, url, authorization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, body
+}
+
+// request is get for goroutines other than the test's: it returns the
+// error instead.
+func request(client *http.Client, url, authorization string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
@@ -46,12 +57,12 @@ func get(t *testing.T, client *http.Client, url, authorization string) (int, []b
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		return 0, nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: read body: %v", url, err)
+		return 0, nil, fmt.Errorf("GET %s: read body: %w", url, err)
 	}
-	return resp.StatusCode, body
+	return resp.StatusCode, body, nil
 }

@@ -24,7 +24,11 @@ const (
 // mux of our own: the routes net/http/pprof registers on
 // http.DefaultServeMux at init are never used, so importing this package does
 // not expose profiles on an application that serves DefaultServeMux.
-func newMux(opts Options) http.Handler {
+//
+// With a sampler, block profiling is on while a CPU profile, an execution
+// trace, a wall-clock profile or a block profile delta (seconds=N) is being
+// taken.
+func newMux(opts Options, sampler *blockSampler) http.Handler {
 	mux := http.NewServeMux()
 	// Only the trace takes fractions of a second; net/http/pprof reads the
 	// others' seconds as an integer and would silently replace "1.5" by its
@@ -37,13 +41,26 @@ func newMux(opts Options) http.Handler {
 	// Symbol lookups are posted by go tool pprof; no seconds involved.
 	mux.Handle("GET /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
 	mux.Handle("POST /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
+	// collecting turns block profiling on while h serves a request that
+	// collects a profile over a window.
+	collecting := func(h http.Handler) http.Handler {
+		if sampler == nil {
+			return h
+		}
+		return sampler.during(h)
+	}
+
 	mux.Handle("GET /debug/pprof/profile", limit(exclusive("CPU profile",
-		defaultSeconds(min(defaultProfileSeconds, opts.MaxSeconds), conflictOn500(pprof.Profile)))))
-	mux.Handle("GET /debug/pprof/trace", limitFrac(exclusive("execution trace", conflictOn500(pprof.Trace))))
+		defaultSeconds(min(defaultProfileSeconds, opts.MaxSeconds), collecting(conflictOn500(pprof.Profile))))))
+	mux.Handle("GET /debug/pprof/trace", limitFrac(exclusive("execution trace", collecting(conflictOn500(pprof.Trace)))))
 	mux.Handle("GET /debug/pprof/wall", limit(exclusive("wall-clock profile",
-		wallHandler(min(defaultWallSeconds, opts.MaxSeconds)))))
+		collecting(wallHandler(min(defaultWallSeconds, opts.MaxSeconds))))))
 	for _, name := range []string{"allocs", "heap", "block", "mutex", "goroutine", "threadcreate"} {
-		mux.Handle("GET /debug/pprof/"+name, limit(pprof.Handler(name)))
+		var h http.Handler = pprof.Handler(name)
+		if name == "block" {
+			h = withSeconds(collecting(h), h)
+		}
+		mux.Handle("GET /debug/pprof/"+name, limit(h))
 	}
 	mux.Handle("GET /debug/metrics", metricsHandler())
 	return mux
@@ -82,6 +99,18 @@ func limitSeconds(max int, fractions bool, h http.Handler) http.Handler {
 		default:
 			h.ServeHTTP(w, r)
 		}
+	})
+}
+
+// withSeconds serves requests with a seconds parameter (a delta over a
+// window) with delta, the others (a cumulative profile) with h.
+func withSeconds(delta, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("seconds") {
+			delta.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -63,6 +63,7 @@ type config struct {
 	noExpose  bool
 	labels    string
 	blockRate int
+	blockOn   bool
 	mutexFrac int
 	statsd    string
 	prefix    string
@@ -79,6 +80,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.noExpose, "no-expose", false, "serve no profiles and skip the route-labelling middleware (to measure their cost)")
 	fs.StringVar(&c.labels, "route-labels", "goroutine", "how requests are labelled with their route: goroutine (expose.Middleware: the goroutine serving the request, no allocation), context (expose.ContextMiddleware: the goroutine and the request's context) or none (profiles served, requests not labelled)")
 	fs.IntVar(&c.blockRate, "block-profile-rate", expose.DefaultBlockProfileRate, "block profile rate in nanoseconds (see runtime.SetBlockProfileRate); 0 leaves block profiling off")
+	fs.BoolVar(&c.blockOn, "block-profile-always", false, "keep block profiling on all the time, not only while a profile is being collected")
 	fs.IntVar(&c.mutexFrac, "mutex-profile-fraction", expose.DefaultMutexProfileFraction, "record one in this many mutex contention events (see runtime.SetMutexProfileFraction); 0 leaves mutex profiling off")
 	fs.StringVar(&c.statsd, "statsd", "127.0.0.1:8125", "StatsD address (UDP) to send request metrics to; empty disables")
 	fs.StringVar(&c.prefix, "statsd-prefix", "leftpad", "prefix of the StatsD metric names")
@@ -166,6 +168,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 				Addr:                 c.pprofAddr,
 				Token:                os.Getenv("PPROF_TOKEN"),
 				BlockProfileRate:     off(c.blockRate),
+				BlockProfileAlways:   c.blockOn,
 				MutexProfileFraction: off(c.mutexFrac),
 			})
 			if errors.Is(err, expose.ErrAuthRequired) {

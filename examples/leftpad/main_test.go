@@ -88,13 +88,17 @@ func TestBinary(t *testing.T) {
 	}
 
 	// Load with many concurrent clients until the block and mutex
-	// profiles have samples: the naive logger's mutex is contended.
+	// profiles have samples: the naive logger's mutex is contended. Block
+	// profiling is on only while a profile is being collected, so the
+	// block profile is taken over a window of the load.
 	deadline := time.Now().Add(30 * time.Second)
 	var block, mutex int
 	for time.Now().Before(deadline) && (block == 0 || mutex == 0) {
-		load(t, api+"/v1/leftpad/?str=test&len=50&chr=*", 16, 500*time.Millisecond)
-		block = samples(t, pprofURL+"block")
+		var wg sync.WaitGroup
+		wg.Go(func() { load(t, api+"/v1/leftpad/?str=test&len=50&chr=*", 16, 1500*time.Millisecond) })
+		block = samples(t, pprofURL+"block?seconds=1")
 		mutex = samples(t, pprofURL+"mutex")
+		wg.Wait()
 	}
 	t.Logf("%d block and %d mutex samples", block, mutex)
 	if block == 0 || mutex == 0 {
@@ -162,6 +166,7 @@ func TestRunInProcess(t *testing.T) {
 		{"--mode", "naive", "--pprof-addr", ""},
 		{"--mode", "optimized", "--route-labels", "context"},
 		{"--mode", "optimized", "--route-labels", "none"},
+		{"--mode", "optimized", "--block-profile-always"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		pr, pw := io.Pipe()
