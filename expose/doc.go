@@ -85,11 +85,13 @@
 //
 //   - Middleware: about 0.16µs for finding the route and labelling the
 //     goroutine, no allocation: 0.5% of such a request, by CPU profiles.
+//     End to end, expose with Middleware cost leftpad 0.7% of its
+//     throughput (median of 40 paired rounds).
 //   - ContextMiddleware: about 0.55µs, 1.6%: on top of that, the 352-byte
 //     copy of the request and its context, and about 0.15µs of garbage
 //     collection for that copy, on a service whose requests allocate 3 KB.
 //   - Mutex profiling: nothing measurable while locks are not contended.
-//   - Block profiling, while on: about 1.4% of the throughput end to end.
+//   - Block profiling, while on: 0.7-0.8% of the throughput end to end.
 //     The runtime reads the CPU's cycle counter twice per blocking
 //     operation at any rate, and an HTTP server blocks about once per
 //     request (see DefaultBlockProfileRate).

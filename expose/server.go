@@ -35,7 +35,7 @@ const (
 	// a fraction of that where it takes a few nanoseconds. An HTTP server
 	// blocks about once per request (net/http waits on a sync.Cond in
 	// connReader.abortPendingRead for some microseconds). On the leftpad
-	// example, whose requests take 30-35µs of CPU, that cost about 1.4% of
+	// example, whose requests take 30-35µs of CPU, that cost 0.7-0.8% of
 	// its throughput end to end, which is why block profiling is off while
 	// nobody profiles. The rate decides what recording costs on top: an
 	// event recorded has its stack walked and hashed under a global lock,
