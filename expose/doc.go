@@ -1,6 +1,7 @@
 // Package expose serves a Go service's profiles safely: on a listener of its
 // own, never on the application's mux, on loopback unless authenticated, with
-// block and mutex profiling switched on at rates cheap enough for production.
+// mutex profiling switched on, and block profiling while a profile is being
+// collected, at rates cheap enough for production.
 // It is opinionated: profiling endpoints are an operator's tool, so they get
 // their own port, refuse what would mislead (a second concurrent CPU profile,
 // a 28-hour profile request) with a clear status code, and requests are

@@ -141,8 +141,9 @@ type Server struct {
 
 // Start listens on opts.Addr and serves the profiling endpoints listed in the
 // package documentation until ctx is done or Close is called. It sets the
-// block and mutex profile rates (see Options) for the whole process; Close
-// puts them back.
+// mutex profile fraction, and the block profile rate while profiles are
+// being collected (see Options), for the whole process; Close puts them
+// back.
 //
 // Start returns ErrAuthRequired (wrapped) rather than serving profiles to the
 // network unauthenticated.
