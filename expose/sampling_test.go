@@ -94,9 +94,22 @@ func TestBlockProfileWhileCollecting(t *testing.T) {
 		var code int
 		var body []byte
 		var err error
-		wg.Go(func() { code, body, err = request(nil, s.URL()+path, "") })
+		done := make(chan struct{})
+		wg.Go(func() {
+			defer close(done)
+			code, body, err = request(nil, s.URL()+path, "")
+		})
 		waitSampling(t, s, true)
-		tt.blocked()
+		// Block until the response is in, so that events fall inside the
+		// window however late the handler starts it.
+		for collecting := true; collecting; {
+			tt.blocked()
+			select {
+			case <-done:
+				collecting = false
+			default:
+			}
+		}
 		wg.Wait()
 		if err != nil {
 			t.Fatal(err)
