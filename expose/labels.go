@@ -88,14 +88,14 @@ func ContextMiddleware(h http.Handler) http.Handler {
 // returns it.
 func RouteContext(r *http.Request) context.Context {
 	parent := r.Context()
+	labels := routes.get(r.Pattern, r.Method)
+	if !hasLabels(parent) {
+		return &labelledContext{Context: parent, labels: labels.ctx}
+	}
 	if _, ok := pprof.Label(parent, LabelMethod); ok {
 		return parent // labelled already, by ContextMiddleware or RouteContext
 	}
-	labels := routes.get(r.Pattern, r.Method)
-	if hasLabels(parent) {
-		return pprof.WithLabels(parent, labels.set)
-	}
-	return &labelledContext{Context: parent, labels: labels.ctx}
+	return pprof.WithLabels(parent, labels.set)
 }
 
 func labeller(h http.Handler, inContext bool) http.Handler {

@@ -53,6 +53,24 @@ func labelLine(labels map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
+// checkLabels reports labels other than want, of a context or, as a
+// goroutine profile's "# labels:" line, of a goroutine.
+func checkLabels(t *testing.T, what string, got any, want map[string]string) {
+	t.Helper()
+	switch got := got.(type) {
+	case string:
+		if got != labelLine(want) {
+			t.Errorf("%s: %s, want %s", what, got, labelLine(want))
+		}
+	case map[string]string:
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	default:
+		t.Fatalf("%s: labels of type %T", what, got)
+	}
+}
+
 // TestMiddlewareLabels checks the labels of the goroutine serving a request,
 // of RouteContext, and, for ContextMiddleware, of the request's context.
 func TestMiddlewareLabels(t *testing.T) {
@@ -99,19 +117,13 @@ func TestMiddlewareLabels(t *testing.T) {
 				t.Errorf("%s %s: handler did not run", mw.name, tt.name)
 				continue
 			}
-			if want := labelLine(tt.want); goroutine != want {
-				t.Errorf("%s %s: goroutine labels %s, want %s", mw.name, tt.name, goroutine, want)
-			}
-			if fmt.Sprint(routeCtx) != fmt.Sprint(tt.want) {
-				t.Errorf("%s %s: RouteContext labels %v, want %v", mw.name, tt.name, routeCtx, tt.want)
-			}
+			checkLabels(t, mw.name+" "+tt.name+": goroutine labels", goroutine, tt.want)
+			checkLabels(t, mw.name+" "+tt.name+": RouteContext labels", routeCtx, tt.want)
 			want := tt.want
 			if !mw.inContext {
 				want = map[string]string{}
 			}
-			if fmt.Sprint(reqCtx) != fmt.Sprint(want) {
-				t.Errorf("%s %s: request context labels %v, want %v", mw.name, tt.name, reqCtx, want)
-			}
+			checkLabels(t, mw.name+" "+tt.name+": request context labels", reqCtx, want)
 		}
 	}
 }
@@ -136,12 +148,8 @@ func TestMiddlewareKeepsHandlerLabels(t *testing.T) {
 		mw.wrap(mux).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
 		route := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x"}
 		want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
-		if fmt.Sprint(inside) != fmt.Sprint(want) {
-			t.Errorf("%s: labels %v, want %v", mw.name, inside, want)
-		}
-		if after != labelLine(route) {
-			t.Errorf("%s: goroutine labels after the handler's pprof.Do %s, want %s", mw.name, after, labelLine(route))
-		}
+		checkLabels(t, mw.name+": labels inside the handler's pprof.Do", inside, want)
+		checkLabels(t, mw.name+": goroutine labels after the handler's pprof.Do", after, route)
 	}
 }
 
@@ -164,12 +172,8 @@ func TestMiddlewareMergesOuterLabels(t *testing.T) {
 		}
 		outer(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
 		want := map[string]string{LabelMethod: "GET", LabelRoute: "GET /x", "tenant": "a"}
-		if fmt.Sprint(routeCtx) != fmt.Sprint(want) {
-			t.Errorf("%s: labels %v, want %v", mw.name, routeCtx, want)
-		}
-		if goroutine != labelLine(want) {
-			t.Errorf("%s: goroutine labels %s, want %s", mw.name, goroutine, labelLine(want))
-		}
+		checkLabels(t, mw.name+": RouteContext labels", routeCtx, want)
+		checkLabels(t, mw.name+": goroutine labels", goroutine, want)
 	}
 }
 

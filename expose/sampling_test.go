@@ -62,11 +62,16 @@ func samplingOn(s *Server) bool {
 // profiling is on (or off).
 func waitSampling(t *testing.T, s *Server, on bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); samplingOn(s) != on; {
-		if time.Now().After(deadline) {
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for samplingOn(s) != on {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
 			t.Fatalf("block profiling on = %v after 10s, want %v", !on, on)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
