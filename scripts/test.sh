@@ -34,5 +34,12 @@ export PERFSCOPE_REQUIRE_TOOLS=1
 
 echo "go vet ./..."
 go vet ./...
+# Every platform builds: Linux-only code sits behind build tags with a
+# portable fallback.
+for platform in darwin/arm64 windows/amd64; do
+	echo "go vet ./... (GOOS=${platform%/*} GOARCH=${platform#*/})"
+	GOOS="${platform%/*}" GOARCH="${platform#*/}" go vet ./...
+	GOOS="${platform%/*}" GOARCH="${platform#*/}" go build -o /dev/null ./cmd/perfscope
+done
 echo "go test -race ./..."
 go test -race -timeout 20m -count=1 ./...

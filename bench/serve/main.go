@@ -27,12 +27,12 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/perfscope/perfscope/internal/cputime"
 	"github.com/perfscope/perfscope/internal/server"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -223,11 +223,8 @@ func report(name string, lat []time.Duration, cpu time.Duration) {
 
 // cpuTime is the user and system CPU time this process has used.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process()
+	return d
 }
 
 // resultText is one run of every benchmark in Go benchmark format.

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/cputime"
 )
 
 // The store's performance goals: a trend page (one benchmark metric over
@@ -127,11 +128,11 @@ func scaleRunText(seed int) string {
 // machine wall time mostly measures the other processes; CPU time per read
 // is what the code costs (the PostgreSQL server's share is not in it).
 func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	d, err := cputime.Process()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
 
 func scaleCommits(b *testing.B) int {

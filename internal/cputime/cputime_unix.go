@@ -1,0 +1,17 @@
+//go:build unix
+
+package cputime
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+func process() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
