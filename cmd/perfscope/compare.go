@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -15,7 +18,7 @@ func init() { register(newCompareCmd) }
 
 func newCompareCmd() *cobra.Command {
 	var (
-		opts     compare.Options
+		opts     benchstats.Options
 		ignore   string
 		renames  []string
 		profiles []string
@@ -30,7 +33,7 @@ func newCompareCmd() *cobra.Command {
 		Long: `compare summarizes and compares Go benchmark results exactly as benchstat does:
 the median of each benchmark with its 95% confidence interval, and for every
 input after the first the change against the first with a Mann-Whitney U-test
-p-value; "~" means the change is not significant at -alpha. A geomean row
+p-value; "~" means the change is not significant at --alpha. A geomean row
 closes each table; footnotes explain thin data ("need >= 6 samples for
 confidence interval at level 0.95").
 
@@ -49,19 +52,12 @@ files of the same machine; a plain "go test" file has no go line and needs
 When both sides have profiles (--profile BASE.pb.gz --profile HEAD.pb.gz, or
 CPU/memory profiles that 'perfscope bench' saved beside the files), a "where
 it changed" section lists the functions whose flat and cumulative cost
-changed most (the base subtracted from the head, as pprof -diff_base).
-
-Flags:
-  --alpha A         significance level of the U-test (default 0.05)
-  --confidence C    confidence level of the intervals (default 0.95)
-  --ignore KEYS     ignore variation in these keys when grouping (as benchstat -ignore), e.g. pkg or goos,cpu
-  --rename OLD=NEW  pair benchmark OLD in earlier files with NEW in later ones (repeatable)
-  --filter QUERY    keep only matching results (benchstat -filter syntax, e.g. ".name:Encode")
-  --table/--row/--col PROJ  regroup results (benchstat -table/-row/-col)
-  --keep-run-keys   group by commit, branch and dirty too
-  --profile FILE    a profile: the first is the base, the second the head
-  --top N           functions listed per profile diff (default 10)
-  --format F        text (default), markdown (PR comments), json, csv`,
+changed most (the base subtracted from the head, as pprof -diff_base).`,
+		Example: `  perfscope compare old.txt new.txt
+  perfscope compare before=old.txt after=new.txt --format markdown
+  perfscope compare main 1a2b3c4d --ignore go
+  perfscope compare --rename Parse=Decode --filter '.name:Decode' old.txt new.txt
+  perfscope compare --profile base.cpu.pb.gz --profile head.cpu.pb.gz old.txt new.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, formats...); err != nil {
@@ -71,7 +67,7 @@ Flags:
 				opts.Ignore = strings.FieldsFunc(ignore, func(r rune) bool { return r == ',' || r == ' ' })
 			}
 			for _, r := range renames {
-				rn, err := compare.ParseRename(r)
+				rn, err := benchstats.ParseRename(r)
 				if err != nil {
 					return usagef("--rename: %v", err)
 				}
@@ -80,28 +76,24 @@ Flags:
 			if len(profiles) != 0 && len(profiles) != 2 {
 				return usagef("--profile: give exactly two, the base then the head")
 			}
-			inputs, err := compare.ResolveAll(cmd.Context(), compareResolver(db), args)
-			if errors.Is(err, compare.ErrNotFound) {
+			resolver := benchstats.Resolvers{benchstats.FileResolver{}, store.CommitResolver{DB: db}}
+			inputs, err := benchstats.ResolveAll(cmd.Context(), resolver, args)
+			if errors.Is(err, benchstats.ErrNotFound) {
 				return usagef("%v", err)
 			}
 			if err != nil {
 				return err
 			}
-			cmp, err := compare.Compare(inputs, opts)
-			if err != nil {
+			cmp, err := benchstats.Compare(cmd.Context(), inputs, opts)
+			if oe := (*benchstats.OptionsError)(nil); errors.As(err, &oe) {
 				return usagef("%v", err)
 			}
-			var diffs []*compare.ProfileDiff
-			pairs, err := compare.ProfilePairs(inputs, profiles)
 			if err != nil {
 				return err
 			}
-			for _, p := range pairs {
-				d, err := compare.DiffProfiles(p, topN)
-				if err != nil {
-					return err
-				}
-				diffs = append(diffs, d)
+			diffs, err := profileDiffs(inputs, profiles, topN)
+			if err != nil {
+				return err
 			}
 			// Skipped lines are reported on stderr so they never
 			// corrupt machine-readable output.
@@ -111,41 +103,64 @@ Flags:
 			if len(cmp.Tables) == 0 {
 				return exitError{code: 1, msg: "no benchmark results in " + strings.Join(args, ", ")}
 			}
-			out := cmd.OutOrStdout()
-			switch format {
-			case "markdown":
-				err = compare.WriteMarkdown(out, cmp, diffs)
-			case "json":
-				err = compare.WriteJSON(out, cmp, diffs)
-			case "csv":
-				err = cmp.WriteCSV(out, cmd.ErrOrStderr())
-			default:
-				if err = cmp.WriteText(out); err == nil {
-					err = compare.WriteProfileDiffsText(out, diffs)
-				}
-			}
-			return err
+			return writeComparison(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, cmp, diffs)
 		},
 	}
 	f := c.Flags()
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level of the U-test")
 	f.Float64Var(&opts.Confidence, "confidence", 0.95, "confidence level of the intervals")
-	f.StringVar(&ignore, "ignore", "", "ignore variation in these comma-separated keys when grouping")
-	f.StringArrayVar(&renames, "rename", nil, "pair renamed benchmarks: OLD=NEW (repeatable)")
-	f.StringVar(&opts.Filter, "filter", "*", "keep only results matching this benchstat filter query")
-	f.StringVar(&opts.Table, "table", ".config", "split results into tables by this projection")
-	f.StringVar(&opts.Row, "row", ".fullname", "split results into rows by this projection")
-	f.StringVar(&opts.Col, "col", ".file", "split results into columns by this projection")
+	f.StringVar(&ignore, "ignore", "", "ignore variation in these comma-separated keys when grouping (as benchstat -ignore), e.g. pkg or goos,cpu")
+	f.StringArrayVar(&renames, "rename", nil, "pair benchmark OLD in earlier inputs with NEW in later ones: OLD=NEW (repeatable)")
+	f.StringVar(&opts.Filter, "filter", "*", `keep only results matching this benchstat filter query, e.g. ".name:Encode"`)
+	f.StringVar(&opts.Table, "table", ".config", "split results into tables by this projection (benchstat -table)")
+	f.StringVar(&opts.Row, "row", ".fullname", "split results into rows by this projection (benchstat -row)")
+	f.StringVar(&opts.Col, "col", ".file", "split results into columns by this projection (benchstat -col)")
 	f.BoolVar(&opts.KeepRunKeys, "keep-run-keys", false, "group by commit, branch and dirty too")
-	f.StringArrayVar(&profiles, "profile", nil, "profile file; first the base, then the head")
+	f.StringArrayVar(&profiles, "profile", nil, "profile file to diff; give two, the base then the head")
 	f.IntVar(&topN, "top", 10, "functions listed per profile diff")
 	f.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store that commit references are read from (default ~/.perfscope/perfscope.db)")
 	addFormatFlag(c, &format, formats...)
 	return c
 }
 
-// compareResolver resolves compare's arguments: benchmark files first, then
-// commits recorded in the store at db.
-func compareResolver(db string) compare.Resolver {
-	return compare.Resolvers{compare.FileResolver{}, store.CommitResolver{DB: db}}
+// profileDiffs diffs the profiles given explicitly, else those saved beside
+// the first two inputs.
+func profileDiffs(inputs []*benchstats.Input, explicit []string, topN int) ([]*compare.ProfileDiff, error) {
+	pairs, err := compare.ProfilePairs(inputs, explicit)
+	if err != nil {
+		return nil, err
+	}
+	var diffs []*compare.ProfileDiff
+	for _, p := range pairs {
+		d, err := compare.DiffProfiles(p, topN)
+		if err != nil {
+			return nil, err
+		}
+		diffs = append(diffs, d)
+	}
+	return diffs, nil
+}
+
+// writeComparison renders the comparison, then the profile diffs, in
+// format; CSV's warnings go to warnings.
+func writeComparison(w, warnings io.Writer, format string, cmp *benchstats.Comparison, diffs []*compare.ProfileDiff) error {
+	switch format {
+	case "markdown":
+		if err := report.WriteBenchMarkdown(w, cmp); err != nil {
+			return err
+		}
+		return compare.WriteProfileDiffsMarkdown(w, diffs)
+	case "json":
+		var pd any
+		if len(diffs) > 0 {
+			pd = diffs
+		}
+		return report.WriteBenchJSON(w, cmp, pd)
+	case "csv":
+		return report.WriteBenchCSV(w, warnings, cmp)
+	}
+	if err := report.WriteBenchText(w, cmp); err != nil {
+		return err
+	}
+	return compare.WriteProfileDiffsText(w, diffs)
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const fixtures = "../../internal/compare/testdata/"
+const fixtures = "../../internal/benchstats/testdata/"
 
 func TestCompareCommand(t *testing.T) {
 	out, code := perfCLI(t, "compare", fixtures+"old.txt", fixtures+"new.txt")

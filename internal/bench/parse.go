@@ -23,33 +23,46 @@ type Results struct {
 // result before the file's own configuration, as benchfmt.Reader.Reset.
 func Parse(r io.Reader, name string, initConfig ...string) (*Results, error) {
 	out := &Results{Units: make(benchfmt.UnitMetadataMap)}
-	if len(initConfig)%2 != 0 {
-		return out, fmt.Errorf("parse %s: initial configuration needs key/value pairs", name)
-	}
-	var rd benchfmt.Reader
-	rd.Reset(r, name, initConfig...)
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
+	err := Scan(r, name, func(rec benchfmt.Record) {
+		switch rec := rec.(type) {
 		case *benchfmt.SyntaxError:
 			out.Warnings = append(out.Warnings, rec)
 		case *benchfmt.Result:
-			// A NaN measurement makes the U-test loop forever (in
-			// benchstat too): skip it like any malformed line.
-			if v, ok := nanValue(rec); ok {
-				file, line := rec.Pos()
-				out.Warnings = append(out.Warnings, &benchfmt.SyntaxError{FileName: file, Line: line, Msg: "measurement in " + v + " is not a number"})
-				continue
-			}
 			// The reader reuses its Result; keep a copy.
 			out.Results = append(out.Results, rec.Clone())
 		case *benchfmt.UnitMetadata:
 			out.Units[rec.UnitMetadataKey] = rec
 		}
+	}, initConfig...)
+	return out, err
+}
+
+// Scan reads Go benchmark format from r and passes each record to add as
+// it is read: a *benchfmt.Result (reused by the next call, so add must
+// copy what it keeps), a *benchfmt.UnitMetadata or a *benchfmt.SyntaxError
+// for a malformed line, which never stops reading. A result with a NaN
+// measurement is reported as a malformed line, as the U-test would never
+// finish on it. name and initConfig are as in Parse.
+func Scan(r io.Reader, name string, add func(benchfmt.Record), initConfig ...string) error {
+	if len(initConfig)%2 != 0 {
+		return fmt.Errorf("parse %s: initial configuration needs key/value pairs", name)
+	}
+	var rd benchfmt.Reader
+	rd.Reset(r, name, initConfig...)
+	for rd.Scan() {
+		rec := rd.Result()
+		if res, ok := rec.(*benchfmt.Result); ok {
+			if v, ok := nanValue(res); ok {
+				file, line := res.Pos()
+				rec = &benchfmt.SyntaxError{FileName: file, Line: line, Msg: "measurement in " + v + " is not a number"}
+			}
+		}
+		add(rec)
 	}
 	if err := rd.Err(); err != nil {
-		return out, fmt.Errorf("read benchmark results: %w", err)
+		return fmt.Errorf("read benchmark results: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // nanValue returns the unit of the first NaN value of r.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchunit"
+
+	"github.com/perfscope/perfscope/internal/report"
 )
 
 // A GateReport is a gate decision with the context a reader needs: what
@@ -131,29 +133,20 @@ func (r *GateReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s\n\n", r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
 	// One table, with a "pkg:" line before each package's rows (as
 	// benchstat does for configuration), keeps the rows short.
-	var o textTable
-	o.row()
-	for _, h := range []string{"benchmark", "base", "head", "change", "threshold", "verdict", "test"} {
-		o.cell(h)
-	}
+	o := report.TextTable{Columns: []report.TextColumn{
+		{Heading: "benchmark"}, {Heading: "base", Align: report.Right}, {Heading: "head", Align: report.Right},
+		{Heading: "change", Align: report.Right}, {Heading: "threshold", Align: report.Right}, {Heading: "verdict"}, {Heading: "test"},
+	}}
 	pkg := ""
 	for i, j := range d.Judgements {
 		if i == 0 || j.Package != pkg {
 			pkg = j.Package
-			o.row()
-			o.span(7, "pkg: "+pkg)
+			o.AddLine("pkg: " + pkg)
 		}
 		name, base, head, change, p := judgementRow(j, false)
-		o.row()
-		o.cell(name)
-		o.cell(base, alignRightOpt)
-		o.cell(head, alignRightOpt)
-		o.cell(change, alignRightOpt)
-		o.cell(thresholdText(j), alignRightOpt)
-		o.cell(strings.ToUpper(string(j.Verdict)))
-		o.cell(p)
+		o.AddRow(name, base, head, change, thresholdText(j), strings.ToUpper(string(j.Verdict)), p)
 	}
-	if err := o.format(&b); err != nil {
+	if err := o.WriteText(&b); err != nil {
 		return err
 	}
 	for _, n := range r.Notes {
@@ -171,7 +164,7 @@ func (r *GateReport) WriteMarkdown(w io.Writer) error {
 	icon := map[int]string{0: "✅", 1: "❌", 2: "⚠️"}[d.ExitCode()]
 	fmt.Fprintf(&b, "### %s perfscope gate — %s\n\n", icon, r.Outcome())
 	fmt.Fprintf(&b, "Base %s vs head %s: %d interleaved rounds, benchtime %s, α = %.3g with Holm–Bonferroni over %d tests, %s.\n\n",
-		mdEscape(r.Base), mdEscape(r.Head), r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+		report.MarkdownCell(r.Base), report.MarkdownCell(r.Head), r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
 	table := func(filter func(Judgement) bool) {
 		b.WriteString("| benchmark | base | head | change | threshold | verdict | test |\n| --- | --: | --: | --: | --: | --- | --- |\n")
 		for _, j := range d.Judgements {
@@ -184,7 +177,7 @@ func (r *GateReport) WriteMarkdown(w io.Writer) error {
 				v = "**" + v + "**"
 				change = "**" + change + "**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(name), base, head, change, thresholdText(j), v, p)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", report.MarkdownCell(name), base, head, change, thresholdText(j), v, p)
 		}
 	}
 	hasInteresting := false
@@ -199,7 +192,7 @@ func (r *GateReport) WriteMarkdown(w io.Writer) error {
 	table(func(Judgement) bool { return true })
 	b.WriteString("\n</details>\n")
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
+		fmt.Fprintf(&b, "\n> %s\n", report.MarkdownCell(n))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -217,7 +210,7 @@ func (j Judgement) MarshalJSON() ([]byte, error) {
 		HeadMedian *float64   `json:"head_median"`
 		Change     *float64   `json:"change"`
 		Resolution *float64   `json:"resolution"`
-	}{plain(j), finites(j.Base), finites(j.Head), finite(j.BaseMedian), finite(j.HeadMedian), finite(j.Change), finite(j.Resolution)})
+	}{plain(j), report.JSONFloats(j.Base), report.JSONFloats(j.Head), report.JSONFloat(j.BaseMedian), report.JSONFloat(j.HeadMedian), report.JSONFloat(j.Change), report.JSONFloat(j.Resolution)})
 }
 
 // WriteJSON writes the report as one JSON object; field names are those

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/report"
 )
 
 // A ProfilePair names the profiles of one kind on each side of a
@@ -72,7 +75,7 @@ func globEscape(s string) string {
 // ProfilePairs decides which profiles to diff: the two given explicitly
 // (base, head), else the profiles saved beside the first two inputs for
 // every kind both have.
-func ProfilePairs(inputs []*Input, explicit []string) ([]ProfilePair, error) {
+func ProfilePairs(inputs []*benchstats.Input, explicit []string) ([]ProfilePair, error) {
 	if len(explicit) == 2 {
 		return []ProfilePair{{Kind: "profile", Base: explicit[:1], Head: explicit[1:]}}, nil
 	}
@@ -238,18 +241,11 @@ func WriteProfileDiffsText(w io.Writer, diffs []*ProfileDiff) error {
 			if len(list.fs) == 0 {
 				continue
 			}
-			var o textTable
-			o.row()
-			o.cell("  " + list.title)
-			o.cell("flat Δ", alignRightOpt)
-			o.cell("cum Δ", alignRightOpt)
+			o := report.TextTable{Indent: "  ", Columns: []report.TextColumn{{Heading: list.title}, {Heading: "flat Δ", Align: report.Right}, {Heading: "cum Δ", Align: report.Right}}}
 			for _, f := range list.fs {
-				o.row()
-				o.cell("  " + f.Function)
-				o.cell(formatValue(f.Flat, d.SampleType, true), alignRightOpt)
-				o.cell(formatValue(f.Cum, d.SampleType, true), alignRightOpt)
+				o.AddRow(f.Function, formatValue(f.Flat, d.SampleType, true), formatValue(f.Cum, d.SampleType, true))
 			}
-			if err := o.format(&b); err != nil {
+			if err := o.WriteText(&b); err != nil {
 				return err
 			}
 		}
@@ -261,15 +257,19 @@ func WriteProfileDiffsText(w io.Writer, diffs []*ProfileDiff) error {
 	return err
 }
 
-func writeProfileDiffsMarkdown(b *strings.Builder, diffs []*ProfileDiff) {
+// WriteProfileDiffsMarkdown renders profile diffs after the Markdown tables.
+func WriteProfileDiffsMarkdown(w io.Writer, diffs []*ProfileDiff) error {
+	var b strings.Builder
 	for _, d := range diffs {
-		fmt.Fprintf(b, "#### Where it changed (%s profile, %s)\n\nTotal %s → %s.\n\n", d.Kind, d.SampleType, formatValue(d.BaseTotal, d.SampleType, false), formatValue(d.HeadTotal, d.SampleType, false))
+		fmt.Fprintf(&b, "#### Where it changed (%s profile, %s)\n\nTotal %s → %s.\n\n", d.Kind, d.SampleType, formatValue(d.BaseTotal, d.SampleType, false), formatValue(d.HeadTotal, d.SampleType, false))
 		b.WriteString("| function | flat Δ | cum Δ |\n| --- | --: | --: |\n")
 		for _, f := range d.ByFlat {
-			fmt.Fprintf(b, "| `%s` | %s | %s |\n", f.Function, formatValue(f.Flat, d.SampleType, true), formatValue(f.Cum, d.SampleType, true))
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", f.Function, formatValue(f.Flat, d.SampleType, true), formatValue(f.Cum, d.SampleType, true))
 		}
 		b.WriteString("\n")
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // formatValue prints a profile value in its unit: durations for

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfscope/perfscope/internal/benchstats"
 )
 
 // cpuProfile builds a CPU profile where each leaf function has the given
@@ -49,7 +50,7 @@ func TestDiffProfiles(t *testing.T) {
 	// Profiles beside results files, as 'perfscope bench' saves them.
 	writeProfile(t, filepath.Join(dir, "old.example.com_x.cpu.pb.gz"), cpuProfile(map[string]int64{"x.pad": 100e6, "x.log": 50e6}))
 	writeProfile(t, filepath.Join(dir, "new.example.com_x.cpu.pb.gz"), cpuProfile(map[string]int64{"x.pad": 300e6, "x.log": 40e6}))
-	inputs := []*Input{{Path: filepath.Join(dir, "old.txt")}, {Path: filepath.Join(dir, "new.txt")}}
+	inputs := []*benchstats.Input{{Path: filepath.Join(dir, "old.txt")}, {Path: filepath.Join(dir, "new.txt")}}
 	pairs, err := ProfilePairs(inputs, nil)
 	if err != nil || len(pairs) != 1 || pairs[0].Kind != "cpu" {
 		t.Fatalf("pairs %+v, %v; want one cpu pair", pairs, err)

@@ -178,7 +178,7 @@ func writeMarkdownTable(w *bufio.Writer, t *table) {
 		if t.code[i] {
 			return mdCode(c)
 		}
-		return strings.ReplaceAll(mdText(c), "|", `\|`)
+		return MarkdownCell(c)
 	}
 	w.WriteString("|")
 	for _, h := range t.header {
@@ -208,6 +208,10 @@ func mdText(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
 	return r.Replace(s)
 }
+
+// MarkdownCell escapes s for a Markdown table cell: as mdText, and a pipe
+// would end the cell.
+func MarkdownCell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
 
 // mdCode wraps s in a code span, whose contents Markdown leaves alone; a
 // pipe still ends a table cell, so it is escaped, which GitHub honours

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/perfscope/perfscope/internal/findings"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 
+	"github.com/perfscope/perfscope/internal/findings"
+
 	"github.com/perfscope/perfscope/internal/capture"
-	"github.com/perfscope/perfscope/internal/compare"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
@@ -168,13 +168,13 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	switch format {
 	case "text":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		err = cc.Cmp.WriteText(w)
+		err = report.WriteBenchText(w, cc.Cmp)
 	case "markdown":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-		err = compare.WriteMarkdown(w, cc.Cmp, nil)
+		err = report.WriteBenchMarkdown(w, cc.Cmp)
 	default:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		err = compare.WriteJSON(w, cc.Cmp, nil)
+		err = report.WriteBenchJSON(w, cc.Cmp, nil)
 	}
 	if err != nil {
 		s.cfg.Logf("write comparison: %v", err)

@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
 // A commitComparison is benchstat's comparison of two recorded commits.
 type commitComparison struct {
 	Base, Head *store.CommitSamples
-	Cmp        *compare.Comparison
+	Cmp        *benchstats.Comparison
 }
 
 // compareQuery is what a comparison request asks for.
@@ -69,18 +69,8 @@ func (s *Server) compareCommits(ctx context.Context, cq compareQuery) (*commitCo
 	if bl == hl {
 		bl, hl = bl+" (base)", hl+" (head)"
 	}
-	var inputs []*compare.Input
-	for _, side := range []struct {
-		label string
-		cs    *store.CommitSamples
-	}{{bl, base}, {hl, head}} {
-		in, err := compare.ReadInput(strings.NewReader(benchText(side.cs)), side.label, side.label)
-		if err != nil {
-			return nil, err
-		}
-		inputs = append(inputs, in)
-	}
-	cmp, err := compare.Compare(inputs, compare.Options{Alpha: cq.Alpha})
+	inputs := []*benchstats.Input{benchstats.TextInput(bl, benchText(base)), benchstats.TextInput(hl, benchText(head))}
+	cmp, err := benchstats.Compare(ctx, inputs, benchstats.Options{Alpha: cq.Alpha})
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}

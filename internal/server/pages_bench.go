@@ -14,7 +14,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -228,38 +229,39 @@ type cmpRow struct {
 }
 
 // cmpTables turns a comparison of two inputs into rows of text.
-func cmpTables(c *compare.Comparison) []cmpTable {
+func cmpTables(c *benchstats.Comparison) []cmpTable {
 	var out []cmpTable
 	for _, t := range c.Tables {
-		if len(t.Cols) != 2 {
+		if len(t.Columns) != 2 {
 			continue
 		}
-		ct := cmpTable{Unit: t.Unit, BaseLabel: t.ColumnLabel(0), HeadLabel: t.ColumnLabel(1)}
-		for _, kv := range t.Config() {
-			if kv[0] == ".file" {
+		ct := cmpTable{Unit: t.Unit, BaseLabel: t.Columns[0].Label, HeadLabel: t.Columns[1].Label}
+		for _, kv := range t.Config {
+			if kv.Key == ".file" {
 				continue
 			}
 			if ct.Config != "" {
 				ct.Config += " "
 			}
-			ct.Config += kv[0] + ": " + kv[1]
+			ct.Config += kv.Key + ": " + kv.Value
 		}
 		better := benchfmt.UnitMetadataMap(nil).GetBetter(t.Unit)
-		for i := range t.Rows {
-			base, head := t.Cell(i, 0), t.Cell(i, 1)
+		for _, r := range t.Rows {
+			base, head := r.Cells[0], r.Cells[1]
 			var centers []float64
-			for _, c := range []*compare.Cell{base, head} {
+			for _, c := range r.Cells {
 				if c != nil {
 					centers = append(centers, c.Summary.Center)
 				}
 			}
 			scale := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-			row := cmpRow{Name: t.RowLabel(i), Base: cellText(base, scale), Head: cellText(head, scale)}
-			if head != nil && head.Baseline != nil {
-				row.Delta = head.Delta()
-				row.P = strconv.FormatFloat(head.Comparison.P, 'f', 3, 64)
-				if head.Significant() && better != 0 {
-					up := head.Summary.Center > head.Baseline.Summary.Center
+			row := cmpRow{Name: r.Name, Base: cellText(base, scale), Head: cellText(head, scale)}
+			if head != nil && head.Change != nil {
+				ch := head.Change
+				row.Delta = ch.Delta
+				row.P = strconv.FormatFloat(ch.Test.P, 'f', 3, 64)
+				if ch.Significant && better != 0 {
+					up := head.Summary.Center > ch.Base.Summary.Center
 					if up == (better > 0) {
 						row.Class = "better"
 					} else {
@@ -274,7 +276,7 @@ func cmpTables(c *compare.Comparison) []cmpTable {
 	return out
 }
 
-func cellText(c *compare.Cell, scale benchunit.Scaler) string {
+func cellText(c *benchstats.Cell, scale benchunit.Scaler) string {
 	if c == nil {
 		return ""
 	}
@@ -324,7 +326,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			var cc *commitComparison
 			if cc, err = s.compareCommits(ctx, cq); err == nil {
 				var text bytes.Buffer
-				_ = cc.Cmp.WriteText(&text)
+				_ = report.WriteBenchText(&text, cc.Cmp)
 				data.Commits = &struct {
 					Base, Head *store.CommitSamples
 					Tables     []cmpTable

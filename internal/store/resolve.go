@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/benchstats"
 )
 
 // A CommitResolver resolves compare's references that name a recorded
@@ -21,11 +21,11 @@ type CommitResolver struct {
 	Filter Filter
 }
 
-// Resolve implements compare.Resolver.
-func (r CommitResolver) Resolve(ctx context.Context, ref string) (*compare.Input, error) {
+// Resolve implements benchstats.Resolver.
+func (r CommitResolver) Resolve(ctx context.Context, ref string) (*benchstats.Input, error) {
 	s, err := OpenExisting(ctx, r.DB)
 	if errors.Is(err, ErrNoDatabase) {
-		return nil, fmt.Errorf("%s is neither a benchmark file nor a recorded commit (no history database yet: record results with 'perfscope bench'): %w", ref, compare.ErrNotFound)
+		return nil, fmt.Errorf("%s is neither a benchmark file nor a recorded commit (no history database yet: record results with 'perfscope bench'): %w", ref, benchstats.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (r CommitResolver) Resolve(ctx context.Context, ref string) (*compare.Input
 	defer s.Close()
 	cs, err := s.CommitSamples(ctx, ref, r.Filter)
 	if errors.Is(err, ErrUnknownCommit) {
-		return nil, fmt.Errorf("%s is neither a benchmark file nor a recorded commit: %w", ref, compare.ErrNotFound)
+		return nil, fmt.Errorf("%s is neither a benchmark file nor a recorded commit: %w", ref, benchstats.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -42,10 +42,9 @@ func (r CommitResolver) Resolve(ctx context.Context, ref string) (*compare.Input
 }
 
 // commitInput turns a commit's samples into compare's input: one result
-// line per sample and unit, as if the runs had printed them, so the same
+// per sample and unit, as if the runs had printed them, so the same
 // statistics apply to files and to history.
-func commitInput(cs *CommitSamples) *compare.Input {
-	in := &compare.Input{Units: benchfmt.UnitMetadataMap{}}
+func commitInput(cs *CommitSamples) *benchstats.Input {
 	// The file-level lines a run's output starts with, so that a commit
 	// and a benchmark file of the same machine and toolchain group into
 	// one table, as two files would.
@@ -53,16 +52,17 @@ func commitInput(cs *CommitSamples) *compare.Input {
 	for _, c := range cs.Config {
 		cfg = append(cfg, benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true})
 	}
-	for _, ss := range cs.Samples {
-		for _, v := range ss.Values {
-			res := &benchfmt.Result{
-				Config: append(slices.Clip(cfg), benchfmt.Config{Key: "pkg", Value: []byte(ss.Package), File: true}),
-				Name:   benchfmt.Name(ss.Name),
-				Iters:  1,
-				Values: []benchfmt.Value{{Value: v, Unit: ss.Unit}},
+	return &benchstats.Input{Read: func(ctx context.Context, add func(benchfmt.Record)) error {
+		for _, ss := range cs.Samples {
+			for _, v := range ss.Values {
+				add(&benchfmt.Result{
+					Config: append(slices.Clip(cfg), benchfmt.Config{Key: "pkg", Value: []byte(ss.Package), File: true}),
+					Name:   benchfmt.Name(ss.Name),
+					Iters:  1,
+					Values: []benchfmt.Value{{Value: v, Unit: ss.Unit}},
+				})
 			}
-			in.Results = append(in.Results, res)
 		}
-	}
-	return in
+		return nil
+	}}
 }

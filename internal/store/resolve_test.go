@@ -6,8 +6,10 @@ import (
 	"os"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/perfscope/perfscope/internal/bench"
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/benchstats"
 )
 
 // TestCommitResolver stores a real benchmark file under a commit and checks
@@ -16,7 +18,7 @@ import (
 func TestCommitResolver(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTestSQLite(t)
-	f, err := os.Open("../compare/testdata/old.txt")
+	f, err := os.Open("../benchstats/testdata/old.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestCommitResolver(t *testing.T) {
 	}
 	s.Close()
 
-	file, err := compare.FileResolver{}.Resolve(ctx, "../compare/testdata/old.txt")
+	file, err := benchstats.FileResolver{}.Resolve(ctx, "../benchstats/testdata/old.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,26 +43,23 @@ func TestCommitResolver(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One stored line per sample and unit: a file line carries every unit.
-	units := 0
-	for _, r := range file.Results {
-		units += len(r.Values)
-	}
-	if len(stored.Results) != units {
-		t.Errorf("stored input has %d results, want %d (file lines × units)", len(stored.Results), units)
+	units, _ := countResults(t, file)
+	if _, n := countResults(t, stored); n != units {
+		t.Errorf("stored input has %d results, want %d (file lines × units)", n, units)
 	}
 	// The stored commit carries its runs' configuration, so comparing it
 	// with a file from the same machine makes the tables two files make.
 	// The file has no "go" line; ignore it as a user would.
-	newer, err := compare.FileResolver{}.Resolve(ctx, "../compare/testdata/new.txt")
+	newer, err := benchstats.FileResolver{}.Resolve(ctx, "../benchstats/testdata/new.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := compare.Options{Ignore: []string{"go"}}
-	files, err := compare.Compare([]*compare.Input{file, newer}, opts)
+	opts := benchstats.Options{Ignore: []string{"go"}}
+	files, err := benchstats.Compare(ctx, []*benchstats.Input{file, newer}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixed, err := compare.Compare([]*compare.Input{stored, newer}, opts)
+	mixed, err := benchstats.Compare(ctx, []*benchstats.Input{stored, newer}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +67,28 @@ func TestCommitResolver(t *testing.T) {
 		t.Errorf("commit vs file gives %d tables, file vs file %d", len(mixed.Tables), len(files.Tables))
 	}
 	for i := range min(len(files.Tables), len(mixed.Tables)) {
-		if got, want := len(mixed.Tables[i].Cols), len(files.Tables[i].Cols); got != want {
+		if got, want := len(mixed.Tables[i].Columns), len(files.Tables[i].Columns); got != want {
 			t.Errorf("table %d: commit vs file has %d columns, file vs file %d", i, got, want)
 		}
 	}
 
-	if _, err := (CommitResolver{DB: path}).Resolve(ctx, "feedface"); !errors.Is(err, compare.ErrNotFound) {
-		t.Errorf("unknown commit: %v, want compare.ErrNotFound", err)
+	if _, err := (CommitResolver{DB: path}).Resolve(ctx, "feedface"); !errors.Is(err, benchstats.ErrNotFound) {
+		t.Errorf("unknown commit: %v, want benchstats.ErrNotFound", err)
 	}
+}
+
+// countResults reads in and returns how many values and how many results
+// it holds.
+func countResults(t *testing.T, in *benchstats.Input) (values, results int) {
+	t.Helper()
+	err := in.Read(context.Background(), func(rec benchfmt.Record) {
+		if r, ok := rec.(*benchfmt.Result); ok {
+			values += len(r.Values)
+			results++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return values, results
 }

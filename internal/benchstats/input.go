@@ -1,10 +1,9 @@
-package compare
+package benchstats
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -22,23 +21,21 @@ type Input struct {
 	// profiles saved beside a results file. It is empty for inputs that
 	// do not come from a file.
 	Path string
-	// Results are the parsed benchmark results, in file order.
-	Results []*benchfmt.Result
-	// Units is the unit metadata ("Unit ns/op assume=exact") read with
-	// the results.
-	Units benchfmt.UnitMetadataMap
-	// Warnings are the malformed lines that were skipped, each a
-	// *benchfmt.SyntaxError naming file and line.
-	Warnings []error
+	// Read streams the input's records to add, in order: each
+	// *benchfmt.Result (which add does not keep, so it may be reused),
+	// *benchfmt.UnitMetadata, and *benchfmt.SyntaxError for a malformed
+	// line that was skipped. Compare calls it once; it returns an error
+	// only when the input cannot be read at all.
+	Read func(ctx context.Context, add func(benchfmt.Record)) error
 }
 
 // ErrNotFound is returned by a Resolver that does not know a reference, so
 // that a chain of resolvers can try the next one.
 var ErrNotFound = errors.New("not found")
 
-// A Resolver turns a command-line reference (a file name, and later a stored
-// run id or a commit) into an Input. It returns an error wrapping ErrNotFound
-// when the reference is not its kind.
+// A Resolver turns a command-line reference (a file name, a stored commit)
+// into an Input. It returns an error wrapping ErrNotFound when the
+// reference is not its kind.
 type Resolver interface {
 	Resolve(ctx context.Context, ref string) (*Input, error)
 }
@@ -61,22 +58,35 @@ func (rs Resolvers) Resolve(ctx context.Context, ref string) (*Input, error) {
 // FileResolver resolves references that name benchmark files.
 type FileResolver struct{}
 
-// Resolve implements Resolver: ref is a path to a file in Go benchmark format.
+// Resolve implements Resolver: ref is a path to a file in Go benchmark
+// format. The file is read when the comparison streams it.
 func (FileResolver) Resolve(ctx context.Context, ref string) (*Input, error) {
-	f, err := os.Open(ref)
+	st, err := os.Stat(ref)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", ref, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open benchmark file: %w", err)
 	}
-	defer f.Close()
-	in, err := ReadInput(f, ref, ref)
-	if err != nil {
-		return nil, err
+	if st.IsDir() {
+		return nil, fmt.Errorf("open benchmark file %s: is a directory", ref)
 	}
-	in.Path = ref
-	return in, nil
+	return &Input{Label: ref, Path: ref, Read: func(ctx context.Context, add func(benchfmt.Record)) error {
+		f, err := os.Open(ref)
+		if err != nil {
+			return fmt.Errorf("open benchmark file: %w", err)
+		}
+		defer f.Close()
+		return bench.Scan(f, ref, add)
+	}}, nil
+}
+
+// TextInput returns an Input reading Go benchmark format from text, labelled
+// name; name also names the input in messages about malformed lines.
+func TextInput(name, text string) *Input {
+	return &Input{Label: name, Read: func(ctx context.Context, add func(benchfmt.Record)) error {
+		return bench.Scan(strings.NewReader(text), name, add)
+	}}
 }
 
 // ResolveAll resolves command-line arguments into Inputs the way benchstat
@@ -108,26 +118,7 @@ func ResolveAll(ctx context.Context, r Resolver, args []string) ([]*Input, error
 			return nil, err
 		}
 		in.Label = label
-		relabel(in)
 		inputs = append(inputs, in)
 	}
 	return inputs, nil
-}
-
-// relabel sets the ".file" key of every result to the input's label.
-func relabel(in *Input) {
-	for _, r := range in.Results {
-		r.SetConfig(".file", in.Label)
-	}
-}
-
-// ReadInput parses Go benchmark format from r. Malformed lines do not stop
-// reading: they are returned in Input.Warnings with file name and line.
-// name is used in those messages; label becomes the ".file" key.
-func ReadInput(r io.Reader, name, label string) (*Input, error) {
-	res, err := bench.Parse(r, name, ".file", label)
-	if err != nil {
-		return nil, err
-	}
-	return &Input{Label: label, Results: res.Results, Units: res.Units, Warnings: res.Warnings}, nil
 }
