@@ -57,6 +57,9 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 		}
 		out = append(out, t)
 	}
+	// The jobs hold every cell's values; the maps that found them would
+	// only give the collector more to scan while the tests run.
+	g.byKey = nil
 
 	assumption := func(t *Table) benchmath.Assumption { return units.GetAssumption(t.Unit) }
 	workers := opts.Workers
@@ -117,12 +120,12 @@ func summarizeRow(j rowJob, a benchmath.Assumption, th *benchmath.Thresholds) {
 		if c == nil {
 			continue
 		}
-		test := a.Compare(samples[0], samples[i])
+		t := a.Compare(samples[0], samples[i])
 		c.Change = &Change{
 			Base:        base,
-			Test:        test,
-			Delta:       test.FormatDelta(base.Summary.Center, c.Summary.Center),
-			Significant: test.P <= test.Alpha,
+			Test:        t,
+			Delta:       t.FormatDelta(base.Summary.Center, c.Summary.Center),
+			Significant: t.P <= t.Alpha,
 			Ratio:       c.Summary.Center / base.Summary.Center,
 		}
 	}
