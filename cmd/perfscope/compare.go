@@ -31,28 +31,22 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare A B [C ...]",
 		Short: "Compare benchmark results with benchstat's statistics, plus profile diffs",
 		Long: `compare summarizes and compares Go benchmark results exactly as benchstat does:
-the median of each benchmark with its 95% confidence interval, and for every
-input after the first the change against the first with a Mann-Whitney U-test
-p-value; "~" means the change is not significant at --alpha. A geomean row
-closes each table; footnotes explain thin data ("need >= 6 samples for
-confidence interval at level 0.95").
+each benchmark's median with its 95% confidence interval and, for every input
+after the first, the change against the first with a Mann-Whitney U-test
+p-value ("~": not significant at --alpha); a geomean row closes each table and
+footnotes explain thin data.
 
-Each argument is a benchmark file in Go benchmark format ("go test -bench"
-output or a 'perfscope bench' file), or a commit recorded by 'perfscope bench'
-(a hash or a unique prefix of 4 characters or more; "+dirty" for results from
-a modified work tree), read from the store (--db); "label=ref" sets the
-column label.
-perfscope's run keys (commit, branch, dirty) are ignored when grouping, so
-files of two commits compare instead of forming separate tables; benchstat
-needs -ignore commit,branch,dirty for the same. A recorded commit carries its
-runs' goos, goarch, cpu and go lines, so it groups with 'perfscope bench'
-files of the same machine; a plain "go test" file has no go line and needs
---ignore go to share its tables.
+Each argument is a benchmark file ("go test -bench" output or a 'perfscope
+bench' file) or a commit recorded by 'perfscope bench' (a hash or unique prefix
+of 4+ characters, "+dirty" for a modified work tree) read from the store
+(--db); "label=ref" sets the column label. The run keys commit, branch and
+dirty are ignored when grouping (benchstat needs -ignore commit,branch,dirty);
+a plain "go test" file has no go line and needs --ignore go to share tables
+with a recorded commit.
 
-When both sides have profiles (--profile BASE.pb.gz --profile HEAD.pb.gz, or
-CPU/memory profiles that 'perfscope bench' saved beside the files), a "where
-it changed" section lists the functions whose flat and cumulative cost
-changed most (the base subtracted from the head, as pprof -diff_base).`,
+When both sides have profiles (--profile twice, or the CPU/memory profiles
+'perfscope bench' saved beside the files), "where it changed" lists the
+functions whose flat and cumulative cost changed most (head minus base).`,
 		Example: `  perfscope compare old.txt new.txt
   perfscope compare before=old.txt after=new.txt --format markdown
   perfscope compare main 1a2b3c4d --ignore go
@@ -127,9 +121,6 @@ changed most (the base subtracted from the head, as pprof -diff_base).`,
 // the first two inputs.
 func profileDiffs(inputs []*benchstats.Input, explicit []string, topN int) ([]*compare.ProfileDiff, error) {
 	pairs, err := compare.ProfilePairs(inputs, explicit)
-	if err != nil {
-		return nil, err
-	}
 	var diffs []*compare.ProfileDiff
 	for _, p := range pairs {
 		d, err := compare.DiffProfiles(p, topN)
@@ -138,29 +129,23 @@ func profileDiffs(inputs []*benchstats.Input, explicit []string, topN int) ([]*c
 		}
 		diffs = append(diffs, d)
 	}
-	return diffs, nil
+	return diffs, err
 }
 
 // writeComparison renders the comparison, then the profile diffs, in
 // format; CSV's warnings go to warnings.
 func writeComparison(w, warnings io.Writer, format string, cmp *benchstats.Comparison, diffs []*compare.ProfileDiff) error {
 	switch format {
-	case "markdown":
-		if err := report.WriteBenchMarkdown(w, cmp); err != nil {
-			return err
-		}
-		return compare.WriteProfileDiffsMarkdown(w, diffs)
 	case "json":
-		var pd any
+		var pd any // left out of the JSON when there are none
 		if len(diffs) > 0 {
 			pd = diffs
 		}
 		return report.WriteBenchJSON(w, cmp, pd)
 	case "csv":
 		return report.WriteBenchCSV(w, warnings, cmp)
+	case "markdown":
+		return errors.Join(report.WriteBenchMarkdown(w, cmp), compare.WriteProfileDiffsMarkdown(w, diffs))
 	}
-	if err := report.WriteBenchText(w, cmp); err != nil {
-		return err
-	}
-	return compare.WriteProfileDiffsText(w, diffs)
+	return errors.Join(report.WriteBenchText(w, cmp), compare.WriteProfileDiffsText(w, diffs))
 }
