@@ -32,7 +32,7 @@ func saveRun(t *testing.T, edit func(*capture.Run)) *capture.Run {
 		Notes: []string{"The block profile is empty: ..."},
 	}
 	for _, kind := range []string{capture.KindCPU, capture.KindAllocs, capture.KindBlock, capture.KindMutex, capture.KindGoroutineStart, capture.KindGoroutineEnd} {
-		data, err := os.ReadFile(filepath.Join(workloadDir, kind+".pb.gz"))
+		data, err := os.ReadFile(filepath.Join(profilesDir, kind+".pb.gz"))
 		if err != nil {
 			t.Fatal(err)
 		}

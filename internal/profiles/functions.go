@@ -226,6 +226,9 @@ func sortRows(rows []Row, order Order) {
 		if c := cmp.Compare(abs(ob), abs(oa)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Function+a.File, b.Function+b.File)
+		if c := cmp.Compare(a.Function, b.Function); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.File, b.File)
 	})
 }
