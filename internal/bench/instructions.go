@@ -6,14 +6,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // UnitInstructions is the unit of instruction counts per benchmark
@@ -244,4 +248,176 @@ func readCachegrindTotal(path string) (int64, error) {
 		return 0, fmt.Errorf("read cachegrind output %s: %w", filepath.Base(path), err)
 	}
 	return 0, fmt.Errorf("cachegrind output %s has no summary line", filepath.Base(path))
+}
+
+// A CountedBenchmark is one benchmark's instruction count, or why it has
+// none.
+type CountedBenchmark struct {
+	// Result is the benchmark's result in the ordinary run the count was
+	// planned from; its name and configuration label the count.
+	Result *benchfmt.Result
+	// Counts holds one count per repetition.
+	Counts []InstructionCount
+	// Note says what limited the count (the allocation cap).
+	Note string
+	// Err is why the benchmark could not be counted (it crashed, timed out
+	// or does not run b.N operations under valgrind); its other measures
+	// still stand.
+	Err error
+}
+
+// PerOp is the median of the repetitions' counts, rounded to whole
+// instructions.
+func (c *CountedBenchmark) PerOp() float64 {
+	v := make([]float64, len(c.Counts))
+	for i, n := range c.Counts {
+		v[i] = n.PerOp
+	}
+	slices.Sort(v)
+	switch len(v) {
+	case 0:
+		return math.NaN()
+	case 1:
+		return math.Round(v[0])
+	}
+	if len(v)%2 == 1 {
+		return math.Round(v[len(v)/2])
+	}
+	return math.Round((v[len(v)/2-1] + v[len(v)/2]) / 2)
+}
+
+// CountBenchmarks counts the instructions of every benchmark of bin that
+// ordinary — results of an ordinary run of the same binary — holds, reps
+// times each, planning each benchmark's operations from its ns/op and
+// B/op. A benchmark that cannot be counted keeps its error in its
+// CountedBenchmark; the others go on. The error is only for
+// cancellation. progress, when set, is called before each benchmark.
+func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps int, opts InstructionOptions, progress func(done, total int, name string)) ([]*CountedBenchmark, error) {
+	opts = opts.withDefaults()
+	reps = max(reps, 1)
+	type stats struct {
+		first     *benchfmt.Result
+		ns, bytes []float64
+	}
+	byName := make(map[string]*stats)
+	var order []string
+	for _, r := range ordinary.Results {
+		if pkg := r.GetConfig("pkg"); pkg != "" && pkg != bin.Package.ImportPath {
+			continue
+		}
+		name := string(r.Name)
+		s := byName[name]
+		if s == nil {
+			s = &stats{first: r}
+			byName[name] = s
+			order = append(order, name)
+		}
+		if v, ok := r.Value("sec/op"); ok {
+			s.ns = append(s.ns, v*1e9)
+		}
+		if v, ok := r.Value("B/op"); ok {
+			s.bytes = append(s.bytes, v)
+		}
+	}
+	var out []*CountedBenchmark
+	for i, name := range order {
+		if progress != nil {
+			progress(i, len(order), name)
+		}
+		s := byName[name]
+		cb := &CountedBenchmark{Result: s.first}
+		out = append(out, cb)
+		plan := opts.PlanIterations(median(s.ns), slices.Max(append(s.bytes, 0)), 0)
+		cb.Note = plan.Note
+		// benchfmt names drop the "Benchmark" prefix; testing needs it.
+		base := "Benchmark" + stripProcs(name)
+		for range reps {
+			c, err := CountInstructions(ctx, bin, base, plan.N, opts)
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			if err != nil {
+				cb.Err = err
+				break
+			}
+			// The first count replaces the guess from time: a count far
+			// below the target is re-planned from what one operation
+			// really executes.
+			if len(cb.Counts) == 0 && float64(c.Long-c.Short) < float64(opts.Target)/4 {
+				if again := opts.PlanIterations(0, slices.Max(append(s.bytes, 0)), c.PerOp); again.N > plan.N {
+					plan = again
+					cb.Note = plan.Note
+					if c, err = CountInstructions(ctx, bin, base, plan.N, opts); err != nil {
+						if ctx.Err() != nil {
+							return out, ctx.Err()
+						}
+						cb.Err = err
+						break
+					}
+				}
+			}
+			// Operations that add almost nothing over a run at twice the
+			// count planned for the target are not operations: the
+			// benchmark does its work regardless of b.N.
+			if float64(c.Long-c.Short) < float64(opts.Target)/10 {
+				cb.Err = fmt.Errorf("%s: %d more operations added only %d instructions: the benchmark does not run b.N operations", base, c.N, c.Long-c.Short)
+				break
+			}
+			cb.Counts = append(cb.Counts, c)
+		}
+	}
+	if progress != nil {
+		progress(len(order), len(order), "")
+	}
+	return out, nil
+}
+
+// WriteInstructions writes counted benchmarks in Go benchmark format:
+// the unit's "assume=exact" metadata, then one result line per counted
+// benchmark, under its ordinary result's name and configuration, so the
+// counts group with the benchmark's other measures.
+func WriteInstructions(w io.Writer, counted []*CountedBenchmark) error {
+	bw := benchfmt.NewWriter(w)
+	meta := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitInstructions, Key: "assume"}, OrigUnit: UnitInstructions, Value: "exact"}
+	if err := bw.Write(meta); err != nil {
+		return fmt.Errorf("write instruction counts: %w", err)
+	}
+	for _, c := range counted {
+		if len(c.Counts) == 0 {
+			continue
+		}
+		r := c.Result.Clone()
+		r.Iters = c.Counts[len(c.Counts)-1].N
+		v := c.PerOp()
+		r.Values = []benchfmt.Value{{Value: v, Unit: UnitInstructions, OrigValue: v, OrigUnit: UnitInstructions}}
+		if err := bw.Write(r); err != nil {
+			return fmt.Errorf("write instruction counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// stripProcs removes the "-N" GOMAXPROCS suffix testing adds to a
+// benchmark's name when N is not 1.
+func stripProcs(name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || i == len(name)-1 {
+		return name
+	}
+	if _, err := strconv.Atoi(name[i+1:]); err != nil {
+		return name
+	}
+	return name[:i]
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

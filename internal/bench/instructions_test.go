@@ -1,13 +1,18 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // workBinary builds testdata/work's test binary.
@@ -101,5 +106,70 @@ func TestPlanIterations(t *testing.T) {
 func TestBenchPattern(t *testing.T) {
 	if got := BenchPattern("BenchmarkA/x.y(1)/z"); got != `^BenchmarkA$/^x\.y\(1\)$/^z$` {
 		t.Errorf("got %s", got)
+	}
+}
+
+// TestCountBenchmarks counts every benchmark of an ordinary run and writes
+// the counts in Go benchmark format that reads back as exact.
+func TestCountBenchmarks(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000, MaxAlloc: 64 << 20}
+	bin := workBinary(t)
+	ctx := context.Background()
+	cmd := exec.Command(bin.Path, "-test.run=^$", "-test.bench=.", "-test.benchmem", "-test.benchtime=100x", "-test.count=2")
+	cmd.Dir = bin.Package.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ordinary run: %v\n%s", err, out)
+	}
+	ordinary, err := Parse(bytes.NewReader(out), "ordinary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	counted, err := CountBenchmarks(ctx, bin, ordinary, 2, opts, func(done, total int, name string) { seen = append(seen, name) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*CountedBenchmark{}
+	for _, c := range counted {
+		byName[stripProcs(string(c.Result.Name))] = c
+	}
+	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc"} {
+		c := byName[name]
+		if c == nil || c.Err != nil || len(c.Counts) != 2 {
+			t.Fatalf("%s: %+v (counted: %v)\n%s", name, c, slices.Collect(maps.Keys(byName)), out)
+		}
+	}
+	if c := byName["Fixed"]; c == nil || c.Err == nil {
+		t.Errorf("BenchmarkFixed ignores b.N but was counted: %+v", c)
+	}
+	if len(seen) != len(counted)+1 || seen[len(seen)-1] != "" {
+		t.Errorf("progress calls: %q", seen)
+	}
+	// 4 KiB per operation: the cap allows (64 MiB / 4 KiB - 1) / 2 ops.
+	if a := byName["Alloc"]; a.Counts[0].N > 8191 {
+		t.Errorf("BenchmarkAlloc counted over %d ops, above the allocation cap", a.Counts[0].N)
+	}
+
+	var buf bytes.Buffer
+	if err := WriteInstructions(&buf, counted); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(&buf, "counts")
+	if err != nil || len(back.Warnings) > 0 {
+		t.Fatalf("reading the counts back: %v %v\n%s", err, back.Warnings, buf.String())
+	}
+	if got := back.Units.GetAssumption(UnitInstructions); got != benchmath.AssumeExact {
+		t.Errorf("instructions/op assumption %v, want exact:\n%s", got, buf.String())
+	}
+	if len(back.Results) != 3 {
+		t.Fatalf("%d results, want 3:\n%s", len(back.Results), buf.String())
+	}
+	for _, r := range back.Results {
+		v, ok := r.Value(UnitInstructions)
+		want := byName[stripProcs(string(r.Name))].PerOp()
+		if !ok || v != want || r.GetConfig("pkg") != "example.com/work" {
+			t.Errorf("%s: %v %v (want %v), pkg %q", r.Name, v, ok, want, r.GetConfig("pkg"))
+		}
 	}
 }

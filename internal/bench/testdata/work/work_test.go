@@ -5,7 +5,10 @@ package work
 
 import "testing"
 
-var sink uint64
+var (
+	sink uint64
+	kept []byte
+)
 
 //go:noinline
 func spin(n int) uint64 {
@@ -30,8 +33,7 @@ func BenchmarkSpin(b *testing.B) {
 
 func BenchmarkAlloc(b *testing.B) {
 	for range b.N {
-		buf := make([]byte, 4096)
-		sink += uint64(len(buf))
+		kept = make([]byte, 4096)
 	}
 }
 
