@@ -66,11 +66,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res.URL = "/benchmarks?" + q.Encode()
-	names := make(map[string]bool)
-	for _, r := range run.Results {
-		names[r.GetConfig("pkg")+" "+r.Name.String()] = true
-	}
-	res.Benchmarks = len(names)
+	res.Benchmarks = parsed.Benchmarks()
 	for _, warning := range parsed.Warnings {
 		res.Warnings = append(res.Warnings, warning.Error())
 	}
