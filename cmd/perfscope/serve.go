@@ -5,12 +5,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/server"
-	"github.com/perfscope/perfscope/internal/store"
 )
 
 func init() { register(newServeCmd) }
@@ -131,40 +129,6 @@ An upload is acknowledged only after it is on disk and committed to the store.`,
 	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
 	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
 	return c
-}
-
-// openServerStore opens the store with the token and lookup methods the
-// server needs.
-func openServerStore(cmd *cobra.Command, db string) (server.Backend, error) {
-	st, err := store.Open(cmd.Context(), db)
-	if err != nil {
-		return nil, err
-	}
-	b, ok := st.(server.Backend)
-	if !ok {
-		st.Close()
-		return nil, fmt.Errorf("the store %s cannot serve the dashboard", describeDB(db))
-	}
-	return b, nil
-}
-
-// describeDB names the store for messages, without a password.
-func describeDB(db string) string {
-	if db == "" {
-		p, err := store.DefaultPath()
-		if err != nil {
-			return "(default)"
-		}
-		return p
-	}
-	if store.IsPostgres(db) {
-		if i := strings.Index(db, "@"); i > 0 {
-			if j := strings.Index(db, "://"); j > 0 && j < i {
-				return db[:j+3] + "…" + db[i:]
-			}
-		}
-	}
-	return db
 }
 
 func isLoopbackAddr(a net.Addr) bool {
