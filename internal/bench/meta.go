@@ -77,30 +77,15 @@ func Environment(ctx context.Context, dir string) (Meta, error) {
 	m.CPU = cpuModel()
 	if commit, err := output(ctx, dir, "git", "rev-parse", "--verify", "HEAD"); err == nil {
 		m.Commit = strings.TrimSpace(commit)
-		m.CommitTime, _ = CommitTime(ctx, dir, "HEAD")
+		if ct, err := output(ctx, dir, "git", "show", "-s", "--format=%cI", "HEAD"); err == nil {
+			m.CommitTime, _ = time.Parse(time.RFC3339, strings.TrimSpace(ct))
+		}
 		if b, err := output(ctx, dir, "git", "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
 			m.Branch = strings.TrimSpace(b)
 		}
 		m.Dirty, _ = Dirty(ctx, dir)
 	}
 	return m, nil
-}
-
-// CommitTime returns the committer date of rev in the git repository at
-// dir; an error when git does not know rev.
-func CommitTime(ctx context.Context, dir, rev string) (time.Time, error) {
-	if rev == "" {
-		return time.Time{}, errors.New("commit time: no revision")
-	}
-	out, err := output(ctx, dir, "git", "show", "-s", "--format=%cI", rev, "--")
-	if err != nil {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("commit time of %s: %w", rev, err)
-	}
-	return t, nil
 }
 
 // Dirty reports whether the git work tree at dir has uncommitted changes,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/server/api"
 )
 
@@ -37,16 +38,16 @@ func (c *Client) PushBench(ctx context.Context, path string, p api.BenchParams) 
 	if p.Commit == "" && fileCommit == "" {
 		// Plain 'go test -bench' output: the results are of the code
 		// checked out here.
-		meta, err := bench.Environment(ctx, ".")
-		if err != nil || meta.Commit == "" {
+		st, err := gitstate.Read(ctx, ".")
+		if err != nil {
 			return nil, badInput("%s has no 'commit:' line and this is not a git work tree: pass --commit", path)
 		}
-		p.Commit = meta.Commit
+		p.Commit = st.Commit
 		if p.Branch == "" {
-			p.Branch = meta.Branch
+			p.Branch = st.Branch
 		}
 		if p.Dirty == "" {
-			p.Dirty = fmt.Sprint(meta.Dirty)
+			p.Dirty = fmt.Sprint(st.Dirty)
 		}
 	}
 	if p.Machine == "" {
@@ -59,7 +60,7 @@ func (c *Client) PushBench(ctx context.Context, path string, p api.BenchParams) 
 		}
 		// Unknown to git here is fine: the server orders such a commit
 		// by when it was first uploaded.
-		if t, err := bench.CommitTime(ctx, ".", rev); err == nil {
+		if t, err := gitstate.CommitTime(ctx, ".", rev); err == nil {
 			p.CommitTime = t.Format(time.RFC3339)
 		}
 	}

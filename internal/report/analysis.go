@@ -51,7 +51,7 @@ func runMeta(a *profiles.Analysis) []string {
 		build = append(build, "perfscope "+r.Version)
 	}
 	if r.GitCommit != "" {
-		c := "commit " + shortHash(r.GitCommit)
+		c := "commit " + r.GitCommit[:min(12, len(r.GitCommit))]
 		if r.GitDirty {
 			c += " (with uncommitted changes)"
 		}

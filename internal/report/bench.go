@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
+
 	"github.com/perfscope/perfscope/internal/bench"
 )
 
@@ -45,7 +47,7 @@ func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 	}
 	commit := "-"
 	if c := run.Meta.Commit; c != "" {
-		commit = shortHash(c)
+		commit = gitstate.Short(c)
 		if run.Meta.Dirty {
 			commit += " (dirty)"
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/units"
+
 	"github.com/perfscope/perfscope/internal/escape"
 )
 
@@ -89,10 +91,10 @@ func writeEscapeText(w *bufio.Writer, l *escape.Listing) {
 	for i, h := range l.Hot {
 		share := ""
 		if l.Total > 0 {
-			share = " (" + percent(float64(h.Value)/float64(l.Total)) + ")"
+			share = " (" + units.Percent(float64(h.Value)/float64(l.Total)) + ")"
 		}
 		at := escape.Position{File: h.Source, Line: h.Line}
-		fmt.Fprintf(w, "%2d. %s:%d  %s%s  %s\n", i+1, relPath(l.Root, h.Source), h.Line, value(h.Value, l.Unit), share, l.Source[at])
+		fmt.Fprintf(w, "%2d. %s:%d  %s%s  %s\n", i+1, relPath(l.Root, h.Source), h.Line, units.Value(h.Value, l.Unit), share, l.Source[at])
 		for _, d := range h.Diagnostics {
 			writeDiagnostic(w, l.Root, d)
 		}

@@ -141,10 +141,6 @@ func sig(x float64) string {
 	return s
 }
 
-// shortHash shortens a commit hash to the 12 characters that name it
-// unambiguously in any repository of a sensible size.
-func shortHash(h string) string { return h[:min(12, len(h))] }
-
 // shortPath keeps the last two elements of a source path: enough to find
 // the file in an editor, short enough for a terminal. JSON keeps the
 // whole path.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
+
 	"github.com/perfscope/perfscope/internal/server/api"
 )
 
@@ -12,7 +14,7 @@ import (
 // which malformed lines it skipped.
 func WriteBenchUpload(w io.Writer, res *api.BenchUpload) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pushed %d results of %d benchmarks for commit %s: %s\n", res.Results, res.Benchmarks, shortHash(res.Commit), res.URL)
+	fmt.Fprintf(&b, "pushed %d results of %d benchmarks for commit %s: %s\n", res.Results, res.Benchmarks, gitstate.Short(res.Commit), res.URL)
 	for _, warning := range res.Warnings {
 		b.WriteString("skipped: " + warning + "\n")
 	}
