@@ -50,14 +50,29 @@ func Read(ctx context.Context, dir string, exclude ...string) (State, error) {
 		return State{}, fmt.Errorf("%w: %v", ErrNoRepository, err)
 	}
 	s := State{Commit: strings.TrimSpace(out)}
-	if ct, err := git(ctx, dir, "show", "-s", "--format=%cI", "HEAD"); err == nil {
-		s.CommitTime, _ = time.Parse(time.RFC3339, strings.TrimSpace(ct))
-	}
+	s.CommitTime, _ = CommitTime(ctx, dir, "HEAD")
 	if b, err := git(ctx, dir, "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
 		s.Branch = strings.TrimSpace(b)
 	}
 	s.Dirty, err = dirty(ctx, dir, exclude)
 	return s, err
+}
+
+// CommitTime returns the committer date of rev (a hash, branch or tag) in
+// the repository holding dir; an error when git does not know rev.
+func CommitTime(ctx context.Context, dir, rev string) (time.Time, error) {
+	if rev == "" {
+		return time.Time{}, errors.New("commit time: no revision named")
+	}
+	out, err := git(ctx, dir, "show", "-s", "--format=%cI", rev, "--")
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("commit time of %s: %w", rev, err)
+	}
+	return t, nil
 }
 
 // Dirty reports whether the work tree holding dir has changes, by the

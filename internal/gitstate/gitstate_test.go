@@ -90,3 +90,20 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitTime(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t)
+	s, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct, err := CommitTime(ctx, dir, s.Commit); err != nil || !ct.Equal(s.CommitTime) {
+		t.Errorf("CommitTime(%s) = %v, %v; want HEAD's %v", s.Commit, ct, err, s.CommitTime)
+	}
+	for _, rev := range []string{"", "0123456789abcdef0123456789abcdef01234567"} {
+		if ct, err := CommitTime(ctx, dir, rev); err == nil {
+			t.Errorf("CommitTime(%q) = %v, want an error", rev, ct)
+		}
+	}
+}

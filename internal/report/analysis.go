@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
@@ -79,36 +77,7 @@ func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {
 	if l == nil {
 		return s
 	}
-	mode := fmt.Sprintf("closed loop, %d connections", l.Concurrency)
-	if l.Mode == "open" {
-		mode = fmt.Sprintf("open loop at %s req/s, up to %d in flight", sig(l.Rate), l.Concurrency)
-	}
-	if !l.KeepAlive && l.Mode != "" {
-		mode += ", a new connection per request"
-	}
-	pairs := [][2]string{
-		{"requests", fmt.Sprintf("%s in %s (%s)", thousands(l.Requests), seconds(l.DurationSeconds), mode)},
-		{"throughput", rate(l.Throughput)},
-	}
-	errs := "none"
-	if l.Failures > 0 {
-		errs = fmt.Sprintf("%s (%s)", thousands(l.Failures), percent(float64(l.Failures)/float64(max(l.Requests, 1))))
-		var kinds []string
-		for _, k := range slices.Sorted(maps.Keys(l.Errors)) {
-			kinds = append(kinds, fmt.Sprintf("%s %s", k, thousands(l.Errors[k])))
-		}
-		if len(kinds) > 0 {
-			errs += ": " + strings.Join(kinds, ", ")
-		}
-	}
-	pairs = append(pairs, [2]string{"errors", errs})
-	lat := l.Latency
-	pairs = append(pairs, [2]string{"latency", fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
-		millis(lat.P50), millis(lat.P90), millis(lat.P99), millis(lat.P999), millis(lat.Max))})
-	if l.Late != nil && l.Late.Count > 0 {
-		pairs = append(pairs, [2]string{"late sends", fmt.Sprintf("%s sent over 1ms late (worst %s), %s never sent",
-			thousands(l.Late.Count), millis(l.Late.MaxLagMs), thousands(l.Late.Dropped))})
-	}
+	pairs := loadPairs(l)
 	if pr != nil {
 		var per []string
 		if pr.AllocObjects != nil {
@@ -123,9 +92,6 @@ func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {
 		if len(per) > 0 {
 			pairs = append(pairs, [2]string{"per request", strings.Join(per, ", ") + " (profile window)"})
 		}
-	}
-	if l.Interrupted {
-		pairs = append(pairs, [2]string{"interrupted", "the load was stopped early"})
 	}
 	s.blocks = append(s.blocks, block{pairs: pairs})
 	return s

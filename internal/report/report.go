@@ -1,4 +1,5 @@
-// Package report renders analyses, findings and comparisons as text for a
+// Package report renders analyses, findings, comparisons, load results,
+// benchmark runs, escape listings and upload answers as text for a
 // terminal, Markdown for pull-request comments and JSON for machines. It only
 // renders: what is hot, what changed and what it means were decided by the
 // packages that computed them, and every format shows the same facts.

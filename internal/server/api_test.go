@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -120,7 +121,7 @@ func testBenchUploadAndReads(t *testing.T, ts *testServer) {
 		{"/api/v1/nothing", 404, "no API endpoint"},
 	} {
 		code, body := ts.do(t, http.MethodGet, tc.path, "", "", nil)
-		var e apiError
+		var e api.Error
 		if code != tc.code || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error, tc.want) {
 			t.Errorf("GET %s = %d %s; want %d with %q", tc.path, code, body, tc.code, tc.want)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/demo"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/server/api"
 )
 
 // fixtureCommits is how many commits the benchmark fixture records;
@@ -89,7 +90,7 @@ func pushLeftpadRun(t *testing.T, ts *testServer) string {
 	if code != http.StatusCreated {
 		t.Fatalf("upload leftpad run = %d %s", code, resp)
 	}
-	var res runUploadResult
+	var res api.RunUpload
 	if err := json.Unmarshal(resp, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func parseFilter(q url.Values) (store.Filter, error) {
 	if v := q.Get("since"); v != "" {
 		if t, err := time.Parse(time.DateOnly, v); err == nil {
 			f.Since = t
-		} else if t, err := parseTimeParam(q, "since"); err == nil {
+		} else if t, err := parseTimeParam("since", strings.TrimSpace(q.Get("since"))); err == nil {
 			f.Since = t
 		} else {
 			return f, err

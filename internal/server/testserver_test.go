@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
@@ -141,7 +142,7 @@ func (ts *testServer) pushBench(t testing.TB, commit string, commitTime time.Tim
 	if code != http.StatusCreated {
 		t.Fatalf("upload %s = %d: %s", commit, code, body)
 	}
-	var res benchUploadResult
+	var res api.BenchUpload
 	if err := json.Unmarshal(body, &res); err != nil {
 		t.Fatal(err)
 	}

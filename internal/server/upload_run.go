@@ -21,6 +21,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -38,14 +39,6 @@ var (
 	errRunFileNames = "files are run.json and the <kind>.pb.gz profiles it lists"
 )
 
-// A runUploadResult is the answer to a profiling run upload.
-type runUploadResult struct {
-	ID       string `json:"id"`
-	Profiles int    `json:"profiles"`
-	// URL is the run's dashboard page.
-	URL string `json:"url"`
-}
-
 // handleUploadRun stores one profiling run: POST /api/v1/runs with a token
 // and the run directory of 'perfscope profile' as the body, either
 //
@@ -55,7 +48,7 @@ type runUploadResult struct {
 //
 // It takes no query parameters: run.json says everything. Every profile
 // run.json lists must be in the upload and parse as a pprof profile. It
-// answers 201 with a runUploadResult once the files are on disk and the run
+// answers 201 with an api.RunUpload once the files are on disk and the run
 // is indexed, 400 with the reason for a malformed upload, 409 when a run
 // with the same id is already stored, 413 over the upload limit.
 func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +82,7 @@ func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
 			n++
 		}
 	}
-	writeJSON(w, http.StatusCreated, runUploadResult{ID: run.ID, Profiles: n, URL: "/runs/" + run.ID})
+	writeJSON(w, http.StatusCreated, api.RunUpload{ID: run.ID, Profiles: n, URL: "/runs/" + run.ID})
 }
 
 // newIncoming creates a fresh directory for one upload.
