@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/bench"
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 func init() { register(newPushCmd) }
@@ -210,12 +210,12 @@ func shortHash(h string) string {
 
 // pushRun uploads a run directory as multipart/form-data, streamed.
 func pushRun(ctx context.Context, o pushOptions, dir string) (string, error) {
-	run, err := capture.LoadRun(dir)
+	saved, err := run.Load(dir)
 	if err != nil {
 		return "", usagef("%v", err)
 	}
-	files := []string{capture.RunFile}
-	for _, pf := range run.Profiles {
+	files := []string{run.File}
+	for _, pf := range saved.Profiles {
 		if pf.File != "" {
 			files = append(files, pf.File)
 		}
@@ -260,7 +260,7 @@ func pushRun(ctx context.Context, o pushOptions, dir string) (string, error) {
 	}
 	base := strings.TrimSuffix(o.server, "/")
 	if code == http.StatusConflict {
-		return fmt.Sprintf("run %s is already on the server: %s/runs/%s", run.ID, base, run.ID), nil
+		return fmt.Sprintf("run %s is already on the server: %s/runs/%s", saved.ID, base, saved.ID), nil
 	}
 	return fmt.Sprintf("pushed run %s with %d profiles: %s", res.ID, res.Profiles, base+res.URL), nil
 }

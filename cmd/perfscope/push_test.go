@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -69,10 +69,10 @@ func TestTokenAndPush(t *testing.T) {
 	f, _ := os.Create(filepath.Join(runDir, "allocs.pb.gz"))
 	pprof.Lookup("allocs").WriteTo(f, 0)
 	f.Close()
-	run := capture.Run{ID: "run-1", Target: "http://127.0.0.1:1/", Start: time.Now(), End: time.Now(),
-		Profiles: []capture.ProfileFile{{Kind: capture.KindAllocs, File: "allocs.pb.gz"}}}
-	data, _ := json.Marshal(run)
-	os.WriteFile(filepath.Join(runDir, capture.RunFile), data, 0o644)
+	saved := run.Run{ID: "run-1", Target: "http://127.0.0.1:1/", Start: time.Now(), End: time.Now(),
+		Profiles: []run.ProfileFile{{Kind: run.KindAllocs, File: "allocs.pb.gz"}}}
+	data, _ := json.Marshal(saved)
+	os.WriteFile(filepath.Join(runDir, run.File), data, 0o644)
 	out, err = runCLI(t, "push", "--server", url, "--token", token, runDir)
 	if err != nil || !strings.Contains(out, "pushed run run-1 with 1 profiles: "+url+"/runs/run-1") {
 		t.Errorf("push run = %q, %v", out, err)

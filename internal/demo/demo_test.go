@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // TestProfileNaiveLeftpad profiles the bundled leftpad example in its naive
@@ -42,20 +43,20 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 	}
 
 	cfg := loadConfig(svc.URL, 4*time.Second)
-	run, err := capture.Profile(ctx, capture.Options{Load: cfg, PprofURL: svc.PprofURL, OutDir: tmp + "/run"})
+	saved, err := capture.Profile(ctx, capture.Options{Load: cfg, PprofURL: svc.PprofURL, OutDir: tmp + "/run"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Load == nil || run.Load.Successes == 0 {
-		t.Fatalf("no successful requests: %+v", run.Load)
+	if saved.Load == nil || saved.Load.Successes == 0 {
+		t.Fatalf("no successful requests: %+v", saved.Load)
 	}
-	a, errs := profiles.Analyze(run, profiles.Options{})
+	a, errs := profiles.Analyze(saved, profiles.Options{})
 	for _, err := range errs {
 		t.Logf("analysis warning: %v", err)
 	}
-	allocs := a.Profiles[capture.KindAllocs]
+	allocs := a.Profiles[run.KindAllocs]
 	if allocs == nil {
-		t.Fatalf("run has no allocs profile: %+v", run.Profiles)
+		t.Fatalf("run has no allocs profile: %+v", saved.Profiles)
 	}
 	sites, err := profiles.Sites(allocs, "alloc_objects", "alloc_space", profiles.AttributeUser, a.Classifier)
 	if err != nil {
@@ -80,7 +81,7 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 	}
 	// The capture's own requests (pprof handlers waiting out a profile's
 	// window) may be in the raw block profile; they are never in the report.
-	if block := a.Profiles[capture.KindBlock]; block != nil {
+	if block := a.Profiles[run.KindBlock]; block != nil {
 		kept, _ := profiles.DropProfilerSamples(block)
 		var keptDelay int64
 		for _, s := range kept.Sample {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/perfscope/perfscope/internal/findings"
 	"log"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -54,10 +52,6 @@ type Config struct {
 	// RequestTimeout bounds each request's work; default
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// Diagnose, when set, diagnoses a run's analysis instead of
-	// findings.Diagnose without compiler diagnostics (building them
-	// would compile the profiled program's source on every page view).
-	Diagnose func(*profiles.Analysis) []findings.Finding
 	// Version is perfscope's version, shown in page footers.
 	Version string
 	// Logf receives one line per failed request and server event; nil

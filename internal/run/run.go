@@ -1,11 +1,16 @@
-// Package capture fetches profiles from a service's pprof endpoints while a
-// load runs against it, and keeps everything it measured in a run directory:
-// the profiles as standard .pb.gz files and run.json describing the run.
-// A run is saved even when parts of it fail; failures are recorded, not fatal.
-package capture
+// Package run is the model of a saved profiling run: a directory holding
+// run.json, which describes the run, and one standard .pb.gz file per
+// profile. Capture writes runs; analysis, reports, the store and the
+// dashboard read them through this package and nothing else.
+package run
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
 )
@@ -31,8 +36,9 @@ type Run struct {
 	Dir      string `json:"-"` // where it was loaded from or saved to
 	Target   string `json:"target"`
 	PprofURL string `json:"pprof_url"`
-	// PprofSource says where PprofURL came from: PprofGiven, PprofTarget
-	// or PprofFallback; empty when no pprof endpoint was usable.
+	// PprofSource says where PprofURL came from (capture's PprofGiven,
+	// PprofTarget or PprofFallback); empty when no pprof endpoint was
+	// usable.
 	PprofSource string          `json:"pprof_source,omitempty"`
 	Args        []string        `json:"args,omitempty"` // the command line that made it
 	Start       time.Time       `json:"start"`
@@ -68,4 +74,67 @@ type ProfileFile struct {
 	// Error says why the profile is missing or, next to File, why it
 	// covers less than the window.
 	Error string `json:"error,omitempty"`
+}
+
+// Lookup returns the record of one profile kind of the run.
+func (r *Run) Lookup(kind string) (ProfileFile, bool) {
+	for _, pf := range r.Profiles {
+		if pf.Kind == kind {
+			return pf, true
+		}
+	}
+	return ProfileFile{}, false
+}
+
+// Has reports whether the run saved a profile of the kind.
+func (r *Run) Has(kind string) bool {
+	pf, ok := r.Lookup(kind)
+	return ok && pf.File != ""
+}
+
+// Path returns the path of the saved profile of the kind, or "" when the
+// run has none.
+func (r *Run) Path(kind string) string {
+	pf, ok := r.Lookup(kind)
+	if !ok || pf.File == "" {
+		return ""
+	}
+	return filepath.Join(r.Dir, pf.File)
+}
+
+// Open reads and parses the saved profile of the kind. When the run has
+// none, the error says why, as recorded at capture time.
+func (r *Run) Open(kind string) (*profile.Profile, error) {
+	pf, ok := r.Lookup(kind)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("run %s has no %s profile", r.ID, kind)
+	case pf.File == "" && pf.Error != "":
+		return nil, fmt.Errorf("run %s has no %s profile: %s", r.ID, kind, pf.Error)
+	case pf.File == "":
+		return nil, fmt.Errorf("run %s has no %s profile", r.ID, kind)
+	}
+	path := filepath.Join(r.Dir, pf.File)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s profile of run %s: %w", kind, r.ID, err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s profile %s: %w", kind, path, err)
+	}
+	return p, nil
+}
+
+// Seconds is how long each saved profile covers, by kind, as the capture
+// recorded it; kinds without a recorded length are absent.
+func (r *Run) Seconds() map[string]float64 {
+	m := map[string]float64{}
+	for _, pf := range r.Profiles {
+		if pf.Seconds > 0 {
+			m[pf.Kind] = pf.Seconds
+		}
+	}
+	return m
 }
