@@ -242,7 +242,7 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	res := analyze(r.Context(), saved, opts)
+	res := s.analyze(r.Context(), saved, opts)
 	switch format {
 	case report.JSON:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -319,12 +319,11 @@ func (s *Server) loadRun(ctx context.Context, id string) (*run.Run, error) {
 	return saved, nil
 }
 
-// analyze computes a run's analysis and findings as the CLI does,
-// without the compiler's reasons: building them would compile the
-// profiled program's source on every page view, and the server rarely
-// holds that source. The findings and their shares are the CLI's.
-func analyze(ctx context.Context, r *run.Run, opts profiles.Options) *analysis.Result {
-	return analysis.Analyze(ctx, r, analysis.Options{Profiles: opts, NoCompiler: true})
+// analyze computes a run's analysis and findings through the pipeline
+// the CLI uses, with the server's source options, so a run page shows the
+// findings and shares 'perfscope report' prints.
+func (s *Server) analyze(ctx context.Context, r *run.Run, opts profiles.Options) *analysis.Result {
+	return analysis.Analyze(ctx, r, analysis.Options{Profiles: opts, SourceDir: s.cfg.SourceDir, NoCompiler: s.cfg.NoCompiler})
 }
 
 func nonNil[T any](s []T) []T {

@@ -86,7 +86,7 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	res := analyze(ctx, saved, opts)
+	res := s.analyze(ctx, saved, opts)
 	a := res.Analysis
 	var text bytes.Buffer
 	if err := report.Write(&text, report.Text, a, res.Findings); err != nil {
@@ -107,7 +107,7 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		Run      *run.Run
 		Findings []findings.Finding
 		// CompilerSkipped says the findings lack the compiler's
-		// reasons, which the dashboard does not build.
+		// reasons: the server is configured not to build them.
 		CompilerSkipped bool
 		Routes          []profiles.RouteShare
 		Others          []store.ProfileRun
