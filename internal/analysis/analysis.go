@@ -87,10 +87,13 @@ func Analyze(ctx context.Context, r *run.Run, opts Options) *Result {
 	return res
 }
 
-// targetCores is how many CPUs the target could use, when the run tells:
-// a target on the machine analysing the run is taken to have its CPUs.
-// Every caller analysing the run on one machine gets the same answer.
+// targetCores is how many CPUs the target could use, when the run tells.
+// Runs saved before the capture recorded it fall back to this machine's
+// CPUs for a target on loopback, as they were analysed then.
 func targetCores(r *run.Run) float64 {
+	if r.TargetCPUs > 0 {
+		return float64(r.TargetCPUs)
+	}
 	u, err := url.Parse(r.Target)
 	if err != nil {
 		return 0

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 
@@ -81,5 +82,21 @@ func TestAnalyzeMissingProfiles(t *testing.T) {
 	}
 	if res.CompilerSkipped || len(res.Findings) != 0 {
 		t.Errorf("no profiles, yet compiler skipped %v and %d findings", res.CompilerSkipped, len(res.Findings))
+	}
+}
+
+func TestTargetCores(t *testing.T) {
+	for _, tc := range []struct {
+		r    run.Run
+		want float64
+	}{
+		{run.Run{Target: "http://10.1.2.3:8080/", TargetCPUs: 16}, 16},
+		{run.Run{Target: "http://127.0.0.1:8080/", TargetCPUs: 3}, 3},
+		{run.Run{Target: "http://10.1.2.3:8080/"}, 0},
+		{run.Run{Target: "http://localhost:8080/"}, float64(runtime.NumCPU())},
+	} {
+		if got := targetCores(&tc.r); got != tc.want {
+			t.Errorf("targetCores(%s, %d CPUs recorded) = %v, want %v", tc.r.Target, tc.r.TargetCPUs, got, tc.want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
@@ -181,6 +182,9 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		// Until the final save says otherwise, a r that never
 		// finished reads as interrupted.
 		Interrupted: true,
+	}
+	if isLocalHost(target.Hostname()) {
+		r.TargetCPUs = runtime.NumCPU()
 	}
 	if pprofErr != nil {
 		r.PprofSource = ""

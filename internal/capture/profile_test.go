@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -111,7 +112,8 @@ func TestProfileDuration(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back.ID != "run" || back.Target != saved.Target || back.Load.Requests != saved.Load.Requests ||
-		len(back.Profiles) != len(allKinds) || back.Interrupted || back.Version != "v0.0.0-test" {
+		len(back.Profiles) != len(allKinds) || back.Interrupted || back.Version != "v0.0.0-test" ||
+		back.TargetCPUs != runtime.NumCPU() {
 		t.Errorf("reloaded run differs: %+v", back)
 	}
 	if strings.Contains(strings.Join(back.Args, " "), "s3cret") {

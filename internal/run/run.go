@@ -32,10 +32,15 @@ const (
 // A Run is one saved profiling run; it is written as run.json in its directory.
 // Its JSON field names are stable.
 type Run struct {
-	ID       string `json:"id"`
-	Dir      string `json:"-"` // where it was loaded from or saved to
-	Target   string `json:"target"`
-	PprofURL string `json:"pprof_url"`
+	ID     string `json:"id"`
+	Dir    string `json:"-"` // where it was loaded from or saved to
+	Target string `json:"target"`
+	// TargetCPUs is how many CPUs the target could use, when the capture
+	// could tell (a target on the capturing machine has its CPUs); 0 when
+	// unknown. Recorded so that the run reads the same wherever it is
+	// analysed.
+	TargetCPUs int    `json:"target_cpus,omitempty"`
+	PprofURL   string `json:"pprof_url"`
 	// PprofSource says where PprofURL came from (capture's PprofGiven,
 	// PprofTarget or PprofFallback); empty when no pprof endpoint was
 	// usable.
