@@ -23,9 +23,9 @@ func (f *reportFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.opts.Profiles.All, "all", false, "show every function and site as pprof does, nothing folded")
 	fs.StringVar(&f.opts.Profiles.Route, "route", "",
 		"only CPU and goroutine samples whose http.route label is `PATTERN` or matches it as a regular expression")
-	fs.IntVar(&f.opts.Profiles.Top, "top", profiles.DefaultTop, "rows per table")
+	fs.IntVar(&f.opts.Profiles.Top, "top", profiles.DefaultTop, "`N` rows per table")
 	fs.StringVar(&f.opts.SourceDir, "source-dir", "",
-		"checkout of the profiled service's source, for source lines and the compiler's reasons (default: the current module, when it holds the service's main package)")
+		"checkout `DIR` of the profiled service's source, for source lines and the compiler's reasons (default: the current module, when it holds the service's main package)")
 	fs.BoolVar(&f.opts.NoCompiler, "no-source", false, "findings from the profiles alone, without building the source for the compiler's reasons")
 	fs.IntVar(&f.opts.List, "list", 0, "list the source of the `N` hottest user functions of each profile line by line, with each line's cost (as pprof's list)")
 }

@@ -3,11 +3,13 @@ package demo
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
@@ -101,5 +103,36 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 func TestModuleRootOutsideCheckout(t *testing.T) {
 	if _, err := ModuleRoot(os.TempDir()); err == nil {
 		t.Fatal("ModuleRoot found a perfscope checkout in the temp dir")
+	}
+}
+
+// TestRunAnalysesBothModes runs the whole demo briefly and checks that
+// each mode's run comes back analysed and that the modes are compared.
+func TestRunAnalysesBothModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and loads a real service twice")
+	}
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // the runs are saved under the working directory
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{Root: root, Duration: 2 * time.Second, Concurrency: 2, Analysis: analysis.Options{NoCompiler: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != len(Modes()) || len(res.Analyses) != len(res.Runs) || res.Comparison == nil {
+		t.Fatalf("%d runs, %d analyses, comparison %v; want one run and analysis per mode and a comparison",
+			len(res.Runs), len(res.Analyses), res.Comparison != nil)
+	}
+	for i, r := range res.Runs {
+		if got := res.Analyses[i].Analysis.Run.ID; got != r.ID {
+			t.Errorf("analysis %d is of run %s, want %s", i, got, r.ID)
+		}
+		if _, err := os.Stat(filepath.Join(run.DefaultRoot, r.ID, run.File)); err != nil {
+			t.Errorf("run %s not saved under %s: %v", r.ID, run.DefaultRoot, err)
+		}
 	}
 }
