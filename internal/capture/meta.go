@@ -3,28 +3,14 @@ package capture
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/run"
 )
-
-// DefaultRoot is the directory, relative to the working directory, under
-// which runs are saved when Options.OutDir is empty.
-const DefaultRoot = ".perfscope/runs"
-
-// newRunID names a run by its UTC start time, so directory listings sort
-// by time, plus a short random suffix so runs started in the same second
-// by different processes do not collide.
-func newRunID(t time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return t.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
 
 // gitState returns the commit checked out in the working directory and
 // whether the worktree has changes, or "" when git or a repository is
@@ -43,7 +29,7 @@ func gitState(ctx context.Context, outDir string) (commit string, dirty bool) {
 		return "", false
 	}
 	commit = strings.TrimSpace(string(out))
-	spec := []string{"status", "--porcelain", "--", ":/", ":(exclude)" + strings.SplitN(DefaultRoot, "/", 2)[0]}
+	spec := []string{"status", "--porcelain", "--", ":/", ":(exclude)" + strings.SplitN(run.DefaultRoot, "/", 2)[0]}
 	if outDir != "" && !filepath.IsAbs(outDir) && !strings.HasPrefix(filepath.Clean(outDir), "..") {
 		spec = append(spec, ":(exclude)"+filepath.ToSlash(filepath.Clean(outDir)))
 	}
@@ -95,27 +81,4 @@ func redactArg(a string) string {
 		}
 	}
 	return a
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a reader never sees a half-written file and a
-// crash leaves the previous version intact.
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes owner-only files; saved runs are ordinary files.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

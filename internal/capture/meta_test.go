@@ -4,11 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
 
@@ -67,17 +66,6 @@ func TestHTMLAndFirstLine(t *testing.T) {
 	}
 }
 
-func TestNewRunID(t *testing.T) {
-	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("X", 3600))
-	id := newRunID(at)
-	if !regexp.MustCompile(`^20260304-040607-[0-9a-f]{6}$`).MatchString(id) {
-		t.Errorf("run ID %q; want the UTC time and a 6-hex-digit suffix", id)
-	}
-	if newRunID(at) == id {
-		t.Error("two runs in the same second got the same ID")
-	}
-}
-
 func TestGitState(t *testing.T) {
 	testenv.Tool(t, "git", "install Debian's git package")
 	dir := t.TempDir()
@@ -97,10 +85,10 @@ func TestGitState(t *testing.T) {
 	git("add", "main.go")
 	git("commit", "-q", "-m", "first")
 	// Saved runs in the worktree do not make it dirty.
-	os.MkdirAll(filepath.Join(DefaultRoot, "x"), 0o755)
-	os.WriteFile(filepath.Join(DefaultRoot, "x", RunFile), []byte("{}"), 0o644)
+	os.MkdirAll(filepath.Join(run.DefaultRoot, "x"), 0o755)
+	os.WriteFile(filepath.Join(run.DefaultRoot, "x", run.File), []byte("{}"), 0o644)
 	os.MkdirAll(filepath.Join("out", "r1"), 0o755)
-	os.WriteFile(filepath.Join("out", "r1", RunFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join("out", "r1", run.File), []byte("{}"), 0o644)
 	commit, dirty := gitState(t.Context(), filepath.Join("out", "r1"))
 	if len(commit) != 40 || dirty {
 		t.Errorf("clean repository: commit %q dirty %v", commit, dirty)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
@@ -63,13 +63,13 @@ func writeRun(t *testing.T, id string) string {
 		t.Fatal(err)
 	}
 	f.Close()
-	run := capture.Run{ID: id, Target: "http://127.0.0.1:1/", Start: time.Now(), End: time.Now(),
-		Profiles: []capture.ProfileFile{{Kind: capture.KindAllocs, File: "allocs.pb.gz"}}}
-	data, err := json.Marshal(run)
+	saved := run.Run{ID: id, Target: "http://127.0.0.1:1/", Start: time.Now(), End: time.Now(),
+		Profiles: []run.ProfileFile{{Kind: run.KindAllocs, File: "allocs.pb.gz"}}}
+	data, err := json.Marshal(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, run.File), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

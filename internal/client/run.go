@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server/api"
 )
 
@@ -20,12 +20,12 @@ import (
 //
 // A directory that is not a run is an ErrBadInput error.
 func (c *Client) PushRun(ctx context.Context, dir string) (res *api.RunUpload, existed bool, err error) {
-	run, err := capture.LoadRun(dir)
+	saved, err := run.Load(dir)
 	if err != nil {
 		return nil, false, inputError{err.Error()}
 	}
-	files := []string{capture.RunFile}
-	for _, pf := range run.Profiles {
+	files := []string{run.File}
+	for _, pf := range saved.Profiles {
 		if pf.File != "" {
 			files = append(files, pf.File)
 		}
@@ -45,7 +45,7 @@ func (c *Client) PushRun(ctx context.Context, dir string) (res *api.RunUpload, e
 		return nil, false, err
 	}
 	if code == http.StatusConflict {
-		res = &api.RunUpload{ID: run.ID, URL: "/runs/" + run.ID}
+		res = &api.RunUpload{ID: saved.ID, URL: "/runs/" + saved.ID}
 	}
 	res.URL = c.url(res.URL)
 	return res, code == http.StatusConflict, nil

@@ -3,8 +3,8 @@ package findings
 import (
 	"fmt"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // Thresholds of the goroutine-growth rule: a stack must gain at least
@@ -52,7 +52,7 @@ go func() {
 }
 
 func checkGoroutines(e *env, r *Rule) []Finding {
-	start, end := e.a.Profiles[capture.KindGoroutineStart], e.a.Profiles[capture.KindGoroutineEnd]
+	start, end := e.a.Profiles[run.KindGoroutineStart], e.a.Profiles[run.KindGoroutineEnd]
 	if start == nil || end == nil {
 		return nil
 	}

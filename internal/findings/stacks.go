@@ -5,9 +5,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // A frame is one function activation of a sample's stack; inlined calls
@@ -91,15 +91,15 @@ func abs(v int64) int64 {
 func (r Resource) source() (kind, sampleType, unit string) {
 	switch r {
 	case CPU:
-		return capture.KindCPU, profiles.SampleCPU, "nanoseconds"
+		return run.KindCPU, profiles.SampleCPU, "nanoseconds"
 	case AllocObjects:
-		return capture.KindAllocs, profiles.SampleAllocObjects, "count"
+		return run.KindAllocs, profiles.SampleAllocObjects, "count"
 	case AllocBytes:
-		return capture.KindAllocs, profiles.SampleAllocSpace, "bytes"
+		return run.KindAllocs, profiles.SampleAllocSpace, "bytes"
 	case BlockDelay:
-		return capture.KindBlock, profiles.SampleDelay, "nanoseconds"
+		return run.KindBlock, profiles.SampleDelay, "nanoseconds"
 	case MutexDelay:
-		return capture.KindMutex, profiles.SampleDelay, "nanoseconds"
+		return run.KindMutex, profiles.SampleDelay, "nanoseconds"
 	}
 	return "", "", ""
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // Defaults of SourceOptions.
@@ -62,7 +62,7 @@ func (o SourceOptions) withDefaults() SourceOptions {
 // A SourceView is the `go tool pprof -list` view of one sample type: the
 // hottest user-code functions, each with its source lines and their values.
 type SourceView struct {
-	// Kind is the profile kind (capture.Kind*) the view comes from.
+	// Kind is the profile kind (run.Kind*) the view comes from.
 	Kind       string `json:"kind"`
 	SampleType string `json:"sample_type"`
 	Unit       string `json:"unit"`
@@ -127,11 +127,11 @@ func SourceListings(a *Analysis, opts SourceOptions) ([]*SourceView, []error) {
 	var views []*SourceView
 	var errs []error
 	for _, w := range []want{
-		{capture.KindCPU, SampleCPU},
-		{capture.KindAllocs, SampleAllocObjects},
-		{capture.KindAllocs, SampleAllocSpace},
-		{capture.KindBlock, SampleDelay},
-		{capture.KindMutex, SampleDelay},
+		{run.KindCPU, SampleCPU},
+		{run.KindAllocs, SampleAllocObjects},
+		{run.KindAllocs, SampleAllocSpace},
+		{run.KindBlock, SampleDelay},
+		{run.KindMutex, SampleDelay},
 	} {
 		p := a.Profiles[w.kind]
 		if p == nil {

@@ -14,7 +14,7 @@ import (
 func analysisDoc(a *profiles.Analysis) *doc {
 	d := &doc{title: "perfscope report: run " + a.Run.ID}
 	d.meta = runMeta(a)
-	d.add(loadSection(a.Load, a.PerRequest))
+	d.add(loadSection(a.Run.Load, a.PerRequest))
 	d.add(cpuSection(a))
 	d.add(allocsSection(a.Allocs))
 	d.add(waitSection("Blocking", "where goroutines waited (block profile)", "waiting in", a.Block))
@@ -36,10 +36,10 @@ func runMeta(a *profiles.Analysis) []string {
 	if !r.Start.IsZero() {
 		when = append(when, "started "+r.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	if r.WindowSeconds > 0 {
-		w := "profile window " + seconds(r.WindowSeconds)
-		if r.WarmupSeconds > 0 {
-			w += " after a " + seconds(r.WarmupSeconds) + " warm-up"
+	if r.Window > 0 {
+		w := "profile window " + seconds(r.Window)
+		if r.Warmup > 0 {
+			w += " after a " + seconds(r.Warmup) + " warm-up"
 		}
 		when = append(when, w)
 	}

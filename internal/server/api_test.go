@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -330,13 +330,13 @@ func TestPagesAndMetrics(t *testing.T) {
 	for id, commit := range map[string]string{"run-page": "", "run-base": "c0ffee02", "run-head": "c0ffee03"} {
 		dir := makeRunDir(t, id)
 		if commit != "" {
-			run, err := capture.LoadRun(dir)
+			saved, err := run.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			run.GitCommit = commit
-			data, _ := json.Marshal(run)
-			os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644)
+			saved.GitCommit = commit
+			data, _ := json.Marshal(saved)
+			os.WriteFile(filepath.Join(dir, run.File), data, 0o644)
 		}
 		ct, body := multipartRun(t, dir)
 		if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body); code != 201 {

@@ -1,10 +1,10 @@
-package capture
+package run
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
+	"regexp"
 	rpprof "runtime/pprof"
 	"strings"
 	"testing"
@@ -20,37 +20,37 @@ func saveTestRun(t *testing.T, root, id string, start time.Time) *Run {
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.save(); err != nil {
+	if err := r.Save(); err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func TestLoadRunErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) {
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "file"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(root, "bad")
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, RunFile), []byte("{not json"), 0o644)
+	os.WriteFile(filepath.Join(bad, File), []byte("{not json"), 0o644)
 	for _, tc := range []struct{ dir, want string }{
 		{filepath.Join(root, "missing"), "no such directory"},
 		{filepath.Join(root, "file"), "a file, not a run directory"},
 		{root, "not a perfscope run directory (it has no run.json)"},
 		{bad, "run.json is not a valid run description"},
 	} {
-		_, err := LoadRun(tc.dir)
+		_, err := Load(tc.dir)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.dir) {
-			t.Errorf("LoadRun(%s) = %v; want an error naming the directory and saying %q", tc.dir, err, tc.want)
+			t.Errorf("Load(%s) = %v; want an error naming the directory and saying %q", tc.dir, err, tc.want)
 		}
 	}
 }
 
-func TestListRuns(t *testing.T) {
+func TestList(t *testing.T) {
 	root := t.TempDir()
-	if runs, err := ListRuns(filepath.Join(root, "none")); err != nil || len(runs) != 0 {
-		t.Errorf("ListRuns of a missing root = %v, %v; want no runs and no error", runs, err)
+	if runs, err := List(filepath.Join(root, "none")); err != nil || len(runs) != 0 {
+		t.Errorf("List of a missing root = %v, %v; want no runs and no error", runs, err)
 	}
 	if _, err := Latest(root); err == nil || !strings.Contains(err.Error(), "no runs in "+root) {
 		t.Errorf("Latest of an empty root: %v", err)
@@ -61,9 +61,9 @@ func TestListRuns(t *testing.T) {
 	saveTestRun(t, root, "c", t0)
 	os.MkdirAll(filepath.Join(root, "not-a-run"), 0o755)
 	os.MkdirAll(filepath.Join(root, "broken"), 0o755)
-	os.WriteFile(filepath.Join(root, "broken", RunFile), []byte("]"), 0o644)
+	os.WriteFile(filepath.Join(root, "broken", File), []byte("]"), 0o644)
 
-	runs, err := ListRuns(root)
+	runs, err := List(root)
 	if err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("want the unreadable run reported, got %v", err)
 	}
@@ -91,8 +91,11 @@ func TestRunOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf := ProfileFile{Kind: KindGoroutineStart}
-	(&session{run: r}).saveInto(&pf, p)
+	name, err := r.SaveProfile(KindGoroutineStart, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := ProfileFile{Kind: KindGoroutineStart, File: name, Samples: len(p.Sample)}
 	r.Profiles = append(r.Profiles, pf, ProfileFile{Kind: KindCPU, Error: "fetch cpu profile from X: 404 Not Found"})
 
 	if !r.Has(KindGoroutineStart) || r.Has(KindCPU) || r.Has(KindHeap) {
@@ -113,57 +116,13 @@ func TestRunOpen(t *testing.T) {
 	}
 }
 
-// TestDelta subtracts two real cumulative allocation snapshots of this
-// process: what was allocated in between shows, the rest cancels out.
-func TestDelta(t *testing.T) {
-	snap := func() snapshot {
-		t.Helper()
-		runtime.GC() // the allocation profile is published at the end of a GC cycle
-		var buf bytes.Buffer
-		if err := rpprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
-			t.Fatal(err)
-		}
-		p, err := profile.Parse(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return snapshot{p: p, at: time.Now()}
+func TestNewID(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("X", 3600))
+	id := NewID(at)
+	if !regexp.MustCompile(`^20260304-040607-[0-9a-f]{6}$`).MatchString(id) {
+		t.Errorf("run ID %q; want the UTC time and a 6-hex-digit suffix", id)
 	}
-	start := snap()
-	var keep [][]byte
-	for range 200 {
-		keep = append(keep, allocateForDelta())
-	}
-	runtime.KeepAlive(keep)
-	end := snap()
-
-	d, err := delta(start, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.DurationNanos != end.at.Sub(start.at).Nanoseconds() || d.TimeNanos != start.at.UnixNano() {
-		t.Errorf("delta timed %d+%d; want the interval between the snapshots", d.TimeNanos, d.DurationNanos)
-	}
-	if len(d.Sample) >= len(end.p.Sample) {
-		t.Errorf("delta has %d samples, the cumulative end %d; want fewer", len(d.Sample), len(end.p.Sample))
-	}
-	found := false
-	for _, s := range d.Sample {
-		for _, loc := range s.Location {
-			for _, line := range loc.Line {
-				if strings.HasSuffix(line.Function.Name, "allocateForDelta") && s.Value[1] > 0 {
-					found = true
-				}
-			}
-		}
-	}
-	if !found {
-		t.Error("the allocations made between the snapshots are not in the delta")
-	}
-	if len(start.p.Sample) == 0 {
-		t.Fatal("empty start snapshot")
+	if NewID(at) == id {
+		t.Error("two runs in the same second got the same ID")
 	}
 }
-
-//go:noinline
-func allocateForDelta() []byte { return make([]byte, 64<<10) }
