@@ -145,6 +145,9 @@ func (cs *classes) of(fn *profile.Function) Class {
 	return cl
 }
 
+// frame is the class of a frame's function.
+func (cs *classes) frame(f Frame) Class { return cs.of(f.fn) }
+
 // stdClass splits standard-library packages into the runtime (runtime,
 // runtime/*, internal/*: code no user calls directly) and the rest.
 func stdClass(pkg string) Class {

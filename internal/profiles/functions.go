@@ -63,7 +63,7 @@ type FuncTable struct {
 // sample type ("" for the profile's default), ranked by flat, unfolded.
 // Use Top to rank, limit and fold. c may be nil: it is then learnt from p.
 func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
@@ -71,17 +71,17 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 	t := &FuncTable{
 		SampleType: p.SampleType[vi].Type,
 		Unit:       unitOf(p, vi),
-		Total:      sampleTotal(p, vi),
+		Total:      SampleTotal(p, vi),
 		Order:      ByFlat,
 	}
 	rows := map[string]*Row{}
 	classRows := map[Class]*Row{}
 	members := map[Class]int{}
-	row := func(f frame) *Row {
-		r := rows[f.name()]
+	row := func(f Frame) *Row {
+		r := rows[f.Name()]
 		if r == nil {
 			cl := cs.of(f.fn)
-			r = &Row{Function: f.name(), File: f.file(), Class: cl}
+			r = &Row{Function: f.Name(), File: f.File(), Class: cl}
 			if f.fn != nil {
 				r.Line = f.fn.StartLine
 			}
@@ -105,7 +105,7 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 		if v == 0 {
 			continue
 		}
-		fs := frames(s)
+		fs := Frames(s)
 		if len(fs) == 0 {
 			continue
 		}
@@ -124,7 +124,7 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 
 		clear(seenClass)
 		for _, f := range fs {
-			cl := rows[f.name()].Class
+			cl := rows[f.Name()].Class
 			if !seenClass[cl] {
 				seenClass[cl] = true
 				classRow(cl).Cum += v

@@ -82,11 +82,11 @@ func AllocatorFunctions() []string { return []string{"runtime.mallocgc*"} }
 // cpu nanoseconds in a Go CPU profile) that the garbage collector and the
 // allocator take.
 func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
-	g := &GCShare{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+	g := &GCShare{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 	// Functions are shared by all samples; match each once.
 	type kind struct{ gc, alloc bool }
 	kinds := map[*profile.Function]kind{}

@@ -23,12 +23,12 @@ type LineTable struct {
 // each sample once however often the line recurses on its stack. c may be
 // nil.
 func Lines(p *profile.Profile, sampleType string, match func(function string) bool, c *Classifier) (*LineTable, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
 	cs := newClasses(c, p)
-	t := &LineTable{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+	t := &LineTable{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 	type key struct {
 		fn   string
 		line int64
@@ -53,7 +53,7 @@ func Lines(p *profile.Profile, sampleType string, match func(function string) bo
 			continue
 		}
 		clear(seen)
-		for i, f := range frames(s) {
+		for i, f := range Frames(s) {
 			if !matches(f.fn) {
 				continue
 			}

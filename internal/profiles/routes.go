@@ -117,7 +117,7 @@ type Charge struct {
 // ("" for the default), with up to n charged user functions each (0: all).
 // It returns nil when no sample carries a route label.
 func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]RouteShare, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 		return nil, nil
 	}
 	cs := newClasses(c, p)
-	total := sampleTotal(p, vi)
+	total := SampleTotal(p, vi)
 	type acc struct {
 		RouteShare
 		charges map[string]*Charge
@@ -143,14 +143,14 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 			routes[r] = a
 		}
 		a.Value += abs(v)
-		for _, f := range frames(s) {
+		for _, f := range Frames(s) {
 			if cs.of(f.fn) != User {
 				continue
 			}
-			ch := a.charges[f.name()]
+			ch := a.charges[f.Name()]
 			if ch == nil {
-				ch = &Charge{Function: f.name(), File: f.file()}
-				a.charges[f.name()] = ch
+				ch = &Charge{Function: f.Name(), File: f.File()}
+				a.charges[f.Name()] = ch
 			}
 			ch.Value += v
 			break

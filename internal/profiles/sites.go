@@ -78,11 +78,11 @@ type SiteTable struct {
 // sums countType and amountType per line; the table is ranked by amount
 // and unfolded. Use Top to rank, limit and fold. c may be nil.
 func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c *Classifier) (*SiteTable, error) {
-	ci, err := sampleIndex(p, countType)
+	ci, err := SampleIndex(p, countType)
 	if err != nil {
 		return nil, err
 	}
-	ai, err := sampleIndex(p, amountType)
+	ai, err := SampleIndex(p, amountType)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +91,8 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 		CountType:   p.SampleType[ci].Type,
 		AmountType:  p.SampleType[ai].Type,
 		AmountUnit:  unitOf(p, ai),
-		TotalCount:  sampleTotal(p, ci),
-		TotalAmount: sampleTotal(p, ai),
+		TotalCount:  SampleTotal(p, ci),
+		TotalAmount: SampleTotal(p, ai),
 		Attribution: attr,
 		Order:       ByAmount,
 	}
@@ -112,7 +112,7 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 		if cv == 0 && av == 0 {
 			continue
 		}
-		fs := frames(s)
+		fs := Frames(s)
 		if len(fs) == 0 {
 			continue
 		}
@@ -121,7 +121,7 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 			at = attribute(fs, cs)
 		}
 		f := fs[at]
-		k := key{f.name(), f.file(), f.line}
+		k := key{f.Name(), f.File(), f.line}
 		a := sites[k]
 		if a == nil {
 			cl := cs.of(f.fn)
@@ -215,31 +215,28 @@ func (s Site) Where() string {
 	return fmt.Sprintf("%s:%d", s.File, s.Line)
 }
 
-// attribute picks the frame a sample is charged to: the innermost user
-// frame; else the innermost frame outside the runtime (a standard library
-// or dependency caller, such as net/http reading a request); else the leaf.
-func attribute(fs []frame, cs *classes) int {
-	outside := -1
+// attribute picks the frame a sample is charged to: the user's line
+// (UserFrame); else the innermost frame outside the runtime (a standard
+// library or dependency caller, such as net/http reading a request); else
+// the leaf.
+func attribute(fs []Frame, cs *classes) int {
+	if i := UserFrame(fs, -1, cs.frame); i >= 0 {
+		return i
+	}
 	for i, f := range fs {
-		switch cs.of(f.fn) {
-		case User:
+		if cs.of(f.fn) != Runtime {
 			return i
-		case Runtime:
-		default:
-			if outside < 0 {
-				outside = i
-			}
 		}
 	}
-	return max(outside, 0)
+	return 0
 }
 
 // calleeOf names the call made from frame at toward the leaf, "" when at
 // is the leaf. runtime.asyncPreempt is not a call the code made: the
 // runtime injects it into a running loop to preempt it, so it is skipped.
-func calleeOf(fs []frame, at int) string {
+func calleeOf(fs []Frame, at int) string {
 	for i := at - 1; i >= 0; i-- {
-		if n := fs[i].name(); n != "runtime.asyncPreempt" {
+		if n := fs[i].Name(); n != "runtime.asyncPreempt" {
 			return n
 		}
 	}

@@ -153,13 +153,13 @@ func SourceListings(a *Analysis, opts SourceOptions) ([]*SourceView, []error) {
 // Source lists the user-code functions of p with the most Self value of
 // sampleType ("" for the profile's default), line by line. c may be nil.
 func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOptions) (*SourceView, []error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, []error{err}
 	}
 	opts = opts.withDefaults()
 	cs := newClasses(c, p)
-	v := &SourceView{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+	v := &SourceView{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 
 	type lineKey struct {
 		fn   *profile.Function
@@ -186,14 +186,11 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 		if val == 0 {
 			continue
 		}
-		fs := frames(s)
+		fs := Frames(s)
 		if len(fs) == 0 {
 			continue
 		}
-		self := attribute(fs, cs)
-		if fs[self].fn == nil || cs.of(fs[self].fn) != User {
-			self = -1
-		}
+		self := UserFrame(fs, -1, cs.frame)
 		clear(seenLine)
 		clear(seenFn)
 		for i, f := range fs {
