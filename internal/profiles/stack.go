@@ -48,7 +48,9 @@ func SampleIndex(p *profile.Profile, sampleType string) (int, error) {
 }
 
 // sampleIndex is SampleIndex under the name the package's tests use.
-func sampleIndex(p *profile.Profile, sampleType string) (int, error) { return SampleIndex(p, sampleType) }
+func sampleIndex(p *profile.Profile, sampleType string) (int, error) {
+	return SampleIndex(p, sampleType)
+}
 
 // SampleTotal is the sum of value i over all samples, as pprof's total:
 // absolute values, so a diff profile's total is its volume of change.
