@@ -68,15 +68,22 @@ func (e *env) resource(r Resource) (*prof, int) {
 	if pr == nil {
 		return nil, 0
 	}
-	vi := pr.valueIndex(st)
-	if vi < 0 {
+	vi, err := profiles.SampleIndex(pr.p, st)
+	if err != nil {
 		return nil, 0
 	}
 	return pr, vi
 }
 
-// total is the profile total of r; 0 when the run lacks the profile.
-func (e *env) total(r Resource) int64 { return e.stackSum(r, nil) }
+// total is the profile total of r, the total the report's tables take
+// their shares of; 0 when the run lacks the profile.
+func (e *env) total(r Resource) int64 {
+	pr, vi := e.resource(r)
+	if pr == nil {
+		return 0
+	}
+	return profiles.SampleTotal(pr.p, vi)
+}
 
 func (e *env) share(r Resource, v int64) float64 {
 	t := e.total(r)

@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the small-writes rule, for the write system calls started
@@ -86,7 +88,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 		if i < 0 {
 			continue
 		}
-		j := nextUser(fs, i)
+		j := profiles.UserFrame(fs, i, frameClass)
 		if j < 0 {
 			continue
 		}
