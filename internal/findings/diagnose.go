@@ -85,13 +85,7 @@ func (e *env) total(r Resource) int64 {
 	return profiles.SampleTotal(pr.p, vi)
 }
 
-func (e *env) share(r Resource, v int64) float64 {
-	t := e.total(r)
-	if t == 0 {
-		return 0
-	}
-	return float64(abs(v)) / float64(t)
-}
+func (e *env) share(r Resource, v int64) float64 { return profiles.Share(abs(v), e.total(r)) }
 
 // minCPUSamples is the fewest CPU samples a finding rests on: fewer are
 // noise, whatever their share.

@@ -136,14 +136,14 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 	}
 	t.Rows = make([]Row, 0, len(rows))
 	for _, r := range rows {
-		r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+		r.FlatShare, r.CumShare = Share(r.Flat, t.Total), Share(r.Cum, t.Total)
 		t.Rows = append(t.Rows, *r)
 	}
 	sortRows(t.Rows, ByFlat)
 	for _, cl := range classOrder() {
 		if r := classRows[cl]; r != nil {
 			r.Folded = members[cl]
-			r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+			r.FlatShare, r.CumShare = Share(r.Flat, t.Total), Share(r.Cum, t.Total)
 			t.Classes = append(t.Classes, *r)
 		}
 	}

@@ -124,9 +124,9 @@ func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
 			g.Combined += v
 		}
 	}
-	g.GCFraction = share(g.GC, g.Total)
-	g.AllocatorFraction = share(g.Allocator, g.Total)
-	g.CombinedFraction = share(g.Combined, g.Total)
+	g.GCFraction = Share(g.GC, g.Total)
+	g.AllocatorFraction = Share(g.Allocator, g.Total)
+	g.CombinedFraction = Share(g.Combined, g.Total)
 	return g, nil
 }
 

@@ -73,7 +73,7 @@ func Lines(p *profile.Profile, sampleType string, match func(function string) bo
 		}
 	}
 	for _, r := range rows {
-		r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+		r.FlatShare, r.CumShare = Share(r.Flat, t.Total), Share(r.Cum, t.Total)
 		t.Rows = append(t.Rows, *r)
 	}
 	slices.SortFunc(t.Rows, func(a, b Row) int {

@@ -158,10 +158,10 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 	}
 	out := make([]RouteShare, 0, len(routes))
 	for _, a := range routes {
-		a.Share = share(a.Value, total)
+		a.Share = Share(a.Value, total)
 		for _, ch := range a.charges {
 			if ch.Value != 0 {
-				ch.Share = share(ch.Value, a.Value)
+				ch.Share = Share(ch.Value, a.Value)
 				a.Top = append(a.Top, *ch)
 			}
 		}

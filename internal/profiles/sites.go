@@ -146,14 +146,14 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 	t.Rows = make([]Site, 0, len(sites))
 	for _, a := range sites {
 		a.Callee = heaviest(a.callees)
-		a.CountShare, a.AmountShare = share(a.Count, t.TotalCount), share(a.Amount, t.TotalAmount)
+		a.CountShare, a.AmountShare = Share(a.Count, t.TotalCount), Share(a.Amount, t.TotalAmount)
 		t.Rows = append(t.Rows, a.Site)
 	}
 	sortSites(t.Rows, ByAmount)
 	for _, cl := range classOrder() {
 		if r := classSites[cl]; r != nil {
 			r.Folded = members[cl]
-			r.CountShare, r.AmountShare = share(r.Count, t.TotalCount), share(r.Amount, t.TotalAmount)
+			r.CountShare, r.AmountShare = Share(r.Count, t.TotalCount), Share(r.Amount, t.TotalAmount)
 			t.Classes = append(t.Classes, *r)
 		}
 	}

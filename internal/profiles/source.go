@@ -240,11 +240,11 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 		fsrc := FunctionSource{
 			Function: a.fn.Name, File: a.fn.Filename, StartLine: a.fn.StartLine,
 			Flat: a.flat, Cum: a.cum, Self: a.self,
-			FlatShare: share(a.flat, v.Total), CumShare: share(a.cum, v.Total), SelfShare: share(a.self, v.Total),
+			FlatShare: Share(a.flat, v.Total), CumShare: Share(a.cum, v.Total), SelfShare: Share(a.self, v.Total),
 		}
 		sampled := make([]SourceLine, 0, len(a.lines))
 		for _, ln := range a.lines {
-			ln.FlatShare, ln.CumShare, ln.SelfShare = share(ln.Flat, v.Total), share(ln.Cum, v.Total), share(ln.Self, v.Total)
+			ln.FlatShare, ln.CumShare, ln.SelfShare = Share(ln.Flat, v.Total), Share(ln.Cum, v.Total), Share(ln.Self, v.Total)
 			sampled = append(sampled, *ln)
 		}
 		slices.SortFunc(sampled, func(x, y SourceLine) int { return cmp.Compare(x.Line, y.Line) })

@@ -70,8 +70,9 @@ func abs(v int64) int64 {
 	return v
 }
 
-// share is part/total as a fraction, 0 when total is 0.
-func share(part, total int64) float64 {
+// Share is part/total as a fraction, 0 when total is 0: how every share
+// a table, a listing or a finding shows is computed.
+func Share(part, total int64) float64 {
 	if total == 0 {
 		return 0
 	}
