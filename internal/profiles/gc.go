@@ -108,11 +108,9 @@ func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
 			continue
 		}
 		var gc, alloc bool
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
-				k := of(ln.Function)
-				gc, alloc = gc || k.gc, alloc || k.alloc
-			}
+		for _, f := range Frames(s) {
+			k := of(f.fn)
+			gc, alloc = gc || k.gc, alloc || k.alloc
 		}
 		if gc {
 			g.GC += v

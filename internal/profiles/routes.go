@@ -143,17 +143,15 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 			routes[r] = a
 		}
 		a.Value += abs(v)
-		for _, f := range Frames(s) {
-			if cs.of(f.fn) != User {
-				continue
-			}
+		fs := Frames(s)
+		if i := UserFrame(fs, -1, cs.frame); i >= 0 {
+			f := fs[i]
 			ch := a.charges[f.Name()]
 			if ch == nil {
 				ch = &Charge{Function: f.Name(), File: f.File()}
 				a.charges[f.Name()] = ch
 			}
 			ch.Value += v
-			break
 		}
 	}
 	out := make([]RouteShare, 0, len(routes))
