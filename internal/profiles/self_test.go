@@ -47,19 +47,30 @@ func TestDropProfilerSamples(t *testing.T) {
 // target's pprof handler encoding the profiles the capture asked for.
 const leftpadRun = "testdata/leftpad-run"
 
+// leftpad loads the committed leftpad run and opens its profiles of the
+// given kinds.
+func leftpad(t *testing.T, kinds ...string) (*capture.Run, []*profile.Profile) {
+	t.Helper()
+	run, err := capture.LoadRun(leftpadRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := make([]*profile.Profile, len(kinds))
+	for i, kind := range kinds {
+		if ps[i], err = run.Open(kind); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return run, ps
+}
+
 // TestAnalyzeLeavesProfilerOut checks that an analysis leaves the
 // profiler's own samples out of the profiles it keeps, with or without
 // --all, and that the tables' totals are those profiles' totals: what
 // diagnosis rules and listings read is what the tables show.
 func TestAnalyzeLeavesProfilerOut(t *testing.T) {
-	run, err := capture.LoadRun(leftpadRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := run.Open(capture.KindAllocs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, ps := leftpad(t, capture.KindAllocs)
+	raw := ps[0]
 	if _, n := DropProfilerSamples(raw); n == 0 {
 		t.Fatal("the committed allocs profile has no samples of the profiler: the test checks nothing")
 	}

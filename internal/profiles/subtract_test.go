@@ -12,18 +12,8 @@ import (
 // real run from the one taken at its end: the difference sums to end −
 // start, its base samples to −start, and the inputs are left as they were.
 func TestSubtract(t *testing.T) {
-	run, err := capture.LoadRun(leftpadRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start, err := run.Open(capture.KindGoroutineStart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end, err := run.Open(capture.KindGoroutineEnd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ps := leftpad(t, capture.KindGoroutineStart, capture.KindGoroutineEnd)
+	start, end := ps[0], ps[1]
 	sum := func(p *profile.Profile) (all, base int64) {
 		for _, s := range p.Sample {
 			all += s.Value[0]
