@@ -158,31 +158,43 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 func (t *FuncTable) Top(order Order, n int, focus bool) *FuncTable {
 	out := *t
 	out.Order = order
-	out.Rows = slices.Clone(t.Rows)
+	// A row with nothing by the chosen value is not "top" of anything.
+	empty := func(r Row) bool { return r.Flat == 0 && order == ByFlat || r.Cum == 0 && order == ByCum }
+	out.Rows, out.Omitted, out.Focus = top(t.Rows, t.Classes, func(r Row) Class { return r.Class }, empty,
+		func(rows []Row) { sortRows(rows, order) }, n, focus)
+	out.Classes = slices.Clone(t.Classes)
+	return &out
+}
+
+// top ranks, limits and folds the rows of a table for its Top method:
+// rows that empty accepts are left out, the rest sorted with sort and
+// limited to n (0: all), with omitted counting those cut. With focus, the
+// rows are user code only, followed by the rows of classes (one per other
+// class of code present, not counted in n); when there is no user code at
+// all focus is dropped, as there would be nothing to focus on.
+func top[R any](rows, classes []R, class func(R) Class, empty func(R) bool, sort func([]R), n int, focus bool) (out []R, omitted int, focused bool) {
+	out = slices.Clone(rows)
 	if focus {
-		out.Rows = slices.DeleteFunc(out.Rows, func(r Row) bool { return r.Class != User })
-		if len(out.Rows) == 0 {
-			out.Rows = slices.Clone(t.Rows)
+		out = slices.DeleteFunc(out, func(r R) bool { return class(r) != User })
+		if len(out) == 0 {
+			out = slices.Clone(rows)
 			focus = false
 		}
 	}
-	out.Focus = focus
-	// A row with nothing by the chosen value is not "top" of anything.
-	out.Rows = slices.DeleteFunc(out.Rows, func(r Row) bool { return r.Flat == 0 && order == ByFlat || r.Cum == 0 && order == ByCum })
-	sortRows(out.Rows, order)
-	out.Rows, out.Omitted = limit(out.Rows, n)
+	out = slices.DeleteFunc(out, empty)
+	sort(out)
+	out, omitted = limit(out, n)
 	if focus {
-		var folded []Row
-		for _, r := range t.Classes {
-			if r.Class != User {
+		var folded []R
+		for _, r := range classes {
+			if class(r) != User {
 				folded = append(folded, r)
 			}
 		}
-		sortRows(folded, order)
-		out.Rows = append(out.Rows, folded...)
+		sort(folded)
+		out = append(out, folded...)
 	}
-	out.Classes = slices.Clone(t.Classes)
-	return &out
+	return out, omitted, focus
 }
 
 // Find returns the row of the named function, if t has one.

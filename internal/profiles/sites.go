@@ -167,28 +167,9 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 func (t *SiteTable) Top(order SiteOrder, n int, focus bool) *SiteTable {
 	out := *t
 	out.Order = order
-	out.Rows = slices.Clone(t.Rows)
-	if focus {
-		out.Rows = slices.DeleteFunc(out.Rows, func(r Site) bool { return r.Class != User })
-		if len(out.Rows) == 0 {
-			out.Rows = slices.Clone(t.Rows)
-			focus = false
-		}
-	}
-	out.Focus = focus
-	out.Rows = slices.DeleteFunc(out.Rows, func(r Site) bool { return r.Count == 0 && order == ByCount || r.Amount == 0 && order == ByAmount })
-	sortSites(out.Rows, order)
-	out.Rows, out.Omitted = limit(out.Rows, n)
-	if focus {
-		var folded []Site
-		for _, r := range t.Classes {
-			if r.Class != User {
-				folded = append(folded, r)
-			}
-		}
-		sortSites(folded, order)
-		out.Rows = append(out.Rows, folded...)
-	}
+	empty := func(r Site) bool { return r.Count == 0 && order == ByCount || r.Amount == 0 && order == ByAmount }
+	out.Rows, out.Omitted, out.Focus = top(t.Rows, t.Classes, func(r Site) Class { return r.Class }, empty,
+		func(rows []Site) { sortSites(rows, order) }, n, focus)
 	out.Classes = slices.Clone(t.Classes)
 	return &out
 }
