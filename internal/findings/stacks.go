@@ -36,15 +36,7 @@ type prof struct {
 // newProf decodes p's samples, classifying each function once.
 func newProf(kind string, p *profile.Profile, c *profiles.Classifier) *prof {
 	pr := &prof{kind: kind, p: p}
-	classes := map[*profile.Function]profiles.Class{}
-	classOf := func(fn *profile.Function) profiles.Class {
-		cl, ok := classes[fn]
-		if !ok {
-			cl = c.Classify(fn.Name, fn.Filename)
-			classes[fn] = cl
-		}
-		return cl
-	}
+	classes := profiles.NewClasses(c, p)
 	for _, s := range p.Sample {
 		st := stack{values: s.Value}
 		for _, f := range profiles.Frames(s) {
@@ -55,7 +47,7 @@ func newProf(kind string, p *profile.Profile, c *profiles.Classifier) *prof {
 			}
 			st.frames = append(st.frames, frame{
 				fn: fn.Name, file: fn.Filename, line: f.Line(),
-				start: fn.StartLine, class: classOf(fn),
+				start: fn.StartLine, class: classes.Of(fn),
 			})
 		}
 		if len(st.frames) > 0 {
@@ -107,19 +99,8 @@ type site struct {
 	matched map[string]int64
 }
 
-func (s *site) call() string    { return heaviest(s.calls) }
-func (s *site) matches() string { return heaviest(s.matched) }
-
-// heaviest is the key with the largest value, ties broken by name.
-func heaviest(m map[string]int64) string {
-	best, bv := "", int64(-1)
-	for k, v := range m {
-		if v > bv || (v == bv && k < best) {
-			best, bv = k, v
-		}
-	}
-	return best
-}
+func (s *site) call() string    { return profiles.Heaviest(s.calls) }
+func (s *site) matches() string { return profiles.Heaviest(s.matched) }
 
 // sites maps lines to their sites.
 type sites map[siteKey]*site

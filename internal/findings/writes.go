@@ -112,7 +112,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 	reasons := map[siteKey]string{}
 	for k, s := range cpu {
 		li := info[k]
-		sink := heaviest(li.sinks)
+		sink := profiles.Heaviest(li.sinks)
 		file := !strings.Contains(sink, "socket")
 		switch {
 		case file && e.share(CPU, li.serving) >= writesServingCPU && li.serving >= writesServingSamples*period:
@@ -136,7 +136,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
 			ev.Detail = reasons[l.siteKey]
-			if sink := heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
+			if sink := profiles.Heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
 				kinds = append(kinds, sink)
 			}
 			evs = append(evs, ev)

@@ -67,7 +67,7 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 	if err != nil {
 		return nil, err
 	}
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	t := &FuncTable{
 		SampleType: p.SampleType[vi].Type,
 		Unit:       unitOf(p, vi),
@@ -80,7 +80,7 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 	row := func(f Frame) *Row {
 		r := rows[f.Name()]
 		if r == nil {
-			cl := cs.of(f.fn)
+			cl := cs.Of(f.fn)
 			r = &Row{Function: f.Name(), File: f.File(), Class: cl}
 			if f.fn != nil {
 				r.Line = f.fn.StartLine

@@ -62,7 +62,7 @@ func GoroutineGrowth(start, end *profile.Profile, n int, c *Classifier) (*Gorout
 	}
 	g := &Goroutines{}
 	stacks := map[string]*StackGrowth{}
-	cs := newClasses(c, diff)
+	cs := NewClasses(c, diff)
 	for _, s := range diff.Sample {
 		v := s.Value[vi]
 		atStart := FromBase(s)
@@ -84,7 +84,7 @@ func GoroutineGrowth(start, end *profile.Profile, n int, c *Classifier) (*Gorout
 		if sg == nil {
 			at := attribute(fs, cs)
 			f := fs[at]
-			sg = &StackGrowth{Function: f.Name(), File: f.File(), Line: f.line, Class: cs.of(f.fn), Stack: desc}
+			sg = &StackGrowth{Function: f.Name(), File: f.File(), Line: f.line, Class: cs.Of(f.fn), Stack: desc}
 			sg.Wait = calleeOf(fs, at)
 			stacks[k] = sg
 		}

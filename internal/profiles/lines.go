@@ -27,7 +27,7 @@ func Lines(p *profile.Profile, sampleType string, match func(function string) bo
 	if err != nil {
 		return nil, err
 	}
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	t := &LineTable{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 	type key struct {
 		fn   string
@@ -60,7 +60,7 @@ func Lines(p *profile.Profile, sampleType string, match func(function string) bo
 			k := key{f.fn.Name, f.line}
 			r := rows[k]
 			if r == nil {
-				r = &Row{Function: f.fn.Name, File: f.fn.Filename, Line: f.line, Class: cs.of(f.fn)}
+				r = &Row{Function: f.fn.Name, File: f.fn.Filename, Line: f.line, Class: cs.Of(f.fn)}
 				rows[k] = r
 			}
 			if i == 0 {

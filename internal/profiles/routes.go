@@ -124,7 +124,7 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 	if !HasLabel(p, RouteLabel) {
 		return nil, nil
 	}
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	total := SampleTotal(p, vi)
 	type acc struct {
 		RouteShare
@@ -144,7 +144,7 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 		}
 		a.Value += abs(v)
 		fs := Frames(s)
-		if i := UserFrame(fs, -1, cs.frame); i >= 0 {
+		if i := UserFrame(fs, -1, cs.Frame); i >= 0 {
 			f := fs[i]
 			ch := a.charges[f.Name()]
 			if ch == nil {

@@ -86,7 +86,7 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 	if err != nil {
 		return nil, err
 	}
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	t := &SiteTable{
 		CountType:   p.SampleType[ci].Type,
 		AmountType:  p.SampleType[ai].Type,
@@ -124,7 +124,7 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 		k := key{f.Name(), f.File(), f.line}
 		a := sites[k]
 		if a == nil {
-			cl := cs.of(f.fn)
+			cl := cs.Of(f.fn)
 			a = &acc{Site: Site{Function: k.fn, File: k.file, Line: k.line, Class: cl}, callees: map[string]int64{}}
 			sites[k] = a
 			members[cl]++
@@ -145,7 +145,7 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 	}
 	t.Rows = make([]Site, 0, len(sites))
 	for _, a := range sites {
-		a.Callee = heaviest(a.callees)
+		a.Callee = Heaviest(a.callees)
 		a.CountShare, a.AmountShare = Share(a.Count, t.TotalCount), Share(a.Amount, t.TotalAmount)
 		t.Rows = append(t.Rows, a.Site)
 	}
@@ -200,12 +200,12 @@ func (s Site) Where() string {
 // (UserFrame); else the innermost frame outside the runtime (a standard
 // library or dependency caller, such as net/http reading a request); else
 // the leaf.
-func attribute(fs []Frame, cs *classes) int {
-	if i := UserFrame(fs, -1, cs.frame); i >= 0 {
+func attribute(fs []Frame, cs *Classes) int {
+	if i := UserFrame(fs, -1, cs.Frame); i >= 0 {
 		return i
 	}
 	for i, f := range fs {
-		if cs.of(f.fn) != Runtime {
+		if cs.Of(f.fn) != Runtime {
 			return i
 		}
 	}
@@ -224,8 +224,9 @@ func calleeOf(fs []Frame, at int) string {
 	return ""
 }
 
-// heaviest is the key with the largest value, ties broken by name.
-func heaviest(m map[string]int64) string {
+// Heaviest is the key with the largest value, ties broken by name: how
+// the call a line makes is chosen among the calls its samples make there.
+func Heaviest(m map[string]int64) string {
 	best, bv := "", int64(-1)
 	for k, v := range m {
 		if v > bv || (v == bv && k < best) {

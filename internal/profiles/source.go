@@ -158,7 +158,7 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 		return nil, []error{err}
 	}
 	opts = opts.withDefaults()
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	v := &SourceView{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 
 	type lineKey struct {
@@ -190,11 +190,11 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 		if len(fs) == 0 {
 			continue
 		}
-		self := UserFrame(fs, -1, cs.frame)
+		self := UserFrame(fs, -1, cs.Frame)
 		clear(seenLine)
 		clear(seenFn)
 		for i, f := range fs {
-			if f.fn == nil || cs.of(f.fn) != User {
+			if f.fn == nil || cs.Of(f.fn) != User {
 				continue
 			}
 			a := acc(f.fn)
