@@ -109,6 +109,24 @@ func (e *env) cpuPeriod() int64 {
 	return 1e7
 }
 
+// minAllocSamples is the fewest allocation samples a finding on
+// allocations rests on, as minCPUSamples is for CPU.
+const minAllocSamples = 5
+
+// enoughAllocs reports whether b, allocated bytes, spans at least
+// minAllocSamples sampling periods of the allocation profile.
+func (e *env) enoughAllocs(b int64) bool {
+	pr, _ := e.resource(AllocBytes)
+	if pr == nil {
+		return false
+	}
+	period := pr.p.Period
+	if period <= 0 {
+		period = 512 << 10 // the Go runtime's default MemProfileRate
+	}
+	return abs(b) >= minAllocSamples*period
+}
+
 func (e *env) measure(r Resource, v int64) Measure {
 	_, _, unit := r.source()
 	return Measure{Resource: r, Value: v, Unit: unit, Share: e.share(r, v)}
