@@ -69,7 +69,7 @@ func checkGoroutines(e *env, r *Rule) []Finding {
 		added += s.Delta
 		ev := Evidence{
 			Function: s.Function, File: s.File, Line: s.Line, Call: s.Wait, Stack: s.Stack,
-			Measures: []Measure{{Resource: Goroutines, Value: s.End, Unit: "goroutines", Share: float64(s.End) / float64(g.End)}},
+			Measures: []Measure{{Resource: Goroutines, Value: s.End, Unit: "goroutines", Share: profiles.Share(s.End, g.End)}},
 			Detail:   fmt.Sprintf("%d → %d goroutines", s.Start, s.End),
 		}
 		evs = append(evs, ev)
@@ -77,7 +77,7 @@ func checkGoroutines(e *env, r *Rule) []Finding {
 	if len(evs) == 0 {
 		return nil
 	}
-	share := float64(added) / float64(g.End)
+	share := profiles.Share(added, g.End)
 	first := evs[0]
 	summary := fmt.Sprintf("Goroutines grew from %d to %d during the window; %d of them wait in %s at %s (%s). They may be leaking.",
 		g.Start, g.End, added, first.Function, short(first.File, first.Line), first.Call)

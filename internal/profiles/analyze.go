@@ -23,7 +23,8 @@ type Options struct {
 	// All shows every function as pprof would: no folding of the runtime,
 	// the standard library and dependencies, and allocation and wait
 	// sites at the leaf frame (pprof -lines) instead of the innermost
-	// user frame.
+	// user frame. The profiler's own samples are left out all the same:
+	// they are the measurement's cost, not the target's.
 	All bool `json:"all"`
 	// Route keeps only the CPU and goroutine samples whose http.route
 	// label matches (see NewRouteMatcher); the other profiles carry no
@@ -75,7 +76,9 @@ type Analysis struct {
 
 	// Profiles holds the parsed profiles by kind (run.Kind*), for
 	// consumers that need more than the tables, such as diagnosis rules
-	// or a per-line listing. Route filtering is not applied to them.
+	// or a per-line listing. They are the profiles the tables were
+	// computed from: the samples of the profiler's own work are left out
+	// (see DropProfilerSamples). Route filtering is not applied to them.
 	Profiles map[string]*profile.Profile `json:"-"`
 	// Classifier is the classifier the tables were made with.
 	Classifier *Classifier `json:"-"`
@@ -166,7 +169,11 @@ func Analyze(r *run.Run, opts Options) (*Analysis, []error) {
 			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: err.Error()})
 			continue
 		}
-		a.Profiles[pf.Kind] = p
+		// The profiler's own work is not the target's (see
+		// DropProfilerSamples): it is left out here, once, so that the
+		// tables, the listings and the findings all charge the same
+		// samples and compute their shares over the same totals.
+		a.Profiles[pf.Kind], _ = DropProfilerSamples(p)
 	}
 	errs = append(errs, a.compute(r.Seconds())...)
 	for _, err := range errs {
@@ -183,13 +190,6 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 		errs = append(errs, fmt.Errorf("%s: %w", section, err))
 	}
 	ps := a.Profiles
-	if !a.Options.All {
-		// The profiler's own work is not the target's: see DropProfilerSamples.
-		ps = make(map[string]*profile.Profile, len(a.Profiles))
-		for kind, p := range a.Profiles {
-			ps[kind], _ = DropProfilerSamples(p)
-		}
-	}
 	all := make([]*profile.Profile, 0, len(ps))
 	for _, kind := range slices.Sorted(maps.Keys(ps)) {
 		all = append(all, ps[kind])
@@ -266,11 +266,11 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 }
 
 func (a *Analysis) cpu(p *profile.Profile, route *RouteMatcher, seconds float64, n int, focus bool) (*CPU, error) {
-	vi, err := sampleIndex(p, SampleCPU)
+	vi, err := SampleIndex(p, SampleCPU)
 	if err != nil {
 		return nil, err
 	}
-	cpu := &CPU{SampleType: SampleCPU, Unit: unitOf(p, vi), ProfileTotal: sampleTotal(p, vi), Seconds: seconds}
+	cpu := &CPU{SampleType: SampleCPU, Unit: unitOf(p, vi), ProfileTotal: SampleTotal(p, vi), Seconds: seconds}
 	if cpu.Unit == "nanoseconds" && seconds > 0 {
 		cpu.Cores = float64(cpu.ProfileTotal) / 1e9 / seconds
 	}

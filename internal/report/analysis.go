@@ -110,7 +110,7 @@ func cpuSection(a *profiles.Analysis) section {
 	lines := []string{summary}
 	if a.Options.Route != "" {
 		lines = append(lines, fmt.Sprintf("route %q: %s (%s of the CPU); the tables below are shares of the route",
-			a.Options.Route, value(c.Total, c.Unit), percent(share(c.Total, c.ProfileTotal))))
+			a.Options.Route, value(c.Total, c.Unit), percent(profiles.Share(c.Total, c.ProfileTotal))))
 	}
 	if c.Flat != nil && len(c.Flat.Classes) > 0 {
 		var kinds []string
@@ -140,13 +140,6 @@ func cpuSection(a *profiles.Analysis) section {
 		}))
 	}
 	return s
-}
-
-func share(part, total int64) float64 {
-	if total == 0 {
-		return 0
-	}
-	return float64(part) / float64(total)
 }
 
 func funcBlock(caption string, t *profiles.FuncTable) block {
