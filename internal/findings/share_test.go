@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -16,11 +16,11 @@ import (
 // resource, and a line charged the same value shows the same share in
 // both (the concatenation in main.leftpad among them).
 func TestSharesMatchTables(t *testing.T) {
-	run, err := capture.LoadRun(filepath.Join("..", "profiles", "testdata", "leftpad-run"))
+	saved, err := run.Load(filepath.Join("..", "profiles", "testdata", "leftpad-run"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, errs := profiles.Analyze(run, profiles.Options{Top: 1000})
+	a, errs := profiles.Analyze(saved, profiles.Options{Top: 1000})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

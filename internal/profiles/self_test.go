@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 func TestDropProfilerSamples(t *testing.T) {
@@ -49,19 +49,19 @@ const leftpadRun = "testdata/leftpad-run"
 
 // leftpad loads the committed leftpad run and opens its profiles of the
 // given kinds.
-func leftpad(t *testing.T, kinds ...string) (*capture.Run, []*profile.Profile) {
+func leftpad(t *testing.T, kinds ...string) (*run.Run, []*profile.Profile) {
 	t.Helper()
-	run, err := capture.LoadRun(leftpadRun)
+	saved, err := run.Load(leftpadRun)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ps := make([]*profile.Profile, len(kinds))
 	for i, kind := range kinds {
-		if ps[i], err = run.Open(kind); err != nil {
+		if ps[i], err = saved.Open(kind); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return run, ps
+	return saved, ps
 }
 
 // TestAnalyzeLeavesProfilerOut checks that an analysis leaves the
@@ -69,13 +69,13 @@ func leftpad(t *testing.T, kinds ...string) (*capture.Run, []*profile.Profile) {
 // --all, and that the tables' totals are those profiles' totals: what
 // diagnosis rules and listings read is what the tables show.
 func TestAnalyzeLeavesProfilerOut(t *testing.T) {
-	run, ps := leftpad(t, capture.KindAllocs)
+	saved, ps := leftpad(t, run.KindAllocs)
 	raw := ps[0]
 	if _, n := DropProfilerSamples(raw); n == 0 {
 		t.Fatal("the committed allocs profile has no samples of the profiler: the test checks nothing")
 	}
 	for _, all := range []bool{false, true} {
-		a, errs := Analyze(run, Options{All: all})
+		a, errs := Analyze(saved, Options{All: all})
 		if len(errs) > 0 {
 			t.Fatalf("all=%v: %v", all, errs)
 		}
@@ -84,7 +84,7 @@ func TestAnalyzeLeavesProfilerOut(t *testing.T) {
 				t.Errorf("all=%v: the %s profile keeps %d samples of the profiler", all, kind, n)
 			}
 		}
-		p := a.Profiles[capture.KindAllocs]
+		p := a.Profiles[run.KindAllocs]
 		oi, err := SampleIndex(p, SampleAllocObjects)
 		if err != nil {
 			t.Fatal(err)

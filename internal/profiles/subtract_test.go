@@ -5,14 +5,14 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // TestSubtract subtracts the goroutine profile taken at the start of a
 // real run from the one taken at its end: the difference sums to end −
 // start, its base samples to −start, and the inputs are left as they were.
 func TestSubtract(t *testing.T) {
-	_, ps := leftpad(t, capture.KindGoroutineStart, capture.KindGoroutineEnd)
+	_, ps := leftpad(t, run.KindGoroutineStart, run.KindGoroutineEnd)
 	start, end := ps[0], ps[1]
 	sum := func(p *profile.Profile) (all, base int64) {
 		for _, s := range p.Sample {
