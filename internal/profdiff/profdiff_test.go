@@ -1,4 +1,4 @@
-package compare
+package profdiff
 
 import (
 	"os"
@@ -44,17 +44,16 @@ func writeProfile(t *testing.T, path string, p *profile.Profile) {
 	}
 }
 
-func TestDiffProfiles(t *testing.T) {
+func TestCompute(t *testing.T) {
 	dir := t.TempDir()
 	// Profiles beside results files, as 'perfscope bench' saves them.
 	writeProfile(t, filepath.Join(dir, "old.example.com_x.cpu.pb.gz"), cpuProfile(map[string]int64{"x.pad": 100e6, "x.log": 50e6}))
 	writeProfile(t, filepath.Join(dir, "new.example.com_x.cpu.pb.gz"), cpuProfile(map[string]int64{"x.pad": 300e6, "x.log": 40e6}))
-	inputs := []*Input{{Path: filepath.Join(dir, "old.txt")}, {Path: filepath.Join(dir, "new.txt")}}
-	pairs, err := ProfilePairs(inputs, nil)
+	pairs, err := Pairs([]string{filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")}, nil)
 	if err != nil || len(pairs) != 1 || pairs[0].Kind != "cpu" {
 		t.Fatalf("pairs %+v, %v; want one cpu pair", pairs, err)
 	}
-	d, err := DiffProfiles(pairs[0], 5)
+	d, err := Compute(pairs[0], 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +70,7 @@ func TestDiffProfiles(t *testing.T) {
 	// Explicit profiles that are not profiles are an error, not a panic.
 	bad := filepath.Join(dir, "bad.pb.gz")
 	os.WriteFile(bad, []byte("<html>"), 0o644)
-	if _, err := DiffProfiles(ProfilePair{Base: []string{bad}, Head: []string{bad}}, 5); err == nil {
+	if _, err := Compute(Pair{Base: []string{bad}, Head: []string{bad}}, 5); err == nil {
 		t.Error("no error for a file that is not a profile")
 	}
 }
