@@ -21,17 +21,59 @@ import (
 func WriteGate(w io.Writer, f Format, r *gate.Report) error {
 	switch f {
 	case JSON:
-		return writeJSON(w, struct {
-			*gate.Report
-			Outcome  string `json:"outcome"`
-			ExitCode int    `json:"exit_code"`
-		}{r, gateOutcome(r.Decision), r.Decision.ExitCode()})
+		return writeJSON(w, gateJSON(r))
 	case Markdown:
 		return writeGateMarkdown(w, r)
 	case Text:
 		return writeGateText(w, r)
 	}
 	return fmt.Errorf("unknown format %q", f)
+}
+
+// gateJSON is the JSON form of a gate report: its own fields, with null
+// for numbers JSON cannot carry (a benchmark may report +Inf, and an
+// unbounded resolution is +Inf).
+func gateJSON(r *gate.Report) any {
+	type judgement struct {
+		gate.Judgement
+		// These shadow the embedded fields of the same names.
+		Base       []*float64 `json:"base"`
+		Head       []*float64 `json:"head"`
+		BaseMedian *float64   `json:"base_median"`
+		HeadMedian *float64   `json:"head_median"`
+		Change     *float64   `json:"change"`
+		Resolution *float64   `json:"resolution"`
+	}
+	type decision struct {
+		*gate.Decision
+		Judgements []judgement `json:"judgements"`
+	}
+	d := decision{Decision: r.Decision, Judgements: make([]judgement, len(r.Decision.Judgements))}
+	for i, j := range r.Decision.Judgements {
+		d.Judgements[i] = judgement{j, finites(j.Base), finites(j.Head), finite(j.BaseMedian), finite(j.HeadMedian), finite(j.Change), finite(j.Resolution)}
+	}
+	return struct {
+		*gate.Report
+		Decision decision `json:"decision"`
+		Outcome  string   `json:"outcome"`
+		ExitCode int      `json:"exit_code"`
+	}{r, d, gateOutcome(r.Decision), r.Decision.ExitCode()}
+}
+
+func finites(xs []float64) []*float64 {
+	out := make([]*float64, len(xs))
+	for i, x := range xs {
+		out[i] = finite(x)
+	}
+	return out
+}
+
+// finite is x, or nil for values JSON cannot carry (±Inf, NaN).
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
 }
 
 // gateOutcome is the one-line conclusion of a decision.
