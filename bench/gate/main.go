@@ -87,11 +87,9 @@ func main() {
 		}
 		base, headData = run.Raw.Base, run.Raw.Head
 		fmt.Printf("measured %d rounds in %s (build %s)\n", *pool, time.Since(start).Round(time.Second), run.Build.Round(time.Second))
-		if err := os.MkdirAll(*save, 0o755); err != nil {
+		if err := run.Raw.Save(*save); err != nil {
 			fail(err)
 		}
-		os.WriteFile(filepath.Join(*save, "base.txt"), base, 0o644)
-		os.WriteFile(filepath.Join(*save, "head.txt"), headData, 0o644)
 	}
 
 	br, err := bench.Parse(bytes.NewReader(base), "base.txt")
