@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profdiff"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // WriteProfileDiffs renders profile diffs, the part of a comparison that
@@ -18,7 +19,7 @@ func WriteProfileDiffs(w io.Writer, f Format, diffs []*profdiff.Diff) error {
 	bw := bufio.NewWriter(w)
 	for _, d := range diffs {
 		_, unit, _ := strings.Cut(d.SampleType, "/")
-		v := func(x int64) string { return value(x, unit) }
+		v := func(x int64) string { return units.Value(x, unit) }
 		delta := func(x int64) string {
 			if x > 0 {
 				return "+" + v(x)
