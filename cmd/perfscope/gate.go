@@ -31,12 +31,13 @@ base, ... one sample each per round — so that drift of a shared machine hits
 both sides alike. While the samples are too noisy (or too few) to decide, it
 adds rounds in batches, up to --max-rounds.
 
-A benchmark metric regresses only if BOTH its Mann-Whitney U-test p-value,
-after Holm–Bonferroni correction across all gated metrics, is below --alpha
-(so that a run raises a false alarm at most once in 1/alpha runs), AND its
-median worsens by more than the threshold: default 3% for sec/op and any
-increase for B/op and allocs/op. The statistics are benchstat's
-(x/perf/benchmath).
+A benchmark metric regresses only if BOTH
+  - its Mann-Whitney U-test p-value, after Holm–Bonferroni correction across
+    all gated metrics, is below --alpha (default 0.01, so that a run raises
+    a false alarm at most once in a hundred), and
+  - its median worsens by more than the threshold: default 3% for sec/op and
+    any increase for B/op and allocs/op.
+The same statistics as benchstat (median, U-test) come from x/perf/benchmath.
 
 Exit status: 0 no regression; 1 regression; 2 could not decide (too few
 rounds for significance, a build failure, an unknown REF, a dirty work tree
