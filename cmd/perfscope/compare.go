@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/profdiff"
+	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -91,13 +93,17 @@ Flags:
 			if err != nil {
 				return usagef("%v", err)
 			}
-			var diffs []*compare.ProfileDiff
-			pairs, err := compare.ProfilePairs(inputs, profiles)
+			var diffs []*profdiff.Diff
+			var paths []string
+			for _, in := range inputs {
+				paths = append(paths, in.Path)
+			}
+			pairs, err := profdiff.Pairs(paths, profiles)
 			if err != nil {
 				return err
 			}
 			for _, p := range pairs {
-				d, err := compare.DiffProfiles(p, topN)
+				d, err := profdiff.Compute(p, topN)
 				if err != nil {
 					return err
 				}
@@ -114,14 +120,16 @@ Flags:
 			out := cmd.OutOrStdout()
 			switch format {
 			case "markdown":
-				err = compare.WriteMarkdown(out, cmp, diffs)
+				if err = compare.WriteMarkdown(out, cmp); err == nil {
+					err = report.WriteProfileDiffs(out, report.Markdown, diffs)
+				}
 			case "json":
 				err = compare.WriteJSON(out, cmp, diffs)
 			case "csv":
 				err = cmp.WriteCSV(out, cmd.ErrOrStderr())
 			default:
 				if err = cmp.WriteText(out); err == nil {
-					err = compare.WriteProfileDiffsText(out, diffs)
+					err = report.WriteProfileDiffs(out, report.Text, diffs)
 				}
 			}
 			return err

@@ -41,7 +41,7 @@ func FuzzCompare(f *testing.F) {
 		if err := WriteJSON(io.Discard, cmp, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteMarkdown(io.Discard, cmp, nil); err != nil {
+		if err := WriteMarkdown(io.Discard, cmp); err != nil {
 			t.Fatal(err)
 		}
 	})

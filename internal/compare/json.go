@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+
+	"github.com/perfscope/perfscope/internal/profdiff"
 )
 
 // The JSON form of a comparison. Field names are stable; see
 // docs in WriteJSON.
 type jsonComparison struct {
-	Tables       []jsonTable    `json:"tables"`
-	Warnings     []string       `json:"warnings,omitempty"`
-	ProfileDiffs []*ProfileDiff `json:"profile_diffs,omitempty"`
+	Tables       []jsonTable      `json:"tables"`
+	Warnings     []string         `json:"warnings,omitempty"`
+	ProfileDiffs []*profdiff.Diff `json:"profile_diffs,omitempty"`
 }
 
 type jsonTable struct {
@@ -68,8 +70,8 @@ type jsonGeomean struct {
 //	    significant, warnings}
 //	  geomean[]: center, delta, ratio, warnings
 //	warnings[]: skipped lines and filter messages
-//	profile_diffs[]: see ProfileDiff
-func WriteJSON(w io.Writer, cmp *Comparison, diffs []*ProfileDiff) error {
+//	profile_diffs[]: see profdiff.Diff
+func WriteJSON(w io.Writer, cmp *Comparison, diffs []*profdiff.Diff) error {
 	out := jsonComparison{Tables: []jsonTable{}, Warnings: errStrings(cmp.Warnings), ProfileDiffs: diffs}
 	for _, t := range cmp.Tables {
 		jt := jsonTable{

@@ -10,8 +10,8 @@ import (
 
 // WriteMarkdown renders the comparison for a pull-request comment: one
 // GitHub table per benchmark table, significant changes in bold, warnings
-// as numbered footnotes, then the profile diffs.
-func WriteMarkdown(w io.Writer, cmp *Comparison, diffs []*ProfileDiff) error {
+// as numbered footnotes.
+func WriteMarkdown(w io.Writer, cmp *Comparison) error {
 	var b strings.Builder
 	var prev [][2]string
 	for _, t := range cmp.Tables {
@@ -32,7 +32,6 @@ func WriteMarkdown(w io.Writer, cmp *Comparison, diffs []*ProfileDiff) error {
 		t.writeMarkdown(&b)
 		b.WriteString("\n")
 	}
-	writeProfileDiffsMarkdown(&b, diffs)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

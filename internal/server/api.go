@@ -171,7 +171,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		err = cc.Cmp.WriteText(w)
 	case "markdown":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-		err = compare.WriteMarkdown(w, cc.Cmp, nil)
+		err = compare.WriteMarkdown(w, cc.Cmp)
 	default:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		err = compare.WriteJSON(w, cc.Cmp, nil)

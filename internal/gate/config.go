@@ -1,4 +1,4 @@
-package compare
+package gate
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// GateConfig is the gate's configuration: statistics, how much change
+// A Config is the gate's configuration: statistics, how much change
 // counts, and per-benchmark exceptions. It is read from the "gate" object
 // of .perfscope.json:
 //
@@ -36,7 +36,7 @@ import (
 // expression matched against the whole benchmark name without the
 // "Benchmark" prefix and GOMAXPROCS suffix ("Pad/n=10"); "unit" and
 // "package" narrow it further. The first matching entry wins.
-type GateConfig struct {
+type Config struct {
 	Alpha      float64            `json:"alpha,omitempty"`
 	Rounds     int                `json:"rounds,omitempty"`
 	MaxRounds  int                `json:"max_rounds,omitempty"`
@@ -78,7 +78,7 @@ const (
 // in d: batches of half the configured rounds (at least 5) while d needs
 // more rounds to decide, up to MaxRounds in all. The gate and the study
 // of its error rates both extend runs by this rule.
-func (c GateConfig) MoreRounds(done int, d *Decision) int {
+func (c Config) MoreRounds(done int, d *Decision) int {
 	c = c.withDefaults()
 	if done >= c.MaxRounds || !d.NeedsMoreRounds() {
 		return 0
@@ -91,7 +91,7 @@ func DefaultThresholds() map[string]float64 {
 	return map[string]float64{"sec/op": DefaultTimePct, "B/op": 0, "allocs/op": 0}
 }
 
-func (c GateConfig) withDefaults() GateConfig {
+func (c Config) withDefaults() Config {
 	if c.Alpha == 0 {
 		c.Alpha = DefaultAlpha
 	}
@@ -115,10 +115,10 @@ func (c GateConfig) withDefaults() GateConfig {
 
 // WithDefaults returns the configuration with every unset field at its
 // default.
-func (c GateConfig) WithDefaults() GateConfig { return c.withDefaults() }
+func (c Config) WithDefaults() Config { return c.withDefaults() }
 
 // Validate checks the configuration and compiles its patterns.
-func (c *GateConfig) Validate() error {
+func (c *Config) Validate() error {
 	if c.Alpha < 0 || c.Alpha > 1 {
 		return fmt.Errorf("alpha %v: must be in [0, 1]", c.Alpha)
 	}
@@ -144,12 +144,9 @@ func (c *GateConfig) Validate() error {
 	return nil
 }
 
-// A gateRule is the threshold that applies to one measurement.
-type gateRule struct{ Threshold float64 }
-
 // rule returns the threshold (as a fraction) for a measurement and whether
 // it is gated at all.
-func (c GateConfig) rule(pkg, name, unit string) (gateRule, bool) {
+func (c Config) rule(pkg, name, unit string) (float64, bool) {
 	base, ok := c.Thresholds[unit]
 	short := trimProcs(name)
 	for _, r := range c.Benchmarks {
@@ -160,14 +157,14 @@ func (c GateConfig) rule(pkg, name, unit string) (gateRule, bool) {
 			continue
 		}
 		if r.Ignore {
-			return gateRule{}, false
+			return 0, false
 		}
 		if r.Threshold != nil {
-			return gateRule{*r.Threshold / 100}, true
+			return *r.Threshold / 100, true
 		}
 		break
 	}
-	return gateRule{base / 100}, ok
+	return base / 100, ok
 }
 
 // trimProcs drops a "-N" GOMAXPROCS suffix.
@@ -184,26 +181,67 @@ func trimProcs(name string) string {
 	return name[:i]
 }
 
-// LoadGateConfig reads the "gate" object of a .perfscope.json file. A
-// missing file gives the defaults.
-func LoadGateConfig(path string) (GateConfig, error) {
+// ReadConfig reads the "gate" object of a .perfscope.json file. A
+// missing file gives an empty configuration (every field at its default).
+func ReadConfig(path string) (Config, error) {
 	var file struct {
-		Gate GateConfig `json:"gate"`
+		Gate Config `json:"gate"`
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return GateConfig{}, nil
+		return Config{}, nil
 	}
 	if err != nil {
-		return GateConfig{}, fmt.Errorf("read gate config: %w", err)
+		return Config{}, fmt.Errorf("read gate config: %w", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&file); err != nil {
-		return GateConfig{}, fmt.Errorf("%s: %w", path, err)
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := file.Gate.Validate(); err != nil {
-		return GateConfig{}, fmt.Errorf("%s: gate: %w", path, err)
+		return Config{}, fmt.Errorf("%s: gate: %w", path, err)
 	}
 	return file.Gate, nil
+}
+
+// Settings are gate settings from the command line, each named by its
+// flag: rounds, max-rounds, benchtime, bench, alpha and threshold (the
+// sec/op threshold in percent).
+type Settings struct {
+	Rounds, MaxRounds int
+	Benchtime, Bench  string
+	Alpha, TimePct    float64
+}
+
+// LoadConfig reads the configuration file at path (see ReadConfig) and
+// lays over it the settings that given reports as given, by flag name:
+// the command line wins over the file, and the defaults fill in the rest.
+// MaxRounds is never below Rounds, so a larger --rounds alone does not
+// need a larger --max-rounds too.
+func LoadConfig(path string, s Settings, given func(flag string) bool) (Config, error) {
+	c, err := ReadConfig(path)
+	if err != nil {
+		return Config{}, err
+	}
+	override(given("rounds"), &c.Rounds, s.Rounds)
+	override(given("max-rounds"), &c.MaxRounds, s.MaxRounds)
+	override(given("benchtime"), &c.Benchtime, s.Benchtime)
+	override(given("bench"), &c.Bench, s.Bench)
+	override(given("alpha"), &c.Alpha, s.Alpha)
+	c = c.withDefaults()
+	if given("threshold") {
+		c.Thresholds["sec/op"] = s.TimePct
+	}
+	c.MaxRounds = max(c.MaxRounds, c.Rounds)
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func override[T any](given bool, field *T, v T) {
+	if given {
+		*field = v
+	}
 }

@@ -1,4 +1,4 @@
-package compare
+package history
 
 import (
 	"fmt"
@@ -10,27 +10,15 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
-// This file finds the commits at which a benchmark metric changed, for
-// "perfscope history" and the dashboard's trend pages.
-//
-// Comparing adjacent commits with benchstat's test alone marks far too much:
-// the Mann-Whitney U test only knows the spread within one run, while two runs
-// of the same code differ by more than that (another machine load, a
-// different heap layout, CPU frequency). So, as the Go performance dashboard
-// does, each benchmark is also judged against its own history: a commit is
-// marked only when the U test says its samples differ from the previous
-// commit's AND its median moved more than NoiseFactor times the benchmark's
-// typical commit-to-commit movement.
-
-// A HistoryPoint is one commit's samples of one benchmark metric.
-type HistoryPoint struct {
+// A Point is one commit's samples of one benchmark metric.
+type Point struct {
 	Commit string
 	Time   time.Time
 	Values []float64
 }
 
-// HistoryOptions tune DetectChanges; zero fields take the defaults.
-type HistoryOptions struct {
+// Options tune DetectChanges; zero fields take the defaults.
+type Options struct {
 	// Alpha is the significance level of the U test between adjacent
 	// commits; default 0.05, benchstat's.
 	Alpha float64
@@ -49,7 +37,7 @@ type HistoryOptions struct {
 	MinCommits int
 }
 
-func (o HistoryOptions) withDefaults() HistoryOptions {
+func (o Options) withDefaults() Options {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
 	}
@@ -65,9 +53,9 @@ func (o HistoryOptions) withDefaults() HistoryOptions {
 	return o
 }
 
-// A HistoryCommit is one commit's summary and its comparison with the
-// commit before it.
-type HistoryCommit struct {
+// A Step is one commit's summary and its comparison with the
+// commit before it: one step of the series.
+type Step struct {
 	Commit  string
 	Time    time.Time
 	N       int
@@ -87,10 +75,10 @@ type HistoryCommit struct {
 	Better int
 }
 
-// A HistorySeries is DetectChanges' verdict on one benchmark metric.
-type HistorySeries struct {
+// Changes is DetectChanges' verdict on one benchmark metric.
+type Changes struct {
 	Unit    string
-	Commits []HistoryCommit
+	Commits []Step
 	// Noise is the typical relative change of the median from one commit
 	// to the next (0.02 is 2%), NaN when there are too few commits to
 	// tell. It is the median absolute deviation of the log ratios of
@@ -112,9 +100,9 @@ type HistorySeries struct {
 // yardstick is the whole series: a step is one adjacent pair among many, so
 // it cannot raise the median noise that judges it, and early commits are
 // judged like late ones.
-func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) HistorySeries {
+func DetectChanges(unit string, points []Point, opts Options) Changes {
 	opts = opts.withDefaults()
-	out := HistorySeries{Unit: unit, Noise: math.NaN(), Threshold: math.NaN()}
+	out := Changes{Unit: unit, Noise: math.NaN(), Threshold: math.NaN()}
 	seen := make(map[string]bool)
 	warn := func(errs ...error) {
 		for _, err := range errs {
@@ -126,7 +114,7 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 	}
 
 	thresholds := &benchmath.Thresholds{CompareAlpha: opts.Alpha}
-	out.Commits = make([]HistoryCommit, 0, len(points))
+	out.Commits = make([]Step, 0, len(points))
 	samples := make([]*benchmath.Sample, 0, len(points))
 	for _, p := range points {
 		if len(p.Values) == 0 {
@@ -136,7 +124,7 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 		s := benchmath.NewSample(slices.Clone(p.Values), thresholds)
 		sum := benchmath.AssumeNothing.Summary(s, opts.Confidence)
 		warn(sum.Warnings...)
-		out.Commits = append(out.Commits, HistoryCommit{Commit: p.Commit, Time: p.Time, N: len(p.Values), Summary: sum})
+		out.Commits = append(out.Commits, Step{Commit: p.Commit, Time: p.Time, N: len(p.Values), Summary: sum})
 		samples = append(samples, s)
 	}
 	if len(out.Commits) == 0 {
@@ -148,7 +136,7 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 	for i := 1; i < len(out.Commits); i++ {
 		c := &out.Commits[i]
 		c.Compared = true
-		if historySameConstant(samples[i-1], samples[i]) {
+		if sameConstant(samples[i-1], samples[i]) {
 			// The U test has nothing to rank and would warn about
 			// it; for exact units such as allocs/op this is the
 			// usual, healthy case.
@@ -158,7 +146,7 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 			warn(cmp.Warnings...)
 			c.P = cmp.P
 		}
-		c.Delta = historyRelChange(out.Commits[i-1].Summary.Center, c.Summary.Center)
+		c.Delta = relChange(out.Commits[i-1].Summary.Center, c.Summary.Center)
 		if lr := math.Log1p(c.Delta); !math.IsInf(lr, 0) && !math.IsNaN(lr) {
 			logRatios = append(logRatios, lr)
 		}
@@ -169,7 +157,7 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 		}
 		return out
 	}
-	noise := historyMAD(logRatios)
+	noise := mad(logRatios)
 	out.Noise = math.Expm1(noise)
 	out.Threshold = math.Expm1(opts.NoiseFactor * noise)
 
@@ -193,15 +181,15 @@ func DetectChanges(unit string, points []HistoryPoint, opts HistoryOptions) Hist
 	return out
 }
 
-// historySameConstant reports whether both samples hold one and the same
+// sameConstant reports whether both samples hold one and the same
 // value. Samples are sorted.
-func historySameConstant(a, b *benchmath.Sample) bool {
+func sameConstant(a, b *benchmath.Sample) bool {
 	av, bv := a.Values, b.Values
 	return av[0] == av[len(av)-1] && bv[0] == bv[len(bv)-1] && av[0] == bv[0]
 }
 
-// historyRelChange is the relative change from old to new.
-func historyRelChange(old, new float64) float64 {
+// relChange is the relative change from old to new.
+func relChange(old, new float64) float64 {
 	if old == new {
 		return 0
 	}
@@ -211,20 +199,20 @@ func historyRelChange(old, new float64) float64 {
 	return new/old - 1
 }
 
-// historyMAD is the median absolute deviation from the median: robust to
+// mad is the median absolute deviation from the median: robust to
 // the few real changes among the many noisy ones.
-func historyMAD(xs []float64) float64 {
-	med := historyMedian(slices.Clone(xs))
+func mad(xs []float64) float64 {
+	med := median(slices.Clone(xs))
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x - med)
 	}
-	return historyMedian(dev)
+	return median(dev)
 }
 
-// historyMedian returns the median of xs, sorting it, as benchmath computes
+// median returns the median of xs, sorting it, as benchmath computes
 // medians.
-func historyMedian(xs []float64) float64 {
+func median(xs []float64) float64 {
 	s := benchmath.NewSample(xs, &benchmath.DefaultThresholds)
 	return benchmath.AssumeNothing.Summary(s, 0.95).Center
 }

@@ -1,8 +1,7 @@
-package compare
+package gate
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 )
 
@@ -38,7 +37,7 @@ func TestDecide(t *testing.T) {
 	tests := []struct {
 		name string
 		ms   []Measurement
-		cfg  GateConfig
+		cfg  Config
 		want []Verdict
 		exit int
 	}{
@@ -79,7 +78,7 @@ func TestDecide(t *testing.T) {
 			ms: []Measurement{
 				{Benchmark: "A", Unit: "B/s", Base: noisy(rng, 10, 300), Head: noisy(rng, 10, 100)},
 			},
-			cfg:  GateConfig{Thresholds: map[string]float64{"B/s": 5}},
+			cfg:  Config{Thresholds: map[string]float64{"B/s": 5}},
 			want: []Verdict{Regression},
 			exit: 1,
 		},
@@ -115,7 +114,7 @@ func TestDecide(t *testing.T) {
 				{Benchmark: "Flaky-2", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 300)},
 				{Benchmark: "Strict-2", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 150)},
 			},
-			cfg: GateConfig{Benchmarks: []BenchmarkRule{
+			cfg: Config{Benchmarks: []BenchmarkRule{
 				{Name: "BenchmarkLoose/.*", Threshold: ptr(60.0)},
 				{Name: "Flaky", Ignore: true},
 			}},
@@ -163,7 +162,7 @@ func TestHolm(t *testing.T) {
 		head := []float64{104, 105, 106, 107, 108, 109, 110, 111, 112, 113}
 		ms = append(ms, Measurement{Benchmark: string(rune('A' + i)), Unit: "sec/op", Base: base, Head: head})
 	}
-	d := Decide(ms, GateConfig{Alpha: 0.05})
+	d := Decide(ms, Config{Alpha: 0.05})
 	j := d.Judgements[0]
 	if j.P >= 0.05 {
 		t.Fatalf("uncorrected p %.4f should be significant for this test to mean anything", j.P)
@@ -176,41 +175,17 @@ func TestHolm(t *testing.T) {
 	}
 }
 
-func TestLoadGateConfig(t *testing.T) {
-	cfg, err := LoadGateConfig("testdata/perfscope.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Rounds != 12 || cfg.Thresholds["sec/op"] != 4 || len(cfg.Benchmarks) != 2 {
-		t.Errorf("unexpected config %+v", cfg)
-	}
-	if _, err := LoadGateConfig("testdata/missing.json"); err != nil {
-		t.Errorf("missing file: %v, want defaults", err)
-	}
-	for _, bad := range []string{`{"gate": {"alpha": 2}}`, `{"gate": {"benchmarks": [{"name": "("}]}}`, `{"gate": {"rounds": "x"}}`, `{"gate": {"unknown": 1}}`} {
-		p := t.TempDir() + "/c.json"
-		if err := writeFile(p, bad); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := LoadGateConfig(p); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
-	}
-}
-
-func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
-
 func TestNeedsMoreRounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, GateConfig{})
+	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, Config{})
 	if quiet.NeedsMoreRounds() {
 		t.Error("quiet samples need no more rounds")
 	}
-	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, GateConfig{})
+	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, Config{})
 	if !loud.NeedsMoreRounds() {
 		t.Error("noisy samples need more rounds")
 	}
-	few := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 3, 100), Head: noisy(rng, 3, 100)}}, GateConfig{})
+	few := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 3, 100), Head: noisy(rng, 3, 100)}}, Config{})
 	if !few.NeedsMoreRounds() {
 		t.Error("three samples need more rounds")
 	}
@@ -218,14 +193,14 @@ func TestNeedsMoreRounds(t *testing.T) {
 
 func TestMoreRounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, GateConfig{})
-	cfg := GateConfig{}
+	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, Config{})
+	cfg := Config{}
 	for _, tc := range []struct{ done, want int }{{20, 10}, {30, 10}, {35, 5}, {40, 0}} {
 		if got := cfg.MoreRounds(tc.done, loud); got != tc.want {
 			t.Errorf("after %d noisy rounds: %d more, want %d", tc.done, got, tc.want)
 		}
 	}
-	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, GateConfig{})
+	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, Config{})
 	if got := cfg.MoreRounds(20, quiet); got != 0 {
 		t.Errorf("quiet: %d more rounds, want 0", got)
 	}

@@ -1,4 +1,4 @@
-package compare
+package history
 
 import (
 	"math"
@@ -120,7 +120,7 @@ func TestUTestMemoEdgeCases(t *testing.T) {
 func TestDetectChangesUsesBenchmathP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tied := range []bool{false, true} {
-		var points []HistoryPoint
+		var points []Point
 		level := 100.0
 		for c := range 2000 {
 			if c%200 == 0 {
@@ -133,15 +133,15 @@ func TestDetectChangesUsesBenchmathP(t *testing.T) {
 					vals[i] = math.Round(vals[i] / 2)
 				}
 			}
-			points = append(points, HistoryPoint{Commit: "c", Values: vals})
+			points = append(points, Point{Commit: "c", Values: vals})
 		}
-		h := DetectChanges("sec/op", points, HistoryOptions{})
+		h := DetectChanges("sec/op", points, Options{})
 		th := &benchmath.Thresholds{CompareAlpha: 0.05}
 		for i := 1; i < len(h.Commits); i++ {
 			a := benchmath.NewSample(slices.Clone(points[i-1].Values), th)
 			b := benchmath.NewSample(slices.Clone(points[i].Values), th)
 			want := 1.0
-			if !historySameConstant(a, b) {
+			if !sameConstant(a, b) {
 				want = benchmath.AssumeNothing.Compare(a, b).P
 			}
 			if got := h.Commits[i].P; math.Float64bits(got) != math.Float64bits(want) {

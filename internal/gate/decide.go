@@ -1,55 +1,13 @@
-package compare
+package gate
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 )
-
-// A Measurement is one benchmark metric measured on both sides of a gate:
-// the base's and the head's samples, paired by package, name and unit.
-type Measurement struct {
-	Package   string    `json:"package"`
-	Benchmark string    `json:"benchmark"` // full name without "Benchmark", as benchstat shows it
-	Unit      string    `json:"unit"`      // tidied: sec/op, B/op, allocs/op
-	Base      []float64 `json:"base"`
-	Head      []float64 `json:"head"`
-}
-
-// Pair groups base and head results into Measurements, in the order the
-// head's results first appear. Benchmarks on one side only are returned
-// with an empty sample on the other.
-func Pair(base, head []*benchfmt.Result) []Measurement {
-	type key struct{ pkg, name, unit string }
-	idx := make(map[key]int)
-	var ms []Measurement
-	add := func(results []*benchfmt.Result, isBase bool) {
-		for _, r := range results {
-			for _, v := range r.Values {
-				k := key{r.GetConfig("pkg"), r.Name.String(), v.Unit}
-				i, ok := idx[k]
-				if !ok {
-					i = len(ms)
-					idx[k] = i
-					ms = append(ms, Measurement{Package: k.pkg, Benchmark: k.name, Unit: k.unit})
-				}
-				if isBase {
-					ms[i].Base = append(ms[i].Base, v.Value)
-				} else {
-					ms[i].Head = append(ms[i].Head, v.Value)
-				}
-			}
-		}
-	}
-	add(head, false)
-	add(base, true)
-	return ms
-}
 
 // A Verdict is the gate's conclusion about one measurement.
 type Verdict string
@@ -156,7 +114,7 @@ func (d *Decision) NeedsMoreRounds() bool {
 //
 // Decide is a pure function of its inputs, so studies of the gate's error
 // rates (resampled A/A runs, injected slowdowns) run the gate's own logic.
-func Decide(ms []Measurement, cfg GateConfig) *Decision {
+func Decide(ms []Measurement, cfg Config) *Decision {
 	cfg = cfg.withDefaults()
 	// Compile the rules on a copy: callers validated them when loading,
 	// and Decide must not write to a config shared between goroutines.
@@ -168,8 +126,8 @@ func Decide(ms []Measurement, cfg GateConfig) *Decision {
 	var tested []int
 	for _, m := range ms {
 		j := Judgement{Measurement: m, P: 1, AdjustedP: 1}
-		rule, gated := cfg.rule(m.Package, m.Benchmark, m.Unit)
-		j.Threshold = rule.Threshold
+		threshold, gated := cfg.rule(m.Package, m.Benchmark, m.Unit)
+		j.Threshold = threshold
 		switch {
 		case len(m.Base) == 0:
 			j.Verdict = Added
@@ -326,9 +284,4 @@ func relChange(base, head float64) float64 {
 // (throughput); for every other gated unit smaller is better.
 func betterHigher(unit string) bool {
 	return strings.HasSuffix(unit, "/s")
-}
-
-// String names a measurement the way people read it.
-func (m Measurement) String() string {
-	return fmt.Sprintf("%s Benchmark%s %s", m.Package, m.Benchmark, m.Unit)
 }

@@ -1,4 +1,4 @@
-package compare
+package history
 
 import (
 	"github.com/aclements/go-moremath/stats"
