@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/gitstate"
 )
 
 // ErrNoBenchmarks means the gate measured nothing: no benchmark matched.
@@ -45,14 +46,14 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	}
 	head := "working tree"
 	if c := run.Meta.Commit; c != "" {
-		head += " (" + shortHash(c)
+		head += " (" + gitstate.Short(c)
 		if run.Meta.Dirty {
 			head += ", dirty"
 		}
 		head += ")"
 	}
 	r := &Report{
-		Base: opts.BaseRef + " (" + shortHash(run.BaseCommit) + ")", Head: head,
+		Base: opts.BaseRef + " (" + gitstate.Short(run.BaseCommit) + ")", Head: head,
 		Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
 	}
 	for _, p := range run.MissingInBase {
@@ -60,6 +61,3 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	}
 	return r, run, nil
 }
-
-// shortHash is a commit hash as people quote it.
-func shortHash(commit string) string { return commit[:min(12, len(commit))] }

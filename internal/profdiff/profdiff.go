@@ -124,9 +124,7 @@ func Compute(pair Pair, top int) (*Diff, error) {
 	}
 	d := &Diff{Kind: pair.Kind, SampleType: headFns.SampleType + "/" + headFns.Unit, BaseTotal: baseFns.Total, HeadTotal: headFns.Total}
 
-	neg := base.Copy()
-	neg.Scale(-1)
-	d.Profile, err = profile.Merge([]*profile.Profile{head, neg})
+	d.Profile, err = profiles.Subtract(head, base)
 	if err != nil {
 		return nil, fmt.Errorf("profiles %s and %s cannot be compared: %w", pair.Base[0], pair.Head[0], err)
 	}
