@@ -1,48 +1,9 @@
 package capture
 
 import (
-	"bytes"
-	"context"
 	"net/url"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/perfscope/perfscope/internal/run"
 )
-
-// gitState returns the commit checked out in the working directory and
-// whether the worktree has changes, or "" when git or a repository is
-// absent. Saved runs are excluded from the dirty check: they live in the
-// worktree by default and would otherwise mark every later run dirty.
-func gitState(ctx context.Context, outDir string) (commit string, dirty bool) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	git := func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Stderr = nil
-		return cmd.Output()
-	}
-	out, err := git("rev-parse", "HEAD")
-	if err != nil {
-		return "", false
-	}
-	commit = strings.TrimSpace(string(out))
-	spec := []string{"status", "--porcelain", "--", ":/", ":(exclude)" + strings.SplitN(run.DefaultRoot, "/", 2)[0]}
-	if outDir != "" && !filepath.IsAbs(outDir) && !strings.HasPrefix(filepath.Clean(outDir), "..") {
-		spec = append(spec, ":(exclude)"+filepath.ToSlash(filepath.Clean(outDir)))
-	}
-	out, err = git(spec...)
-	if err != nil {
-		// An exclude pathspec outside the worktree makes git refuse; the
-		// plain check is still better than none.
-		if out, err = git("status", "--porcelain"); err != nil {
-			return commit, false
-		}
-	}
-	return commit, len(bytes.TrimSpace(out)) > 0
-}
 
 // redactArgs returns a copy of a command line with credentials replaced:
 // values of header arguments ("Authorization: Bearer x") whose names look

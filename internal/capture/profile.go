@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -161,11 +162,13 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		id = filepath.Base(filepath.Clean(dir))
 	}
 	if _, err := os.Stat(filepath.Join(dir, run.File)); err == nil {
-		return nil, fmt.Errorf("r directory %s already holds a r; choose another directory", dir)
+		return nil, fmt.Errorf("run directory %s already holds a run; choose another directory", dir)
 	}
-	commit, dirty := gitState(ctx, o.OutDir)
+	// Saved runs live in the work tree by default; they and the output
+	// directory do not make it dirty.
+	git, _ := gitstate.Read(ctx, ".", o.OutDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create r directory %s: %w", dir, err)
+		return nil, fmt.Errorf("create run directory %s: %w", dir, err)
 	}
 	r := &run.Run{
 		ID:          id,
@@ -176,10 +179,10 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		Args:        redactArgs(o.Args),
 		Start:       start,
 		Version:     o.Version,
-		GitCommit:   commit,
-		GitDirty:    dirty,
+		GitCommit:   git.Commit,
+		GitDirty:    git.Dirty,
 		Profiles:    []run.ProfileFile{},
-		// Until the final save says otherwise, a r that never
+		// Until the final save says otherwise, a run that never
 		// finished reads as interrupted.
 		Interrupted: true,
 	}
@@ -192,7 +195,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 	} else if ep.note != "" {
 		r.Notes = append(r.Notes, ep.note)
 	}
-	// A directory that cannot hold r.json cannot hold the results either:
+	// A directory that cannot hold run.json cannot hold the results either:
 	// better to fail now than after spending the load.
 	if err := r.Save(); err != nil {
 		return nil, err

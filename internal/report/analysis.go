@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
@@ -51,7 +52,7 @@ func runMeta(a *profiles.Analysis) []string {
 		build = append(build, "perfscope "+r.Version)
 	}
 	if r.GitCommit != "" {
-		c := "commit " + r.GitCommit[:min(12, len(r.GitCommit))]
+		c := "commit " + gitstate.Short(r.GitCommit)
 		if r.GitDirty {
 			c += " (with uncommitted changes)"
 		}

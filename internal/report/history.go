@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/history"
 )
 
@@ -60,7 +61,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			if changedOnly && !c.Changed {
 				continue
 			}
-			ref := c.Commit[:min(12, len(c.Commit))]
+			ref := gitstate.Short(c.Commit)
 			if c.Dirty {
 				ref += "+dirty"
 			}
