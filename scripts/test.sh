@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for bin in wrk:wrk ab:apache2-utils dot:graphviz chromium:chromium; do
+for bin in wrk:wrk ab:apache2-utils dot:graphviz chromium:chromium valgrind:valgrind; do
 	command -v "${bin%%:*}" >/dev/null 2>&1 || need_apt+=("${bin#*:}")
 done
 if ! command -v pg_ctlcluster >/dev/null 2>&1; then need_apt+=(postgresql); fi

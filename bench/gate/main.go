@@ -7,7 +7,7 @@
 // the gate's own runner (bench.RunGate, base = HEAD, head = the working
 // tree), then simulates gate runs by drawing the default number of rounds
 // from that pool, many times, and judging each draw with the gate's own
-// decision function (compare.Decide). A slowdown is injected by scaling
+// decision loop (gate.Run). A slowdown is injected by scaling
 // one benchmark's head sec/op samples in the draw.
 //
 //	go run ./bench/gate -pool 40                   # measure, then simulate
@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/gate"
 )
 
 func main() {
@@ -41,13 +41,13 @@ func main() {
 		pkgs     = flag.String("pkgs", "./examples/...", "packages whose benchmarks are the material")
 		trials   = flag.Int("trials", 1000, "simulated A/A gate runs")
 		injected = flag.Int("inject-trials", 200, "simulated gate runs per benchmark with an injected slowdown")
-		rounds   = flag.Int("rounds", compare.DefaultRounds, "rounds per simulated gate run")
-		maxR     = flag.Int("max-rounds", compare.DefaultMaxRounds, "rounds a simulated gate run may extend to while too noisy")
+		rounds   = flag.Int("rounds", gate.DefaultRounds, "rounds per simulated gate run")
+		maxR     = flag.Int("max-rounds", gate.DefaultMaxRounds, "rounds a simulated gate run may extend to while too noisy")
 		slowdown = flag.Float64("slowdown", 0.05, "injected slowdown of one benchmark")
 		sizes    = flag.String("sizes", "0.10,0.25,0.5,1", "further slowdowns to report overall detection for")
-		pct      = flag.Float64("threshold", compare.DefaultTimePct, "sec/op threshold in percent")
-		bytesPct = flag.Float64("bytes-threshold", compare.DefaultThresholds()["B/op"], "B/op threshold in percent")
-		alpha    = flag.Float64("alpha", compare.DefaultAlpha, "significance level")
+		pct      = flag.Float64("threshold", gate.DefaultTimePct, "sec/op threshold in percent")
+		bytesPct = flag.Float64("bytes-threshold", gate.DefaultThresholds()["B/op"], "B/op threshold in percent")
+		alpha    = flag.Float64("alpha", gate.DefaultAlpha, "significance level")
 		seed     = flag.Uint64("seed", 1, "random seed")
 	)
 	flag.Parse()
@@ -78,7 +78,7 @@ func main() {
 		start := time.Now()
 		run, err := bench.RunGate(ctx, bench.GateOptions{
 			Dir: head.Dir, BaseRef: "HEAD", Packages: []string{*pkgs},
-			Rounds: *pool, Benchtime: compare.DefaultBenchtime,
+			Rounds: *pool, Benchtime: gate.DefaultBenchtime,
 		})
 		// The simulation below takes minutes: give the worktree back now.
 		head.Remove()
@@ -87,11 +87,9 @@ func main() {
 		}
 		base, headData = run.Raw.Base, run.Raw.Head
 		fmt.Printf("measured %d rounds in %s (build %s)\n", *pool, time.Since(start).Round(time.Second), run.Build.Round(time.Second))
-		if err := os.MkdirAll(*save, 0o755); err != nil {
+		if err := run.Raw.Save(*save); err != nil {
 			fail(err)
 		}
-		os.WriteFile(filepath.Join(*save, "base.txt"), base, 0o644)
-		os.WriteFile(filepath.Join(*save, "head.txt"), headData, 0o644)
 	}
 
 	br, err := bench.Parse(bytes.NewReader(base), "base.txt")
@@ -102,12 +100,12 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	ms := compare.Pair(br.Results, hr.Results)
+	ms := gate.Pair(br.Results, hr.Results)
 	n := len(ms[0].Base)
 	for _, m := range ms {
 		n = min(n, len(m.Base), len(m.Head))
 	}
-	cfg := compare.GateConfig{Alpha: *alpha, Rounds: *rounds, MaxRounds: max(*maxR, *rounds), Thresholds: compare.DefaultThresholds()}
+	cfg := gate.Config{Alpha: *alpha, Rounds: *rounds, MaxRounds: max(*maxR, *rounds), Thresholds: gate.DefaultThresholds()}
 	if n < cfg.MaxRounds {
 		fail(fmt.Errorf("pool has %d rounds, fewer than the %d a gate run may use", n, cfg.MaxRounds))
 	}
@@ -135,7 +133,7 @@ func main() {
 		if d.Regressions > 0 {
 			alarms++
 			for _, j := range d.Judgements {
-				if j.Verdict == compare.Regression {
+				if j.Verdict == gate.Regression {
 					blamed[j.Benchmark+" "+j.Unit]++
 				}
 			}
@@ -158,7 +156,7 @@ func main() {
 		for range *injected {
 			d := simulate(ms, n, rng, cfg, i, *slowdown)
 			switch {
-			case d.Judgements[i].Verdict == compare.Regression:
+			case d.Judgements[i].Verdict == gate.Regression:
 				c++
 			case d.ExitCode() != 0:
 				u++
@@ -183,7 +181,7 @@ func main() {
 
 // detection is the share of simulated gate runs that flag a slowdown
 // injected into one sec/op measurement, over all of them in turn.
-func detection(ms []compare.Measurement, n, trials int, rng *rand.Rand, cfg compare.GateConfig, slow float64) float64 {
+func detection(ms []gate.Measurement, n, trials int, rng *rand.Rand, cfg gate.Config, slow float64) float64 {
 	caught, total := 0, 0
 	for i, m := range ms {
 		if m.Unit != "sec/op" {
@@ -191,7 +189,7 @@ func detection(ms []compare.Measurement, n, trials int, rng *rand.Rand, cfg comp
 		}
 		for range trials {
 			d := simulate(ms, n, rng, cfg, i, slow)
-			if d.Judgements[i].Verdict == compare.Regression {
+			if d.Judgements[i].Verdict == gate.Regression {
 				caught++
 			}
 			total++
@@ -200,28 +198,29 @@ func detection(ms []compare.Measurement, n, trials int, rng *rand.Rand, cfg comp
 	return float64(caught) / float64(total)
 }
 
-// simulate runs one gate: it draws rounds at random from the pool, judges
-// them, and while the gate's own rule asks for more rounds (too noisy to
-// decide) adds further rounds from the same draw, as a real run would.
-func simulate(ms []compare.Measurement, n int, rng *rand.Rand, cfg compare.GateConfig, inject int, slow float64) *compare.Decision {
+// simulate runs one gate with the gate's own loop (gate.Run): its
+// measuring step draws rounds at random from the pool, so while the gate
+// asks for more rounds (too noisy to decide) it gets further rounds of the
+// same draw, as a real run would.
+func simulate(ms []gate.Measurement, n int, rng *rand.Rand, cfg gate.Config, inject int, slow float64) *gate.Decision {
 	idx := rng.Perm(n)[:cfg.MaxRounds]
-	done := cfg.Rounds
-	for {
-		d := compare.Decide(draw(ms, idx[:done], inject, slow), cfg)
-		more := cfg.MoreRounds(done, d)
-		if more == 0 {
-			return d
-		}
+	done := 0
+	d, _, err := gate.Run(context.Background(), func(_ context.Context, more int) ([]gate.Measurement, error) {
 		done += more
+		return draw(ms, idx[:done], inject, slow), nil
+	}, cfg)
+	if err != nil {
+		fail(err)
 	}
+	return d
 }
 
 // draw takes the rounds idx of every measurement (a round's base and head
 // ran side by side, so they stay paired), with the head of measurement
 // inject slowed by factor 1+slow.
-func draw(ms []compare.Measurement, idx []int, inject int, slow float64) []compare.Measurement {
+func draw(ms []gate.Measurement, idx []int, inject int, slow float64) []gate.Measurement {
 	rounds := len(idx)
-	out := make([]compare.Measurement, len(ms))
+	out := make([]gate.Measurement, len(ms))
 	for i, m := range ms {
 		o := m
 		o.Base, o.Head = make([]float64, rounds), make([]float64, rounds)

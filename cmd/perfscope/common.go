@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/perfscope/perfscope/internal/server"
+	"github.com/perfscope/perfscope/internal/store"
 )
 
 // addFormatFlag adds the --format flag shared by every command that renders
@@ -28,3 +32,37 @@ func checkFormat(format string, allowed ...string) error {
 
 // stderrIsTerminal reports whether progress output would reach a person.
 func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
+
+// openServerStore opens the store --db names, with the token and lookup
+// methods the server needs.
+func openServerStore(cmd *cobra.Command, db string) (server.Backend, error) {
+	st, err := store.Open(cmd.Context(), db)
+	if err != nil {
+		return nil, err
+	}
+	b, ok := st.(server.Backend)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("the store %s cannot serve the dashboard", describeDB(db))
+	}
+	return b, nil
+}
+
+// describeDB names the store for messages, without a password.
+func describeDB(db string) string {
+	if db == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			return "(default)"
+		}
+		return p
+	}
+	if store.IsPostgres(db) {
+		if i := strings.Index(db, "@"); i > 0 {
+			if j := strings.Index(db, "://"); j > 0 && j < i {
+				return db[:j+3] + "…" + db[i:]
+			}
+		}
+	}
+	return db
+}

@@ -3,13 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/profdiff"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -97,7 +96,10 @@ functions whose flat and cumulative cost changed most (head minus base).`,
 			if len(cmp.Tables) == 0 {
 				return exitError{code: 1, msg: "no benchmark results in " + strings.Join(args, ", ")}
 			}
-			return writeComparison(cmd.OutOrStdout(), cmd.ErrOrStderr(), format, cmp, diffs)
+			if format == "csv" {
+				return report.WriteBenchComparisonCSV(cmd.OutOrStdout(), cmd.ErrOrStderr(), cmp)
+			}
+			return report.WriteBenchComparison(cmd.OutOrStdout(), report.Format(format), cmp, diffs)
 		},
 	}
 	f := c.Flags()
@@ -119,33 +121,19 @@ functions whose flat and cumulative cost changed most (head minus base).`,
 
 // profileDiffs diffs the profiles given explicitly, else those saved beside
 // the first two inputs.
-func profileDiffs(inputs []*benchstats.Input, explicit []string, topN int) ([]*compare.ProfileDiff, error) {
-	pairs, err := compare.ProfilePairs(inputs, explicit)
-	var diffs []*compare.ProfileDiff
+func profileDiffs(inputs []*benchstats.Input, explicit []string, topN int) ([]*profdiff.Diff, error) {
+	var paths []string
+	for _, in := range inputs {
+		paths = append(paths, in.Path)
+	}
+	pairs, err := profdiff.Pairs(paths, explicit)
+	var diffs []*profdiff.Diff
 	for _, p := range pairs {
-		d, err := compare.DiffProfiles(p, topN)
+		d, err := profdiff.Compute(p, topN)
 		if err != nil {
 			return nil, err
 		}
 		diffs = append(diffs, d)
 	}
 	return diffs, err
-}
-
-// writeComparison renders the comparison, then the profile diffs, in
-// format; CSV's warnings go to warnings.
-func writeComparison(w, warnings io.Writer, format string, cmp *benchstats.Comparison, diffs []*compare.ProfileDiff) error {
-	switch format {
-	case "json":
-		var pd any // left out of the JSON when there are none
-		if len(diffs) > 0 {
-			pd = diffs
-		}
-		return report.WriteBenchJSON(w, cmp, pd)
-	case "csv":
-		return report.WriteBenchCSV(w, warnings, cmp)
-	case "markdown":
-		return errors.Join(report.WriteBenchMarkdown(w, cmp), compare.WriteProfileDiffsMarkdown(w, diffs))
-	}
-	return errors.Join(report.WriteBenchText(w, cmp), compare.WriteProfileDiffsText(w, diffs))
 }

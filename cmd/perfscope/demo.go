@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,10 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/demo"
 	"github.com/perfscope/perfscope/internal/loadgen"
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
 )
 
@@ -66,32 +63,19 @@ the repository: go run ./cmd/perfscope demo`,
 				Progress: func(mode string) (func(loadgen.Progress), func()) {
 					return newLoadProgress(quiet, mode)
 				},
+				Analysis: rf.opts,
 			})
-			var analyses []*profiles.Analysis
-			if res != nil {
-				rec.recordProfileRuns(cmd.Context(), os.Stderr, res.Runs...)
-				for i, run := range res.Runs {
-					if rerr := writeDemoSection(cmd.Context(), cmd.OutOrStdout(), rf, demo.Modes()[i], run, &analyses); rerr != nil {
-						return rerr
-					}
-				}
-			}
-			if err != nil {
+			if res == nil {
 				return err
 			}
-			if len(analyses) == 2 {
-				if rf.format != "json" {
-					fmt.Fprintln(cmd.OutOrStdout())
-				}
-				cmp := profiles.Compare(demo.Modes()[0], analyses[0], demo.Modes()[1], analyses[1])
-				if err := report.WriteComparison(cmd.OutOrStdout(), report.Format(rf.format), cmp); err != nil {
-					return err
-				}
+			rec.recordProfileRuns(cmd.Context(), os.Stderr, res.Runs...)
+			if werr := writeDemo(cmd.OutOrStdout(), report.Format(rf.format), res); werr != nil {
+				return werr
 			}
-			for _, run := range res.Runs {
-				logf("saved %s", run.Dir)
+			for _, r := range res.Runs {
+				logf("saved %s", r.Dir)
 			}
-			return nil
+			return err
 		},
 	}
 	f := c.Flags()
@@ -104,16 +88,25 @@ the repository: go run ./cmd/perfscope demo`,
 	return c
 }
 
-// writeDemoSection prints one mode's report under a heading and keeps its
-// analysis for the comparison.
-func writeDemoSection(ctx context.Context, w io.Writer, rf reportFlags, mode string, run *capture.Run, analyses *[]*profiles.Analysis) error {
-	switch rf.format {
-	case "text":
-		fmt.Fprintf(w, "\n=== leftpad --mode %s ===\n\n", mode)
-	case "markdown":
-		fmt.Fprintf(w, "\n# leftpad --mode %s\n\n", mode)
+// writeDemo prints each mode's report under a heading, then the modes
+// side by side.
+func writeDemo(w io.Writer, f report.Format, res *demo.Result) error {
+	for i, ar := range res.Analyses {
+		switch f {
+		case report.Text:
+			fmt.Fprintf(w, "\n=== leftpad --mode %s ===\n\n", demo.Modes()[i])
+		case report.Markdown:
+			fmt.Fprintf(w, "\n# leftpad --mode %s\n\n", demo.Modes()[i])
+		}
+		if err := report.Write(w, f, ar.Analysis, ar.Findings); err != nil {
+			return err
+		}
 	}
-	a, err := writeRunReport(ctx, w, rf, run)
-	*analyses = append(*analyses, a)
-	return err
+	if res.Comparison == nil {
+		return nil
+	}
+	if f != report.JSON {
+		fmt.Fprintln(w)
+	}
+	return report.WriteComparison(w, f, res.Comparison)
 }

@@ -114,7 +114,7 @@ func (r *gateRepo) commit(msg string) {
 // they must detect are large (3× the work, one more allocation), and the
 // unchanged case gets a generous time threshold so that noise from a busy
 // machine can neither fail it nor leave it undecided. The statistics themselves are tested in
-// internal/compare.
+// internal/gate.
 var gateFlags = []string{"--rounds", "8", "--max-rounds", "8", "--benchtime", "500x"}
 
 func TestGatePassesOnUnchangedTree(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -76,7 +77,7 @@ func TestHistoryCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got historyOutput
+	var got struct{ Series []history.Series }
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -129,10 +129,14 @@ func TestLoadCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"10 in", "10 failed", "p99", "status_404"} {
+	for _, want := range []string{"GET " + s.URL + "/missing\n", "10 in", "errors      10 (100.0%): status_404 10", "p99"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
+	}
+	out, err = runCLI(t, "load", "-q", "-n", "10", "--format", "markdown", s.URL)
+	if err != nil || !strings.Contains(out, "- **errors**: none") {
+		t.Errorf("markdown output = %q, %v", out, err)
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -59,12 +59,12 @@ benchmark file is standard Go benchmark format that 'benchstat' reads.`,
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	os.Exit(execute(ctx, os.Args[1:]))
 }
 
-// run executes the command line and maps errors to exit codes:
+// execute runs the command line and maps errors to exit codes:
 // 0 success, 1 failure, 2 usage error.
-func run(ctx context.Context, args []string) int {
+func execute(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 func init() { register(newProfileCmd) }
@@ -37,7 +38,7 @@ the load, captures the service's profiles from its pprof endpoints:
   goroutine        at the start and at the end of the window
 
 The profile window is the load minus a short warm-up (--warmup). Everything is
-saved in a run directory (--out; default ` + capture.DefaultRoot + `/<time>-<id>/):
+saved in a run directory (--out; default ` + run.DefaultRoot + `/<time>-<id>/):
 each profile as <kind>.pb.gz, which 'go tool pprof' opens, and run.json with
 the target, the flags, the load result, the times, perfscope's version and the
 git commit of the current directory. Then the report is printed; re-render it
@@ -76,7 +77,7 @@ load and keeps what was measured.`,
 					fmt.Fprintf(os.Stderr, format+"\n", a...)
 				}
 			}
-			run, err := capture.Profile(cmd.Context(), capture.Options{
+			saved, err := capture.Profile(cmd.Context(), capture.Options{
 				Load:            cfg,
 				PprofURL:        pprofURL,
 				Header:          hdr,
@@ -88,18 +89,18 @@ load and keeps what was measured.`,
 				Logf:            logf,
 			})
 			finish()
-			if run == nil {
+			if saved == nil {
 				return err
 			}
-			rec.recordProfileRuns(cmd.Context(), os.Stderr, run)
-			if _, rerr := writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, run); rerr != nil {
+			rec.recordProfileRuns(cmd.Context(), os.Stderr, saved)
+			if rerr := writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, saved); rerr != nil {
 				return rerr
 			}
-			logf("saved %s (re-render with: perfscope report %s)", run.Dir, run.Dir)
+			logf("saved %s (re-render with: perfscope report %s)", saved.Dir, saved.Dir)
 			if err != nil {
 				return err
 			}
-			if run.Interrupted {
+			if saved.Interrupted {
 				return exitError{code: 130, msg: "interrupted: the run holds what was measured until then"}
 			}
 			return nil
@@ -111,7 +112,7 @@ load and keeps what was measured.`,
 	rf.register(f)
 	f.StringVar(&pprofURL, "pprof", "", "base `URL` of the pprof endpoints, e.g. http://127.0.0.1:6060/debug/pprof/ (default: found as described above)")
 	f.StringArrayVar(&pprofHeaders, "pprof-header", nil, `header "Name: value" for the pprof endpoints only; repeatable`)
-	f.StringVar(&out, "out", "", "run directory to create (default "+capture.DefaultRoot+"/<time>-<id>)")
+	f.StringVar(&out, "out", "", "run directory to create (default "+run.DefaultRoot+"/<time>-<id>)")
 	f.DurationVar(&warmup, "warmup", 0, "load this long before profiling starts (default: the smaller of 1s and a tenth of the load)")
 	f.BoolVar(&allowNoProfiles, "allow-no-profiles", false, "run the load even when no pprof endpoint answers; the run then has the load result only")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")

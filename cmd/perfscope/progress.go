@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/loadgen"
 )
 
@@ -50,4 +52,19 @@ func newLoadProgress(quiet bool, label string) (update func(loadgen.Progress), f
 		}
 	}
 	return update, finish
+}
+
+// terminalProgress shows one status line, rewritten in place.
+func terminalProgress(w io.Writer) func(bench.Progress) {
+	return func(p bench.Progress) {
+		state := "running"
+		if p.Done {
+			state = "done   "
+		}
+		side := ""
+		if p.Side != "" {
+			side = p.Side + " "
+		}
+		fmt.Fprintf(w, "\r\033[K[%d/%d] %s  %s%s  %s round %d/%d", p.PackageIndex, p.Packages, p.Package, side, state, p.Benchmark, p.Round, p.Rounds)
+	}
 }

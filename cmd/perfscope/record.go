@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -40,7 +40,7 @@ func (f *recordFlags) withStore(ctx context.Context, w io.Writer, save func(stor
 }
 
 // recordProfileRuns indexes saved profiling runs in the store.
-func (f *recordFlags) recordProfileRuns(ctx context.Context, w io.Writer, runs ...*capture.Run) {
+func (f *recordFlags) recordProfileRuns(ctx context.Context, w io.Writer, runs ...*run.Run) {
 	f.withStore(ctx, w, func(s store.Store) error {
 		for _, r := range runs {
 			if err := s.SaveProfileRun(ctx, r); err != nil {

@@ -5,12 +5,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/server"
-	"github.com/perfscope/perfscope/internal/store"
 )
 
 func init() { register(newServeCmd) }
@@ -66,18 +64,9 @@ Basic authentication (a browser prompt, or http://any:TOKEN@HOST/... for go
 tool pprof). Reads are open to clients on loopback; others need a token unless
 --public-read. Requests through a proxy (X-Forwarded-For) count as remote.
 Uploads larger than --max-upload get 413; malformed ones 400 with the reason.
-An upload is acknowledged only after it is on disk and committed to the store.
-
-Flags:
-  --addr HOST:PORT   listen address (default 127.0.0.1:7070; use :7070 for all interfaces)
-  --db PATH|URL      the store: a SQLite file (default ~/.perfscope/perfscope.db)
-                     or postgres://user:pass@host/db
-  --data DIR         where uploaded runs are kept (default ~/.perfscope/server-runs); servers
-                     sharing one PostgreSQL database must share this directory too, since the
-                     database indexes runs by their directory
-  --public-read      let anyone who can reach the server read without a token
-  --max-upload MB    largest upload accepted (default 64)
-  --timeout D        longest time one request may take (default 60s)`,
+An upload is acknowledged only after it is on disk and committed to the store.`,
+		Example: `  perfscope serve
+  perfscope serve --addr :7070 --db postgres://perf:secret@db/perfscope --data /srv/perfscope-runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxUploadMB < 1 {
@@ -132,47 +121,14 @@ Flags:
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&addr, "addr", "127.0.0.1:7070", "listen address")
-	f.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store (default ~/.perfscope/perfscope.db)")
-	f.StringVar(&data, "data", "", "directory for uploaded runs (default ~/.perfscope/server-runs)")
+	f.StringVar(&addr, "addr", "127.0.0.1:7070", "listen address (HOST:PORT; :7070 for all interfaces)")
+	f.StringVar(&db, "db", "", "the store: a SQLite file or a postgres://user:pass@host/db URL (default ~/.perfscope/perfscope.db)")
+	f.StringVar(&data, "data", "", "directory for uploaded runs (default ~/.perfscope/server-runs); servers sharing one\n"+
+		"PostgreSQL database must share it too, since the database indexes runs by their directory")
 	f.BoolVar(&publicRead, "public-read", false, "let clients that are not on loopback read without a token")
 	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
 	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
 	return c
-}
-
-// openServerStore opens the store with the token and lookup methods the
-// server needs.
-func openServerStore(cmd *cobra.Command, db string) (server.Backend, error) {
-	st, err := store.Open(cmd.Context(), db)
-	if err != nil {
-		return nil, err
-	}
-	b, ok := st.(server.Backend)
-	if !ok {
-		st.Close()
-		return nil, fmt.Errorf("the store %s cannot serve the dashboard", describeDB(db))
-	}
-	return b, nil
-}
-
-// describeDB names the store for messages, without a password.
-func describeDB(db string) string {
-	if db == "" {
-		p, err := store.DefaultPath()
-		if err != nil {
-			return "(default)"
-		}
-		return p
-	}
-	if store.IsPostgres(db) {
-		if i := strings.Index(db, "@"); i > 0 {
-			if j := strings.Index(db, "://"); j > 0 && j < i {
-				return db[:j+3] + "…" + db[i:]
-			}
-		}
-	}
-	return db
 }
 
 func isLoopbackAddr(a net.Addr) bool {

@@ -23,12 +23,9 @@ shown once, when it is created.`,
 		Short: "Create a new API token and print it once",
 		Long: `create makes a new random token, stores its hash in the store the server
 uses, and prints the token on stdout. Keep it in your CI's secrets and pass it
-to 'perfscope push' as --token or the PERFSCOPE_TOKEN environment variable.
-
-Flags:
-  --name N         what the token is for, e.g. ci-linux (default "token")
-  --db PATH|URL    the server's store: a SQLite file (default ~/.perfscope/perfscope.db) or postgres://...`,
-		Args: cobra.NoArgs,
+to 'perfscope push' as --token or the PERFSCOPE_TOKEN environment variable.`,
+		Example: `  perfscope token create --name ci-linux --db postgres://perf:secret@db/perfscope`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openServerStore(cmd, db)
 			if err != nil {
@@ -44,8 +41,8 @@ Flags:
 			return nil
 		},
 	}
-	create.Flags().StringVar(&name, "name", "", "what the token is for, e.g. ci-linux")
-	create.Flags().StringVar(&db, "db", "", "SQLite file or postgres:// URL of the server's store")
+	create.Flags().StringVar(&name, "name", "", `what the token is for, e.g. ci-linux (default "token")`)
+	create.Flags().StringVar(&db, "db", "", "the server's store: a SQLite file or a postgres:// URL (default ~/.perfscope/perfscope.db)")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -69,7 +66,7 @@ Flags:
 			return tw.Flush()
 		},
 	}
-	list.Flags().StringVar(&db, "db", "", "SQLite file or postgres:// URL of the server's store")
+	list.Flags().StringVar(&db, "db", "", "the server's store: a SQLite file or a postgres:// URL (default ~/.perfscope/perfscope.db)")
 	c.AddCommand(create, list)
 	return c
 }

@@ -1,6 +1,10 @@
 package main
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+
+	"github.com/perfscope/perfscope/internal/gitstate"
+)
 
 // perfscopeVersion reports the build's version: the -ldflags value when set,
 // else the module version and VCS revision recorded by the Go toolchain.
@@ -18,7 +22,7 @@ func perfscopeVersion() string {
 	}
 	for _, s := range info.Settings {
 		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += "+" + s.Value[:12]
+			v += "+" + gitstate.Short(s.Value)
 		}
 	}
 	return v

@@ -29,12 +29,6 @@ type GateOptions struct {
 	Bench, Benchtime string
 	// Progress, if set, is called as benchmarks start and finish.
 	Progress func(Progress)
-	// Extend, if set, is called with everything measured once the
-	// rounds are done and returns how many more rounds to run; 0 stops.
-	// The gate uses it to keep measuring while the samples are too
-	// noisy to decide. It must not look at which side is ahead, or the
-	// extra rounds would bias the test.
-	Extend func(rounds int, base, head *Results) int
 }
 
 // A GateRun is what the gate measured: both sides' results from the same
@@ -53,12 +47,37 @@ type GateRun struct {
 	Build, Measure time.Duration
 }
 
-// RunGate builds the test binaries of the base (checked out into a
-// temporary git worktree) and of the working tree, then runs them
-// interleaved. Errors wrap ErrNotGit, ErrUnknownRef, ErrDirty or are a
-// *BuildError when the gate cannot start; after measuring began, the
-// partial GateRun is returned with the error.
+// RunGate builds the test binaries of the base and of the working tree
+// (see BuildGate) and runs opts.Rounds interleaved rounds of them. After
+// measuring began, the partial GateRun is returned with any error.
 func RunGate(ctx context.Context, opts GateOptions) (*GateRun, error) {
+	g, err := BuildGate(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	err = g.Measure(ctx, opts.Rounds)
+	return g.Run, err
+}
+
+// A GateBuild is the base's and the head's test binaries, built and ready
+// to run interleaved rounds, with everything measured so far. Close it to
+// remove the base's worktree and the binaries.
+type GateBuild struct {
+	// Run is what was measured so far.
+	Run *GateRun
+
+	opts       GateOptions
+	base, head []Binary
+	worktree   *Worktree
+	bins       string
+	start      time.Time // of the first round
+}
+
+// BuildGate builds the test binaries of the base (checked out into a
+// temporary git worktree) and of the working tree. Errors wrap ErrNotGit,
+// ErrUnknownRef, ErrDirty or are a *BuildError.
+func BuildGate(ctx context.Context, opts GateOptions) (*GateBuild, error) {
 	if opts.Dir == "" {
 		opts.Dir = "."
 	}
@@ -104,7 +123,13 @@ func RunGate(ctx context.Context, opts GateOptions) (*GateRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer wt.Remove()
+	g := &GateBuild{Run: run, opts: opts, worktree: wt}
+	built := false
+	defer func() {
+		if !built {
+			g.Close()
+		}
+	}()
 	rel, err := filepath.Rel(root, dir)
 	if err != nil {
 		return nil, fmt.Errorf("module directory: %w", err)
@@ -113,45 +138,51 @@ func RunGate(ctx context.Context, opts GateOptions) (*GateRun, error) {
 	if _, err := os.Stat(baseDir); err != nil {
 		return nil, &BuildError{Tree: "base", Package: rel, Output: "the module directory does not exist at " + opts.BaseRef}
 	}
-	bins, err := os.MkdirTemp("", "perfscope-gate-")
-	if err != nil {
+	if g.bins, err = os.MkdirTemp("", "perfscope-gate-"); err != nil {
 		return nil, fmt.Errorf("create build directory: %w", err)
 	}
-	defer os.RemoveAll(bins)
-	headBins, _, err := BuildTests(ctx, "head", dir, run.Packages, bins)
-	if err != nil {
+	if g.head, _, err = BuildTests(ctx, "head", dir, run.Packages, g.bins); err != nil {
 		return nil, err
 	}
-	baseBins, missing, err := BuildTests(ctx, "base", baseDir, run.Packages, bins)
-	if err != nil {
+	if g.base, run.MissingInBase, err = BuildTests(ctx, "base", baseDir, run.Packages, g.bins); err != nil {
 		return nil, err
 	}
-	run.MissingInBase = missing
 	run.Build = time.Since(start)
-
-	start = time.Now()
 	run.Raw = &Interleaved{}
-	rounds := opts.Rounds
-	for rounds > 0 {
-		raw, err := RunInterleaved(ctx, InterleaveOptions{
-			Base: baseBins, Head: headBins, Rounds: rounds, FirstRound: run.Rounds + 1,
-			Bench: opts.Bench, Benchtime: opts.Benchtime, Progress: opts.Progress,
-		})
-		if raw != nil {
-			run.Raw.Base = append(run.Raw.Base, raw.Base...)
-			run.Raw.Head = append(run.Raw.Head, raw.Head...)
-		}
-		run.Base, _ = Parse(bytes.NewReader(run.Raw.Base), "base")
-		run.Head, _ = Parse(bytes.NewReader(run.Raw.Head), "head")
-		run.Measure = time.Since(start)
-		if err != nil {
-			return run, err
-		}
-		run.Rounds += rounds
-		rounds = 0
-		if opts.Extend != nil {
-			rounds = opts.Extend(run.Rounds, run.Base, run.Head)
-		}
+	built = true
+	return g, nil
+}
+
+// Measure runs rounds more interleaved rounds and adds them to g.Run. On
+// an error g.Run keeps everything measured, the interrupted round's output
+// included, while its Rounds counts only the rounds completed.
+func (g *GateBuild) Measure(ctx context.Context, rounds int) error {
+	run := g.Run
+	if run.Rounds == 0 {
+		g.start = time.Now()
 	}
-	return run, nil
+	raw, err := RunInterleaved(ctx, InterleaveOptions{
+		Base: g.base, Head: g.head, Rounds: rounds, FirstRound: run.Rounds + 1,
+		Bench: g.opts.Bench, Benchtime: g.opts.Benchtime, Progress: g.opts.Progress,
+	})
+	if raw != nil {
+		run.Raw.Base = append(run.Raw.Base, raw.Base...)
+		run.Raw.Head = append(run.Raw.Head, raw.Head...)
+	}
+	run.Base, _ = Parse(bytes.NewReader(run.Raw.Base), "base")
+	run.Head, _ = Parse(bytes.NewReader(run.Raw.Head), "head")
+	run.Measure = time.Since(g.start)
+	if err != nil {
+		return err
+	}
+	run.Rounds += rounds
+	return nil
+}
+
+// Close removes the base's worktree and the test binaries.
+func (g *GateBuild) Close() {
+	if g.bins != "" {
+		os.RemoveAll(g.bins)
+	}
+	g.worktree.Remove()
 }

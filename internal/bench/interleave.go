@@ -105,6 +105,20 @@ type Interleaved struct {
 	Base, Head []byte
 }
 
+// Save writes the raw output as dir/base.txt and dir/head.txt, files that
+// benchstat and 'perfscope compare' read.
+func (r *Interleaved) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save raw results: %w", err)
+	}
+	for name, data := range map[string][]byte{"base.txt": r.Base, "head.txt": r.Head} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("save raw results: %w", err)
+		}
+	}
+	return nil
+}
+
 // RunInterleaved runs base and head binaries alternately, round after
 // round, so that machine drift (thermal state, other tenants, frequency
 // scaling) hits both sides equally instead of biasing one. Within a round

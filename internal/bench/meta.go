@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/gitstate"
 )
 
 // Meta describes where and on what a benchmark run happened: enough to
@@ -75,30 +77,10 @@ func Environment(ctx context.Context, dir string) (Meta, error) {
 	}
 	m.Machine, _ = os.Hostname()
 	m.CPU = cpuModel()
-	if commit, err := output(ctx, dir, "git", "rev-parse", "--verify", "HEAD"); err == nil {
-		m.Commit = strings.TrimSpace(commit)
-		if ct, err := output(ctx, dir, "git", "show", "-s", "--format=%cI", "HEAD"); err == nil {
-			m.CommitTime, _ = time.Parse(time.RFC3339, strings.TrimSpace(ct))
-		}
-		if b, err := output(ctx, dir, "git", "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
-			m.Branch = strings.TrimSpace(b)
-		}
-		m.Dirty, _ = Dirty(ctx, dir)
+	if git, err := gitstate.Read(ctx, dir); err == nil {
+		m.Commit, m.CommitTime, m.Branch, m.Dirty = git.Commit, git.CommitTime, git.Branch, git.Dirty
 	}
 	return m, nil
-}
-
-// Dirty reports whether the git work tree at dir has uncommitted changes,
-// untracked files included (they can change what gets built). perfscope's
-// own results directories (.perfscope/) do not count: saving results must
-// not make the next run dirty.
-func Dirty(ctx context.Context, dir string) (bool, error) {
-	st, err := output(ctx, dir, "git", "status", "--porcelain", "--untracked-files=normal",
-		"--", ":(top)", ":(top,exclude,glob)**/.perfscope/**")
-	if err != nil {
-		return false, fmt.Errorf("git status: %w", err)
-	}
-	return strings.TrimSpace(st) != "", nil
 }
 
 // cpuModel reads the processor model the way the testing package does,

@@ -17,6 +17,18 @@ type Results struct {
 	Warnings []error
 }
 
+// Benchmarks counts the distinct benchmarks among the results: a
+// benchmark is its package and full name, so BenchmarkA in two packages
+// counts twice and its repeated samples once.
+func (r *Results) Benchmarks() int {
+	type key struct{ pkg, name string }
+	seen := map[key]bool{}
+	for _, res := range r.Results {
+		seen[key{res.GetConfig("pkg"), string(res.Name)}] = true
+	}
+	return len(seen)
+}
+
 // Parse reads Go benchmark format from r. A malformed line is skipped and
 // reported in Warnings, never fatal; the error is only for failed reads.
 // name is used in messages. initConfig are key/value pairs set on every

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/gitstate"
 )
 
 // Options configure a benchmark run ("perfscope bench").
@@ -218,7 +220,7 @@ func goTest(ctx context.Context, dir string, args []string, w, log io.Writer) er
 func defaultName(m Meta) string {
 	name := m.Time.UTC().Format("20060102T150405Z")
 	if m.Commit != "" {
-		name += "-" + m.Commit[:min(12, len(m.Commit))]
+		name += "-" + gitstate.Short(m.Commit)
 		if m.Dirty {
 			name += "-dirty"
 		}

@@ -154,19 +154,3 @@ func TestParseSkipsMalformedLines(t *testing.T) {
 		}
 	}
 }
-
-func TestDirtyIgnoresResultsDirectory(t *testing.T) {
-	dir := t.TempDir()
-	writeModule(t, dir, map[string]string{"go.mod": smallModule, "small_test.go": smallBench})
-	git(t, dir, "init", "-q")
-	git(t, dir, "add", ".")
-	git(t, dir, "commit", "-q", "-m", "init")
-	writeModule(t, dir, map[string]string{".perfscope/bench/r.txt": "BenchmarkX 1 1 ns/op\n"})
-	if d, err := Dirty(context.Background(), dir); err != nil || d {
-		t.Errorf("Dirty = %v, %v with only saved results; want false", d, err)
-	}
-	writeModule(t, dir, map[string]string{"new.go": "package small\n"})
-	if d, err := Dirty(context.Background(), dir); err != nil || !d {
-		t.Errorf("Dirty = %v, %v with a new source file; want true", d, err)
-	}
-}

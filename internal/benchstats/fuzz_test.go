@@ -38,16 +38,16 @@ func FuzzCompare(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := report.WriteBenchText(io.Discard, cmp); err != nil {
+			if err := report.WriteBenchComparison(io.Discard, report.Text, cmp, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := report.WriteBenchCSV(io.Discard, io.Discard, cmp); err != nil {
+			if err := report.WriteBenchComparisonCSV(io.Discard, io.Discard, cmp); err != nil {
 				t.Fatal(err)
 			}
-			if err := report.WriteBenchJSON(io.Discard, cmp, nil); err != nil {
+			if err := report.WriteBenchComparison(io.Discard, report.JSON, cmp, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := report.WriteBenchMarkdown(io.Discard, cmp); err != nil {
+			if err := report.WriteBenchComparison(io.Discard, report.Markdown, cmp, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // maxProfileBytes bounds one response body. Real profiles of large services
@@ -179,7 +180,7 @@ func (f *fetcher) fetch(ctx context.Context, kind, endpoint string, query url.Va
 
 // fetchCPU takes a CPU profile of the given length.
 func (f *fetcher) fetchCPU(ctx context.Context, seconds int) (snapshot, error) {
-	return f.fetch(ctx, KindCPU, "profile", url.Values{"seconds": {strconv.Itoa(seconds)}}, time.Duration(seconds)*time.Second)
+	return f.fetch(ctx, run.KindCPU, "profile", url.Values{"seconds": {strconv.Itoa(seconds)}}, time.Duration(seconds)*time.Second)
 }
 
 // isHTML recognises an HTML page, such as an application's catch-all route,

@@ -1,15 +1,8 @@
 package capture
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 func TestRedactArgs(t *testing.T) {
@@ -64,49 +57,5 @@ func TestHTMLAndFirstLine(t *testing.T) {
 	}
 	if got := firstLine([]byte(strings.Repeat("é", 300))); !strings.HasSuffix(got, "...") || len([]rune(got)) != 203 {
 		t.Errorf("long firstLine = %q", got)
-	}
-}
-
-func TestNewRunID(t *testing.T) {
-	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("X", 3600))
-	id := newRunID(at)
-	if !regexp.MustCompile(`^20260304-040607-[0-9a-f]{6}$`).MatchString(id) {
-		t.Errorf("run ID %q; want the UTC time and a 6-hex-digit suffix", id)
-	}
-	if newRunID(at) == id {
-		t.Error("two runs in the same second got the same ID")
-	}
-}
-
-func TestGitState(t *testing.T) {
-	testenv.Tool(t, "git", "install Debian's git package")
-	dir := t.TempDir()
-	t.Chdir(dir)
-	if commit, _ := gitState(t.Context(), ""); commit != "" {
-		t.Fatalf("commit %q outside any repository", commit)
-	}
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", ".")
-	os.WriteFile("main.go", []byte("package main\n"), 0o644)
-	git("add", "main.go")
-	git("commit", "-q", "-m", "first")
-	// Saved runs in the worktree do not make it dirty.
-	os.MkdirAll(filepath.Join(DefaultRoot, "x"), 0o755)
-	os.WriteFile(filepath.Join(DefaultRoot, "x", RunFile), []byte("{}"), 0o644)
-	os.MkdirAll(filepath.Join("out", "r1"), 0o755)
-	os.WriteFile(filepath.Join("out", "r1", RunFile), []byte("{}"), 0o644)
-	commit, dirty := gitState(t.Context(), filepath.Join("out", "r1"))
-	if len(commit) != 40 || dirty {
-		t.Errorf("clean repository: commit %q dirty %v", commit, dirty)
-	}
-	os.WriteFile("main.go", []byte("package main // changed\n"), 0o644)
-	if _, dirty := gitState(t.Context(), ""); !dirty {
-		t.Error("a modified file does not make the worktree dirty")
 	}
 }

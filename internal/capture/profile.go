@@ -1,3 +1,8 @@
+// Package capture fetches profiles from a service's pprof endpoints while a
+// load runs against it, and saves everything it measured as a run (see
+// package run): the profiles as standard .pb.gz files and run.json
+// describing the run. A run is saved even when parts of it fail; failures
+// are recorded, not fatal.
 package capture
 
 import (
@@ -8,9 +13,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // Defaults for Options.
@@ -62,7 +70,7 @@ type Options struct {
 	// no profiles. Without it Profile fails before sending any load.
 	AllowNoProfiles bool
 
-	// OutDir is the run directory to create. Default DefaultRoot/<run ID>,
+	// OutDir is the run directory to create. Default run.DefaultRoot/<run ID>,
 	// where the ID is the UTC start time and a short random suffix.
 	OutDir string
 	// Args is the command line that asked for the run, recorded with
@@ -128,7 +136,7 @@ func (o Options) withDefaults() (Options, *url.URL, error) {
 // length is known. CPU is one or more consecutive profile?seconds=N
 // requests merged into one profile. Goroutine profiles are taken at the
 // window's start and end.
-func Profile(ctx context.Context, opts Options) (*Run, error) {
+func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 	o, target, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -146,21 +154,23 @@ func Profile(ctx context.Context, opts Options) (*Run, error) {
 	}
 
 	start := time.Now()
-	id := newRunID(start)
+	id := run.NewID(start)
 	dir := o.OutDir
 	if dir == "" {
-		dir = filepath.Join(DefaultRoot, id)
+		dir = filepath.Join(run.DefaultRoot, id)
 	} else {
 		id = filepath.Base(filepath.Clean(dir))
 	}
-	if _, err := os.Stat(filepath.Join(dir, RunFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, run.File)); err == nil {
 		return nil, fmt.Errorf("run directory %s already holds a run; choose another directory", dir)
 	}
-	commit, dirty := gitState(ctx, o.OutDir)
+	// Saved runs live in the work tree by default; they and the output
+	// directory do not make it dirty.
+	git, _ := gitstate.Read(ctx, ".", o.OutDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory %s: %w", dir, err)
 	}
-	run := &Run{
+	r := &run.Run{
 		ID:          id,
 		Dir:         dir,
 		Target:      target.Redacted(),
@@ -169,43 +179,46 @@ func Profile(ctx context.Context, opts Options) (*Run, error) {
 		Args:        redactArgs(o.Args),
 		Start:       start,
 		Version:     o.Version,
-		GitCommit:   commit,
-		GitDirty:    dirty,
-		Profiles:    []ProfileFile{},
+		GitCommit:   git.Commit,
+		GitDirty:    git.Dirty,
+		Profiles:    []run.ProfileFile{},
 		// Until the final save says otherwise, a run that never
 		// finished reads as interrupted.
 		Interrupted: true,
 	}
+	if isLocalHost(target.Hostname()) {
+		r.TargetCPUs = runtime.NumCPU()
+	}
 	if pprofErr != nil {
-		run.PprofSource = ""
-		run.Notes = append(run.Notes, "No profiles were taken: "+pprofErr.Error()+".")
+		r.PprofSource = ""
+		r.Notes = append(r.Notes, "No profiles were taken: "+pprofErr.Error()+".")
 	} else if ep.note != "" {
-		run.Notes = append(run.Notes, ep.note)
+		r.Notes = append(r.Notes, ep.note)
 	}
 	// A directory that cannot hold run.json cannot hold the results either:
 	// better to fail now than after spending the load.
-	if err := run.save(); err != nil {
+	if err := r.Save(); err != nil {
 		return nil, err
 	}
 
-	s := &session{o: o, run: run}
+	s := &session{o: o, run: r}
 	if pprofErr == nil {
 		s.f = ep.f
 	}
 	res, loadErr := s.execute(ctx)
 
-	run.End = time.Now()
-	run.Load = res
-	run.Interrupted = ctx.Err() != nil || (res != nil && res.Interrupted)
-	if loadErr != nil && run.Interrupted && errors.Is(loadErr, context.Canceled) {
+	r.End = time.Now()
+	r.Load = res
+	r.Interrupted = ctx.Err() != nil || (res != nil && res.Interrupted)
+	if loadErr != nil && r.Interrupted && errors.Is(loadErr, context.Canceled) {
 		loadErr = nil // an interruption is recorded, not a failure
 	}
 	if loadErr != nil {
-		loadErr = fmt.Errorf("load %s: %w", run.Target, loadErr)
-		run.Error = loadErr.Error()
+		loadErr = fmt.Errorf("load %s: %w", r.Target, loadErr)
+		r.Error = loadErr.Error()
 	}
-	if err := run.save(); err != nil {
-		return run, errors.Join(loadErr, err)
+	if err := r.Save(); err != nil {
+		return r, errors.Join(loadErr, err)
 	}
-	return run, loadErr
+	return r, loadErr
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,22 +18,23 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
 
-var allKinds = []string{KindCPU, KindAllocs, KindHeap, KindBlock, KindMutex, KindGoroutineStart, KindGoroutineEnd}
+var allKinds = []string{run.KindCPU, run.KindAllocs, run.KindHeap, run.KindBlock, run.KindMutex, run.KindGoroutineStart, run.KindGoroutineEnd}
 
 // checkSaved checks that each kind was saved without error, opens with
 // profile.Parse, is valid and matches what run.json says.
-func checkSaved(t *testing.T, run *Run, kinds ...string) {
+func checkSaved(t *testing.T, saved *run.Run, kinds ...string) {
 	t.Helper()
 	for _, kind := range kinds {
-		pf, ok := run.Lookup(kind)
-		if !ok || !run.Has(kind) || pf.Error != "" {
+		pf, ok := saved.Lookup(kind)
+		if !ok || !saved.Has(kind) || pf.Error != "" {
 			t.Errorf("%s: want a saved profile, got %+v", kind, pf)
 			continue
 		}
-		f, err := os.Open(run.Path(kind))
+		f, err := os.Open(saved.Path(kind))
 		if err != nil {
 			t.Errorf("%s: %v", kind, err)
 			continue
@@ -52,24 +54,24 @@ func checkSaved(t *testing.T, run *Run, kinds ...string) {
 	}
 }
 
-func profileError(t *testing.T, run *Run, kind string) string {
+func profileError(t *testing.T, saved *run.Run, kind string) string {
 	t.Helper()
-	pf, ok := run.Lookup(kind)
+	pf, ok := saved.Lookup(kind)
 	if !ok {
 		t.Fatalf("%s: not recorded in run", kind)
 	}
 	return pf.Error
 }
 
-func hasNote(run *Run, substr string) bool {
-	return slices.ContainsFunc(run.Notes, func(n string) bool { return strings.Contains(n, substr) })
+func hasNote(saved *run.Run, substr string) bool {
+	return slices.ContainsFunc(saved.Notes, func(n string) bool { return strings.Contains(n, substr) })
 }
 
 func TestProfileDuration(t *testing.T) {
 	tg := startTarget(t, targetSpec{BlockRate: 1, MutexFraction: 1})
 	dir := filepath.Join(t.TempDir(), "run")
 	var progress atomic.Int64
-	run, err := Profile(t.Context(), Options{
+	saved, err := Profile(t.Context(), Options{
 		Load: loadgen.Config{
 			URL: tg.URL, Concurrency: 4, Duration: 2 * time.Second,
 			Progress: func(loadgen.Progress) { progress.Add(1) },
@@ -81,36 +83,37 @@ func TestProfileDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Interrupted || run.Load == nil || run.Load.Successes == 0 {
-		t.Fatalf("want a completed load with successes, got interrupted=%v load=%+v", run.Interrupted, run.Load)
+	if saved.Interrupted || saved.Load == nil || saved.Load.Successes == 0 {
+		t.Fatalf("want a completed load with successes, got interrupted=%v load=%+v", saved.Interrupted, saved.Load)
 	}
 	if progress.Load() == 0 {
 		t.Error("the load's Progress callback was not passed through")
 	}
-	if run.PprofSource != PprofTarget || run.PprofURL != tg.PprofURL {
-		t.Errorf("pprof = %s (%s), want %s (target)", run.PprofURL, run.PprofSource, tg.PprofURL)
+	if saved.PprofSource != PprofTarget || saved.PprofURL != tg.PprofURL {
+		t.Errorf("pprof = %s (%s), want %s (target)", saved.PprofURL, saved.PprofSource, tg.PprofURL)
 	}
 	// 2s load, 0.2s warm-up: the window is the 1.8s left, in whole seconds.
-	if run.Warmup < 0.2 || run.Warmup > 0.5 || run.Window < 0.9 || run.Window > 1.6 {
-		t.Errorf("warm-up %.2fs, window %.2fs; want about 0.2s and 1s", run.Warmup, run.Window)
+	if saved.Warmup < 0.2 || saved.Warmup > 0.5 || saved.Window < 0.9 || saved.Window > 1.6 {
+		t.Errorf("warm-up %.2fs, window %.2fs; want about 0.2s and 1s", saved.Warmup, saved.Window)
 	}
-	checkSaved(t, run, allKinds...)
+	checkSaved(t, saved, allKinds...)
 	for _, kind := range allKinds {
-		if pf, _ := run.Lookup(kind); pf.Samples == 0 {
+		if pf, _ := saved.Lookup(kind); pf.Samples == 0 {
 			t.Errorf("%s profile has no samples", kind)
 		}
 	}
-	if len(run.Notes) != 0 {
-		t.Errorf("unexpected notes: %q", run.Notes)
+	if len(saved.Notes) != 0 {
+		t.Errorf("unexpected notes: %q", saved.Notes)
 	}
 
 	// The saved run reads back as it was returned.
-	back, err := LoadRun(dir)
+	back, err := run.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.ID != "run" || back.Target != run.Target || back.Load.Requests != run.Load.Requests ||
-		len(back.Profiles) != len(allKinds) || back.Interrupted || back.Version != "v0.0.0-test" {
+	if back.ID != "run" || back.Target != saved.Target || back.Load.Requests != saved.Load.Requests ||
+		len(back.Profiles) != len(allKinds) || back.Interrupted || back.Version != "v0.0.0-test" ||
+		back.TargetCPUs != runtime.NumCPU() {
 		t.Errorf("reloaded run differs: %+v", back)
 	}
 	if strings.Contains(strings.Join(back.Args, " "), "s3cret") {
@@ -126,7 +129,7 @@ func TestProfileDuration(t *testing.T) {
 	}
 
 	// The allocs delta covers the window, not the process's lifetime.
-	p, err := back.Open(KindAllocs)
+	p, err := back.Open(run.KindAllocs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +139,7 @@ func TestProfileDuration(t *testing.T) {
 
 	// Every file opens with go tool pprof.
 	goTool := testenv.Tool(t, "go", "install Go: its pprof reads the saved profiles")
-	for _, kind := range []string{KindCPU, KindAllocs} {
+	for _, kind := range []string{run.KindCPU, run.KindAllocs} {
 		out, err := exec.Command(goTool, "tool", "pprof", "-top", back.Path(kind)).CombinedOutput()
 		if err != nil {
 			t.Errorf("go tool pprof -top %s: %v\n%s", back.Path(kind), err, out)
@@ -146,31 +149,31 @@ func TestProfileDuration(t *testing.T) {
 
 func TestProfileRequestBounded(t *testing.T) {
 	tg := startTarget(t, targetSpec{}) // block and mutex profiling left off, as in most services
-	run, err := Profile(t.Context(), Options{
+	saved, err := Profile(t.Context(), Options{
 		Load:   loadgen.Config{URL: tg.URL + "?sleep=1ms", Concurrency: 2, Requests: 1500},
 		OutDir: filepath.Join(t.TempDir(), "run"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Load.Requests != 1500 {
-		t.Errorf("load completed %d requests, want 1500", run.Load.Requests)
+	if saved.Load.Requests != 1500 {
+		t.Errorf("load completed %d requests, want 1500", saved.Load.Requests)
 	}
-	checkSaved(t, run, allKinds...)
-	if pf, _ := run.Lookup(KindCPU); pf.Seconds < 1 {
+	checkSaved(t, saved, allKinds...)
+	if pf, _ := saved.Lookup(run.KindCPU); pf.Seconds < 1 {
 		t.Errorf("cpu profile covers %gs, want at least 1s", pf.Seconds)
 	}
 	// The window runs until the load ends, within a second for the last
 	// CPU request.
-	loadEnd := run.Warmup + run.Window
-	if got := run.Load.DurationSeconds; loadEnd < got-0.5 || loadEnd > got+1.5 {
+	loadEnd := saved.Warmup + saved.Window
+	if got := saved.Load.DurationSeconds; loadEnd < got-0.5 || loadEnd > got+1.5 {
 		t.Errorf("window ends %.2fs into a %.2fs load", loadEnd, got)
 	}
-	if !hasNote(run, "block profile is empty") || !hasNote(run, "runtime.SetBlockProfileRate") {
-		t.Errorf("no note on the empty block profile: %q", run.Notes)
+	if !hasNote(saved, "block profile is empty") || !hasNote(saved, "runtime.SetBlockProfileRate") {
+		t.Errorf("no note on the empty block profile: %q", saved.Notes)
 	}
-	if !hasNote(run, "mutex profile is empty") || !hasNote(run, "runtime.SetMutexProfileFraction") {
-		t.Errorf("no note on the empty mutex profile: %q", run.Notes)
+	if !hasNote(saved, "mutex profile is empty") || !hasNote(saved, "runtime.SetMutexProfileFraction") {
+		t.Errorf("no note on the empty mutex profile: %q", saved.Notes)
 	}
 }
 
@@ -179,56 +182,56 @@ func TestProfileBrokenEndpoints(t *testing.T) {
 		BlockRate: 1, MutexFraction: 1,
 		Broken: map[string]string{"heap": "html", "block": "404", "mutex": "garbage"},
 	})
-	run, err := Profile(t.Context(), Options{
+	saved, err := Profile(t.Context(), Options{
 		Load:   loadgen.Config{URL: tg.URL, Concurrency: 2, Duration: 2 * time.Second},
 		OutDir: filepath.Join(t.TempDir(), "run"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Load == nil || run.Load.Successes == 0 {
+	if saved.Load == nil || saved.Load.Successes == 0 {
 		t.Fatal("load result not saved")
 	}
-	checkSaved(t, run, KindCPU, KindAllocs, KindGoroutineStart, KindGoroutineEnd)
+	checkSaved(t, saved, run.KindCPU, run.KindAllocs, run.KindGoroutineStart, run.KindGoroutineEnd)
 	for _, tc := range []struct{ kind, want string }{
-		{KindHeap, "HTML page"},
-		{KindBlock, "404 Not Found"},
-		{KindMutex, "not a pprof profile"},
+		{run.KindHeap, "HTML page"},
+		{run.KindBlock, "404 Not Found"},
+		{run.KindMutex, "not a pprof profile"},
 	} {
-		msg := profileError(t, run, tc.kind)
+		msg := profileError(t, saved, tc.kind)
 		url := tg.PprofURL + tc.kind
 		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, url) || strings.Contains(msg, "\n") {
 			t.Errorf("%s error = %q; want one line naming %s and saying %q", tc.kind, msg, url, tc.want)
 		}
-		if run.Has(tc.kind) {
+		if saved.Has(tc.kind) {
 			t.Errorf("%s: a broken endpoint left a file", tc.kind)
 		}
 	}
-	back, err := LoadRun(run.Dir)
+	back, err := run.Load(saved.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := back.Open(KindHeap); err == nil || !strings.Contains(err.Error(), "HTML page") {
+	if _, err := back.Open(run.KindHeap); err == nil || !strings.Contains(err.Error(), "HTML page") {
 		t.Errorf("Open(heap) = %v; want the recorded HTML error", err)
 	}
 }
 
 func TestProfileCPUBusy(t *testing.T) {
 	tg := startTarget(t, targetSpec{BlockRate: 1, MutexFraction: 1, CPUBusy: true})
-	run, err := Profile(t.Context(), Options{
+	saved, err := Profile(t.Context(), Options{
 		Load:   loadgen.Config{URL: tg.URL, Concurrency: 2, Duration: 2 * time.Second},
 		OutDir: filepath.Join(t.TempDir(), "run"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg := profileError(t, run, KindCPU); !strings.Contains(msg, "already in use") {
+	if msg := profileError(t, saved, run.KindCPU); !strings.Contains(msg, "already in use") {
 		t.Errorf("cpu error = %q; want the server's refusal", msg)
 	}
-	if !hasNote(run, "another CPU profile was already running") {
-		t.Errorf("no note on the busy CPU profiler: %q", run.Notes)
+	if !hasNote(saved, "another CPU profile was already running") {
+		t.Errorf("no note on the busy CPU profiler: %q", saved.Notes)
 	}
-	checkSaved(t, run, KindAllocs, KindHeap, KindBlock, KindMutex, KindGoroutineStart, KindGoroutineEnd)
+	checkSaved(t, saved, run.KindAllocs, run.KindHeap, run.KindBlock, run.KindMutex, run.KindGoroutineStart, run.KindGoroutineEnd)
 }
 
 func TestProfileInterrupted(t *testing.T) {
@@ -236,7 +239,7 @@ func TestProfileInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "run")
-	run, err := Profile(ctx, Options{
+	saved, err := Profile(ctx, Options{
 		Load: loadgen.Config{
 			URL: tg.URL, Concurrency: 2, Duration: 20 * time.Second,
 			// Ctrl-C 1.5s into the load, inside the profile window.
@@ -252,10 +255,10 @@ func TestProfileInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := run.End.Sub(run.Load.Start); took > 8*time.Second {
+	if took := saved.End.Sub(saved.Load.Start); took > 8*time.Second {
 		t.Errorf("Profile took %s to stop after an interruption at 1.5s", took)
 	}
-	back, err := LoadRun(dir)
+	back, err := run.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +267,8 @@ func TestProfileInterrupted(t *testing.T) {
 	}
 	// The deltas over the part of the window before the interruption are
 	// kept; the CPU profile in progress is not delivered by the server.
-	checkSaved(t, back, KindAllocs, KindHeap, KindBlock, KindMutex, KindGoroutineStart, KindGoroutineEnd)
-	if msg := profileError(t, back, KindCPU); !strings.Contains(msg, "interrupted") {
+	checkSaved(t, back, run.KindAllocs, run.KindHeap, run.KindBlock, run.KindMutex, run.KindGoroutineStart, run.KindGoroutineEnd)
+	if msg := profileError(t, back, run.KindCPU); !strings.Contains(msg, "interrupted") {
 		t.Errorf("cpu error = %q, want interrupted", msg)
 	}
 }
@@ -273,7 +276,7 @@ func TestProfileInterrupted(t *testing.T) {
 func TestProfileTargetDies(t *testing.T) {
 	tg := startTarget(t, targetSpec{BlockRate: 1, MutexFraction: 1})
 	var kill sync.Once
-	run, err := Profile(t.Context(), Options{
+	saved, err := Profile(t.Context(), Options{
 		Load: loadgen.Config{
 			URL: tg.URL, Concurrency: 2, Duration: 3 * time.Second,
 			// The target crashes 1.5s into the load, inside the profile window.
@@ -288,15 +291,15 @@ func TestProfileTargetDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadRun(run.Dir)
+	back, err := run.Load(saved.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.Load == nil || back.Load.Successes == 0 || back.Load.Failures == 0 {
 		t.Errorf("want the load's successes before and failures after the crash, got %+v", back.Load)
 	}
-	checkSaved(t, back, KindGoroutineStart)
-	for _, kind := range []string{KindCPU, KindAllocs, KindGoroutineEnd} {
+	checkSaved(t, back, run.KindGoroutineStart)
+	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindGoroutineEnd} {
 		if msg := profileError(t, back, kind); msg == "" {
 			t.Errorf("%s: no error recorded for a profile the dead target could not give", kind)
 		}
@@ -308,7 +311,7 @@ func TestProfileTargetDies(t *testing.T) {
 
 func TestProfileFallbackPprof(t *testing.T) {
 	tg := startTarget(t, targetSpec{PprofApart: true})
-	run, err := Profile(t.Context(), Options{
+	saved, err := Profile(t.Context(), Options{
 		Load:             loadgen.Config{URL: tg.URL, Concurrency: 2, Duration: 1500 * time.Millisecond},
 		FallbackPprofURL: tg.PprofURL,
 		Warmup:           -1,
@@ -317,16 +320,16 @@ func TestProfileFallbackPprof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.PprofSource != PprofFallback || run.PprofURL != tg.PprofURL {
-		t.Errorf("pprof = %s (%s); want the fallback %s", run.PprofURL, run.PprofSource, tg.PprofURL)
+	if saved.PprofSource != PprofFallback || saved.PprofURL != tg.PprofURL {
+		t.Errorf("pprof = %s (%s); want the fallback %s", saved.PprofURL, saved.PprofSource, tg.PprofURL)
 	}
-	if !hasNote(run, "has no pprof at") || !hasNote(run, "404") {
-		t.Errorf("no note on the fallback: %q", run.Notes)
+	if !hasNote(saved, "has no pprof at") || !hasNote(saved, "404") {
+		t.Errorf("no note on the fallback: %q", saved.Notes)
 	}
-	if run.Warmup > 0.2 {
-		t.Errorf("warm-up %.2fs though turned off", run.Warmup)
+	if saved.Warmup > 0.2 {
+		t.Errorf("warm-up %.2fs though turned off", saved.Warmup)
 	}
-	checkSaved(t, run, KindCPU, KindAllocs, KindHeap, KindGoroutineStart, KindGoroutineEnd)
+	checkSaved(t, saved, run.KindCPU, run.KindAllocs, run.KindHeap, run.KindGoroutineStart, run.KindGoroutineEnd)
 }
 
 // TestProfilePreflight covers the failures reported before any load: no
@@ -369,9 +372,9 @@ func TestProfilePreflight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.OutDir = filepath.Join(t.TempDir(), "run")
-			run, err := Profile(t.Context(), tc.opts)
-			if err == nil || run != nil {
-				t.Fatalf("want an error and no run, got %v, %+v", err, run)
+			saved, err := Profile(t.Context(), tc.opts)
+			if err == nil || saved != nil {
+				t.Fatalf("want an error and no run, got %v, %+v", err, saved)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -401,7 +404,7 @@ func TestProfilePreflight(t *testing.T) {
 	})
 
 	t.Run("load without profiles when allowed", func(t *testing.T) {
-		run, err := Profile(t.Context(), Options{
+		saved, err := Profile(t.Context(), Options{
 			Load:             loadgen.Config{URL: tg.URL, Requests: 20},
 			FallbackPprofURL: "-",
 			AllowNoProfiles:  true,
@@ -410,11 +413,11 @@ func TestProfilePreflight(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Load == nil || run.Load.Requests != 20 || len(run.Profiles) != 0 || run.PprofSource != "" {
-			t.Errorf("want the load alone, got load=%+v profiles=%+v", run.Load, run.Profiles)
+		if saved.Load == nil || saved.Load.Requests != 20 || len(saved.Profiles) != 0 || saved.PprofSource != "" {
+			t.Errorf("want the load alone, got load=%+v profiles=%+v", saved.Load, saved.Profiles)
 		}
-		if len(run.Notes) != 1 || !strings.HasPrefix(run.Notes[0], "No profiles were taken: no pprof endpoint") {
-			t.Errorf("notes = %q; want one saying why there are no profiles", run.Notes)
+		if len(saved.Notes) != 1 || !strings.HasPrefix(saved.Notes[0], "No profiles were taken: no pprof endpoint") {
+			t.Errorf("notes = %q; want one saying why there are no profiles", saved.Notes)
 		}
 	})
 }

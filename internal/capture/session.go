@@ -10,13 +10,14 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // A session is one Profile call in progress: the load running in its own
 // goroutine and the capture that follows it.
 type session struct {
 	o   Options
-	run *Run
+	run *run.Run
 	f   *fetcher // nil when the run has no usable pprof endpoint
 
 	mu       sync.Mutex
@@ -147,14 +148,14 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 	}
 
 	// The cumulative profiles captured as deltas over the window.
-	deltaKinds := [...]string{KindAllocs, KindHeap, KindBlock, KindMutex}
+	deltaKinds := [...]string{run.KindAllocs, run.KindHeap, run.KindBlock, run.KindMutex}
 	var starts [len(deltaKinds)]fetched
 	var goroutineStart fetched
 	var startWG sync.WaitGroup
 	for i, kind := range deltaKinds {
 		startWG.Go(func() { starts[i] = s.fetchSnapshot(ctx, kind, kind) })
 	}
-	startWG.Go(func() { goroutineStart = s.fetchSnapshot(ctx, KindGoroutineStart, "goroutine") })
+	startWG.Go(func() { goroutineStart = s.fetchSnapshot(ctx, run.KindGoroutineStart, "goroutine") })
 	// CPU runs on its own: its last request may end after the window.
 	cpuDone := make(chan cpuResult, 1)
 	go func() { cpuDone <- s.captureCPU(ctx, load, window) }()
@@ -184,7 +185,7 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 	var ends [len(deltaKinds)]fetched
 	var goroutineEnd fetched
 	var endWG sync.WaitGroup
-	endWG.Go(func() { goroutineEnd = s.fetchSnapshot(endCtx, KindGoroutineEnd, "goroutine") })
+	endWG.Go(func() { goroutineEnd = s.fetchSnapshot(endCtx, run.KindGoroutineEnd, "goroutine") })
 	// The start snapshots are awaited first: a kind whose start failed
 	// needs no end.
 	startWG.Wait()
@@ -291,7 +292,7 @@ func (s *session) estimateRemaining() time.Duration {
 }
 
 func (s *session) recordCPU(c cpuResult) {
-	pf := ProfileFile{Kind: KindCPU, URL: s.f.endpointURL("profile", nil).Redacted()}
+	pf := run.ProfileFile{Kind: run.KindCPU, URL: s.f.endpointURL("profile", nil).Redacted()}
 	if c.p != nil {
 		s.saveInto(&pf, c.p)
 		pf.Seconds = float64(c.seconds)
@@ -315,7 +316,7 @@ func (s *session) recordCPU(c cpuResult) {
 // recordDelta subtracts the start snapshot from the end one, as pprof's
 // ?seconds= does on the server, and saves the difference.
 func (s *session) recordDelta(kind string, start, end fetched) {
-	pf := ProfileFile{Kind: kind, URL: start.url}
+	pf := run.ProfileFile{Kind: kind, URL: start.url}
 	switch {
 	case start.err != nil:
 		pf.Error = start.err.Error()
@@ -333,11 +334,11 @@ func (s *session) recordDelta(kind string, start, end fetched) {
 		// for these two is almost always because recording is off by default.
 		if len(end.snap.p.Sample) == 0 {
 			switch kind {
-			case KindBlock:
+			case run.KindBlock:
 				s.note("The block profile is empty: the target never turned on block profiling (it is off by default), " +
 					"or nothing ever blocked. Turn it on with runtime.SetBlockProfileRate(10000) early in main, " +
 					"or serve pprof with perfscope's expose package, which does.")
-			case KindMutex:
+			case run.KindMutex:
 				s.note("The mutex profile is empty: the target never turned on mutex profiling (it is off by default), " +
 					"or no lock was ever contended. Turn it on with runtime.SetMutexProfileFraction(100) early in main, " +
 					"or serve pprof with perfscope's expose package, which does.")
@@ -348,7 +349,7 @@ func (s *session) recordDelta(kind string, start, end fetched) {
 }
 
 func (s *session) recordSnapshot(f fetched) {
-	pf := ProfileFile{Kind: f.kind, URL: f.url}
+	pf := run.ProfileFile{Kind: f.kind, URL: f.url}
 	if f.err != nil {
 		pf.Error = f.err.Error()
 	} else {
@@ -358,8 +359,8 @@ func (s *session) recordSnapshot(f fetched) {
 }
 
 // saveInto writes p into the run directory and records it in pf.
-func (s *session) saveInto(pf *ProfileFile, p *profile.Profile) {
-	name, err := s.run.saveProfile(pf.Kind, p)
+func (s *session) saveInto(pf *run.ProfileFile, p *profile.Profile) {
+	name, err := s.run.SaveProfile(pf.Kind, p)
 	if err != nil {
 		pf.Error = err.Error()
 		return

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // LeftpadPath is the request the demo sends to the leftpad example: the
@@ -29,16 +32,26 @@ type Options struct {
 	// and a func called when that mode's load is over.
 	Progress func(mode string) (func(loadgen.Progress), func())
 	Logf     func(format string, args ...any)
+	// Analysis configures the analysis of each run, as for any saved run.
+	Analysis analysis.Options
 }
 
-// A Result holds the saved runs of the demo, one per mode, in Modes order.
+// A Result holds the demo's runs, one per mode profiled, in Modes order,
+// and what perfscope makes of them.
 type Result struct {
-	Runs []*capture.Run
+	Runs []*run.Run
+	// Analyses are the runs' analyses with their findings, in Runs order.
+	Analyses []*analysis.Result
+	// Comparison sets the modes side by side; nil unless every mode was
+	// profiled.
+	Comparison *profiles.Comparison
 }
 
 // Run builds the leftpad example, then for each mode starts it on free
-// loopback ports, profiles it under load with capture.Profile and stops it.
-// The runs are saved under capture.DefaultRoot like any profiling run.
+// loopback ports, profiles it under load with capture.Profile and stops it,
+// and analyses each run with analysis.Analyze. The runs are saved under
+// run.DefaultRoot like any profiling run. The result holds what was
+// measured even when Run fails part way.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Duration <= 0 {
 		o.Duration = 10 * time.Second
@@ -70,21 +83,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{}
 	for _, mode := range Modes() {
-		run, err := profileMode(ctx, o, bin, mode, tmp)
-		if run != nil {
-			res.Runs = append(res.Runs, run)
+		saved, err := profileMode(ctx, o, bin, mode, tmp)
+		if saved != nil {
+			res.Runs = append(res.Runs, saved)
+			res.Analyses = append(res.Analyses, analysis.Analyze(ctx, saved, o.Analysis))
 		}
 		if err != nil {
 			return res, fmt.Errorf("leftpad --mode %s: %w", mode, err)
 		}
-		if run.Interrupted {
+		if saved.Interrupted {
 			break
 		}
+	}
+	if modes := Modes(); len(res.Analyses) == len(modes) {
+		res.Comparison = profiles.Compare(modes[0], res.Analyses[0].Analysis, modes[1], res.Analyses[1].Analysis)
 	}
 	return res, nil
 }
 
-func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*capture.Run, error) {
+func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*run.Run, error) {
 	svc, err := Start(ctx, bin,
 		"--mode", mode,
 		"--addr", "127.0.0.1:0",
@@ -101,14 +118,14 @@ func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*captur
 	if o.Progress != nil {
 		cfg.Progress, finish = o.Progress(mode)
 	}
-	run, err := capture.Profile(ctx, capture.Options{
+	saved, err := capture.Profile(ctx, capture.Options{
 		Load:     cfg,
 		PprofURL: svc.PprofURL,
 		Args:     o.Args,
 		Version:  o.Version,
 	})
 	finish()
-	return run, err
+	return saved, err
 }
 
 // loadConfig is the demo's load against the leftpad service at base.

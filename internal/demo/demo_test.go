@@ -3,13 +3,16 @@ package demo
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // TestProfileNaiveLeftpad profiles the bundled leftpad example in its naive
@@ -42,20 +45,20 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 	}
 
 	cfg := loadConfig(svc.URL, 4*time.Second)
-	run, err := capture.Profile(ctx, capture.Options{Load: cfg, PprofURL: svc.PprofURL, OutDir: tmp + "/run"})
+	saved, err := capture.Profile(ctx, capture.Options{Load: cfg, PprofURL: svc.PprofURL, OutDir: tmp + "/run"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Load == nil || run.Load.Successes == 0 {
-		t.Fatalf("no successful requests: %+v", run.Load)
+	if saved.Load == nil || saved.Load.Successes == 0 {
+		t.Fatalf("no successful requests: %+v", saved.Load)
 	}
-	a, errs := profiles.Analyze(run, profiles.Options{})
+	a, errs := profiles.Analyze(saved, profiles.Options{})
 	for _, err := range errs {
 		t.Logf("analysis warning: %v", err)
 	}
-	allocs := a.Profiles[capture.KindAllocs]
+	allocs := a.Profiles[run.KindAllocs]
 	if allocs == nil {
-		t.Fatalf("run has no allocs profile: %+v", run.Profiles)
+		t.Fatalf("run has no allocs profile: %+v", saved.Profiles)
 	}
 	sites, err := profiles.Sites(allocs, "alloc_objects", "alloc_space", profiles.AttributeUser, a.Classifier)
 	if err != nil {
@@ -80,7 +83,7 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 	}
 	// The capture's own requests (pprof handlers waiting out a profile's
 	// window) may be in the raw block profile; they are never in the report.
-	if block := a.Profiles[capture.KindBlock]; block != nil {
+	if block := a.Profiles[run.KindBlock]; block != nil {
 		kept, _ := profiles.DropProfilerSamples(block)
 		var keptDelay int64
 		for _, s := range kept.Sample {
@@ -100,5 +103,36 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 func TestModuleRootOutsideCheckout(t *testing.T) {
 	if _, err := ModuleRoot(os.TempDir()); err == nil {
 		t.Fatal("ModuleRoot found a perfscope checkout in the temp dir")
+	}
+}
+
+// TestRunAnalysesBothModes runs the whole demo briefly and checks that
+// each mode's run comes back analysed and that the modes are compared.
+func TestRunAnalysesBothModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and loads a real service twice")
+	}
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // the runs are saved under the working directory
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Options{Root: root, Duration: 2 * time.Second, Concurrency: 2, Analysis: analysis.Options{NoCompiler: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != len(Modes()) || len(res.Analyses) != len(res.Runs) || res.Comparison == nil {
+		t.Fatalf("%d runs, %d analyses, comparison %v; want one run and analysis per mode and a comparison",
+			len(res.Runs), len(res.Analyses), res.Comparison != nil)
+	}
+	for i, r := range res.Runs {
+		if got := res.Analyses[i].Analysis.Run.ID; got != r.ID {
+			t.Errorf("analysis %d is of run %s, want %s", i, got, r.ID)
+		}
+		if _, err := os.Stat(filepath.Join(run.DefaultRoot, r.ID, run.File)); err != nil {
+			t.Errorf("run %s not saved under %s: %v", r.ID, run.DefaultRoot, err)
+		}
 	}
 }

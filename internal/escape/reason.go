@@ -1,12 +1,12 @@
 package escape
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // finish settles what needs more than one record: it drops duplicates
@@ -366,46 +366,18 @@ func short(p Position) string {
 // position; the compiler's log has positions but not every callee's name.
 // A nil *sourceLines reads nothing.
 type sourceLines struct {
-	files map[string][]string
+	files *profiles.SourceFiles
 }
 
-func newSourceLines() *sourceLines { return &sourceLines{files: map[string][]string{}} }
-
-// maxSourceSize bounds what is read per file: a generated file this large
-// would cost more than the names it could give.
-const maxSourceSize = 8 << 20
+func newSourceLines() *sourceLines {
+	return &sourceLines{files: profiles.NewSourceFiles(profiles.SourceOptions{})}
+}
 
 func (s *sourceLines) line(p Position) string {
-	if s == nil || p.File == "" || p.Line < 1 {
+	if s == nil || p.File == "" {
 		return ""
 	}
-	lines, ok := s.files[p.File]
-	if !ok {
-		lines = readLines(p.File)
-		s.files[p.File] = lines
-	}
-	if p.Line > len(lines) {
-		return ""
-	}
-	return lines[p.Line-1]
-}
-
-func readLines(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxSourceSize {
-		return nil
-	}
-	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSourceSize)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines
+	return s.files.Line(p.File, int64(p.Line))
 }
 
 // calleeAt returns the function name written just before the parenthesis

@@ -68,23 +68,24 @@ func (e *env) resource(r Resource) (*prof, int) {
 	if pr == nil {
 		return nil, 0
 	}
-	vi := pr.valueIndex(st)
-	if vi < 0 {
+	vi, err := profiles.SampleIndex(pr.p, st)
+	if err != nil {
 		return nil, 0
 	}
 	return pr, vi
 }
 
-// total is the profile total of r; 0 when the run lacks the profile.
-func (e *env) total(r Resource) int64 { return e.stackSum(r, nil) }
-
-func (e *env) share(r Resource, v int64) float64 {
-	t := e.total(r)
-	if t == 0 {
+// total is the profile total of r, the total the report's tables take
+// their shares of; 0 when the run lacks the profile.
+func (e *env) total(r Resource) int64 {
+	pr, vi := e.resource(r)
+	if pr == nil {
 		return 0
 	}
-	return float64(abs(v)) / float64(t)
+	return profiles.SampleTotal(pr.p, vi)
 }
+
+func (e *env) share(r Resource, v int64) float64 { return profiles.Share(abs(v), e.total(r)) }
 
 // minCPUSamples is the fewest CPU samples a finding rests on: fewer are
 // noise, whatever their share.
@@ -106,6 +107,24 @@ func (e *env) cpuPeriod() int64 {
 		return pr.p.Period
 	}
 	return 1e7
+}
+
+// minAllocSamples is the fewest allocation samples a finding on
+// allocations rests on, as minCPUSamples is for CPU.
+const minAllocSamples = 5
+
+// enoughAllocs reports whether b, allocated bytes, spans at least
+// minAllocSamples sampling periods of the allocation profile.
+func (e *env) enoughAllocs(b int64) bool {
+	pr, _ := e.resource(AllocBytes)
+	if pr == nil {
+		return false
+	}
+	period := pr.p.Period
+	if period <= 0 {
+		period = 512 << 10 // the Go runtime's default MemProfileRate
+	}
+	return abs(b) >= minAllocSamples*period
 }
 
 func (e *env) measure(r Resource, v int64) Measure {

@@ -171,8 +171,8 @@ func exampleFindings(t *testing.T, name, mode, path string, load time.Duration, 
 	for _, w := range warns {
 		t.Errorf("%s %s: diagnose warning: %v", name, mode, w)
 	}
-	if a.Load != nil {
-		t.Logf("%s %s: %.0f requests/s, %d failures", name, mode, a.Load.Throughput, a.Load.Failures)
+	if l := a.Run.Load; l != nil {
+		t.Logf("%s %s: %.0f requests/s, %d failures", name, mode, l.Throughput, l.Failures)
 	}
 	for _, f := range fs {
 		t.Logf("%s %s: %s", name, mode, describe(f))

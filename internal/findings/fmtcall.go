@@ -100,13 +100,7 @@ func checkFmt(e *env, r *Rule) []Finding {
 			hot = slices.ContainsFunc(g.lines, func(l *line) bool { return !strings.HasPrefix(l.call, "fmt.Errorf") }) &&
 				atLeast(map[Resource]float64{CPU: hotFmtShare, AllocObjects: hotFmtShare, AllocBytes: hotFmtShare})(g.shares)
 		}
-		fire := map[Resource]float64{}
-		for r, v := range g.values {
-			if r != CPU || e.enoughCPU(v) {
-				fire[r] = g.shares[r]
-			}
-		}
-		if measured(fire) || hot {
+		if measured(e.firing(g)) || hot {
 			fnOf[g] = hot
 			kept = append(kept, g)
 		}

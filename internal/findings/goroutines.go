@@ -3,8 +3,8 @@ package findings
 import (
 	"fmt"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // Thresholds of the goroutine-growth rule: a stack must gain at least
@@ -52,7 +52,7 @@ go func() {
 }
 
 func checkGoroutines(e *env, r *Rule) []Finding {
-	start, end := e.a.Profiles[capture.KindGoroutineStart], e.a.Profiles[capture.KindGoroutineEnd]
+	start, end := e.a.Profiles[run.KindGoroutineStart], e.a.Profiles[run.KindGoroutineEnd]
 	if start == nil || end == nil {
 		return nil
 	}
@@ -69,7 +69,7 @@ func checkGoroutines(e *env, r *Rule) []Finding {
 		added += s.Delta
 		ev := Evidence{
 			Function: s.Function, File: s.File, Line: s.Line, Call: s.Wait, Stack: s.Stack,
-			Measures: []Measure{{Resource: Goroutines, Value: s.End, Unit: "goroutines", Share: float64(s.End) / float64(g.End)}},
+			Measures: []Measure{{Resource: Goroutines, Value: s.End, Unit: "goroutines", Share: profiles.Share(s.End, g.End)}},
 			Detail:   fmt.Sprintf("%d → %d goroutines", s.Start, s.End),
 		}
 		evs = append(evs, ev)
@@ -77,7 +77,7 @@ func checkGoroutines(e *env, r *Rule) []Finding {
 	if len(evs) == 0 {
 		return nil
 	}
-	share := float64(added) / float64(g.End)
+	share := profiles.Share(added, g.End)
 	first := evs[0]
 	summary := fmt.Sprintf("Goroutines grew from %d to %d during the window; %d of them wait in %s at %s (%s). They may be leaking.",
 		g.Start, g.End, added, first.Function, short(first.File, first.Line), first.Call)

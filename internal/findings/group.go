@@ -77,14 +77,10 @@ func (e *env) groups(ls map[siteKey]*line, order []Resource, fires func(shares m
 	}
 	var out []*group
 	for _, g := range byFn {
-		fire := map[Resource]float64{}
 		for r, v := range g.values {
 			g.shares[r] = e.share(r, v)
-			if r != CPU || e.enoughCPU(v) {
-				fire[r] = g.shares[r]
-			}
 		}
-		if !fires(fire) {
+		if !fires(e.firing(g)) {
 			continue
 		}
 		slices.SortFunc(g.lines, func(a, b *line) int {
@@ -101,6 +97,31 @@ func (e *env) groups(ls map[siteKey]*line, order []Resource, fires func(shares m
 		return cmp.Or(cmp.Compare(sb, sa), cmp.Compare(a.fn, b.fn))
 	})
 	return out
+}
+
+// firing is the group's shares of the resources it holds enough samples
+// of to say anything (see enoughCPU and enoughAllocs): a share resting on a
+// sample or two is chance, however large. Now that the profiler's own work
+// is left out, a program that hardly allocates has an allocation profile
+// of a few samples, each a large share of it.
+func (e *env) firing(g *group) map[Resource]float64 {
+	fire := map[Resource]float64{}
+	for r, v := range g.values {
+		switch r {
+		case CPU:
+			if !e.enoughCPU(v) {
+				continue
+			}
+		case AllocObjects, AllocBytes:
+			// Only bytes say how many samples were taken: the runtime
+			// samples one allocation per sampling period of bytes.
+			if b, ok := g.values[AllocBytes]; ok && !e.enoughAllocs(b) {
+				continue
+			}
+		}
+		fire[r] = g.shares[r]
+	}
+	return fire
 }
 
 // lineWeight is a line's largest share among order.

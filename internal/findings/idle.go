@@ -2,6 +2,8 @@ package findings
 
 import (
 	"fmt"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the not-bottleneck rule.
@@ -94,8 +96,7 @@ func checkIdle(e *env, r *Rule) []Finding {
 		}
 	}
 	sys := e.stackSum(CPU, func(fs []frame) bool { return anyFrame(fs, syscallFuncs.match) })
-	if e.enoughCPU(sys) && float64(sys)/float64(total) >= syscallShare {
-		s := float64(sys) / float64(total)
+	if s := profiles.Share(sys, total); e.enoughCPU(sys) && s >= syscallShare {
 		ev := Evidence{Function: "(system calls and network poller)", Measures: []Measure{e.measure(CPU, sys)}}
 		summary := fmt.Sprintf("System calls and the network poller take %s of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", Percent(s))
 		out = append(out, r.finding(s, CPU, summary, []Evidence{ev}))

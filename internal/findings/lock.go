@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // lockShare is the share of lock waiting that one function's locks must
@@ -71,10 +73,7 @@ func checkLock(e *env, r *Rule) []Finding {
 	var out []Finding
 	for _, g := range e.groups(ls, order, fires) {
 		mshare := g.shares[MutexDelay]
-		bshare := 0.0
-		if blockLocks > 0 {
-			bshare = float64(g.values[BlockDelay]) / float64(blockLocks)
-		}
+		bshare := profiles.Share(g.values[BlockDelay], blockLocks)
 		if mshare < lockShare && bshare < lockShare {
 			continue
 		}

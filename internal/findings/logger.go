@@ -88,8 +88,8 @@ func checkLogger(e *env, r *Rule) []Finding {
 
 // windowSeconds is how long the profiles cover.
 func (e *env) windowSeconds() float64 {
-	if e.a.Run.WindowSeconds > 0 {
-		return e.a.Run.WindowSeconds
+	if e.a.Run.Window > 0 {
+		return e.a.Run.Window
 	}
 	if e.a.CPU != nil && e.a.CPU.Seconds > 0 {
 		return e.a.CPU.Seconds

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // The rule tests run real programs: testdata/<rule>/bad shows a problem,
@@ -131,19 +131,19 @@ func runWorkload(program string) (*profiles.Analysis, error) {
 // analyzeDir turns a directory of <kind>.pb.gz files into a run and
 // analyses it as `perfscope report` would.
 func analyzeDir(dir, id string, took time.Duration) (*profiles.Analysis, error) {
-	run := &capture.Run{ID: id, Dir: dir, Target: "http://127.0.0.1/", Start: time.Now().Add(-took), End: time.Now()}
-	for _, kind := range []string{capture.KindCPU, capture.KindAllocs, capture.KindBlock, capture.KindMutex,
-		capture.KindGoroutineStart, capture.KindGoroutineEnd} {
+	saved := &run.Run{ID: id, Dir: dir, Target: "http://127.0.0.1/", Start: time.Now().Add(-took), End: time.Now()}
+	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindBlock, run.KindMutex,
+		run.KindGoroutineStart, run.KindGoroutineEnd} {
 		if fileExists(filepath.Join(dir, kind+".pb.gz")) {
-			run.Profiles = append(run.Profiles, capture.ProfileFile{Kind: kind, File: kind + ".pb.gz"})
+			saved.Profiles = append(saved.Profiles, run.ProfileFile{Kind: kind, File: kind + ".pb.gz"})
 		}
 	}
-	a, errs := profiles.Analyze(run, profiles.Options{})
+	a, errs := profiles.Analyze(saved, profiles.Options{})
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("analyze %s: %v", dir, errs)
 	}
 	if a.CPU != nil {
-		a.Run.WindowSeconds = a.CPU.Seconds
+		a.Run.Window = a.CPU.Seconds
 	}
 	return a, nil
 }

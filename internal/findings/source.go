@@ -24,10 +24,7 @@ func checkFunction(f *profiles.SourceFile, function string, start, line int64) e
 // lineText is line n of f without its indentation, "" when f has no such
 // line.
 func lineText(f *profiles.SourceFile, n int64) string {
-	if n < 1 || n > int64(len(f.Lines)) {
-		return ""
-	}
-	return strings.TrimSpace(f.Lines[n-1])
+	return strings.TrimSpace(f.Line(n))
 }
 
 // checkSource adds each evidence line's source text, after checking that

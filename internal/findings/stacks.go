@@ -5,9 +5,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // A frame is one function activation of a sample's stack; inlined calls
@@ -36,48 +36,25 @@ type prof struct {
 // newProf decodes p's samples, classifying each function once.
 func newProf(kind string, p *profile.Profile, c *profiles.Classifier) *prof {
 	pr := &prof{kind: kind, p: p}
-	classes := map[*profile.Function]profiles.Class{}
-	classOf := func(fn *profile.Function) profiles.Class {
-		cl, ok := classes[fn]
-		if !ok {
-			cl = c.Classify(fn.Name, fn.Filename)
-			classes[fn] = cl
-		}
-		return cl
-	}
+	classes := profiles.NewClasses(c, p)
 	for _, s := range p.Sample {
 		st := stack{values: s.Value}
-		for _, loc := range s.Location {
-			if len(loc.Line) == 0 {
+		for _, f := range profiles.Frames(s) {
+			fn := f.Function()
+			if fn == nil {
 				st.frames = append(st.frames, frame{class: profiles.Runtime})
 				continue
 			}
-			for _, ln := range loc.Line {
-				if ln.Function == nil {
-					st.frames = append(st.frames, frame{class: profiles.Runtime})
-					continue
-				}
-				st.frames = append(st.frames, frame{
-					fn: ln.Function.Name, file: ln.Function.Filename, line: ln.Line,
-					start: ln.Function.StartLine, class: classOf(ln.Function),
-				})
-			}
+			st.frames = append(st.frames, frame{
+				fn: fn.Name, file: fn.Filename, line: f.Line(),
+				start: fn.StartLine, class: classes.Of(fn),
+			})
 		}
 		if len(st.frames) > 0 {
 			pr.stacks = append(pr.stacks, st)
 		}
 	}
 	return pr
-}
-
-// valueIndex finds the index of a sample type, -1 when absent.
-func (pr *prof) valueIndex(sampleType string) int {
-	for i, st := range pr.p.SampleType {
-		if st.Type == sampleType {
-			return i
-		}
-	}
-	return -1
 }
 
 func abs(v int64) int64 {
@@ -91,15 +68,15 @@ func abs(v int64) int64 {
 func (r Resource) source() (kind, sampleType, unit string) {
 	switch r {
 	case CPU:
-		return capture.KindCPU, profiles.SampleCPU, "nanoseconds"
+		return run.KindCPU, profiles.SampleCPU, "nanoseconds"
 	case AllocObjects:
-		return capture.KindAllocs, profiles.SampleAllocObjects, "count"
+		return run.KindAllocs, profiles.SampleAllocObjects, "count"
 	case AllocBytes:
-		return capture.KindAllocs, profiles.SampleAllocSpace, "bytes"
+		return run.KindAllocs, profiles.SampleAllocSpace, "bytes"
 	case BlockDelay:
-		return capture.KindBlock, profiles.SampleDelay, "nanoseconds"
+		return run.KindBlock, profiles.SampleDelay, "nanoseconds"
 	case MutexDelay:
-		return capture.KindMutex, profiles.SampleDelay, "nanoseconds"
+		return run.KindMutex, profiles.SampleDelay, "nanoseconds"
 	}
 	return "", "", ""
 }
@@ -122,19 +99,8 @@ type site struct {
 	matched map[string]int64
 }
 
-func (s *site) call() string    { return heaviest(s.calls) }
-func (s *site) matches() string { return heaviest(s.matched) }
-
-// heaviest is the key with the largest value, ties broken by name.
-func heaviest(m map[string]int64) string {
-	best, bv := "", int64(-1)
-	for k, v := range m {
-		if v > bv || (v == bv && k < best) {
-			best, bv = k, v
-		}
-	}
-	return best
-}
+func (s *site) call() string    { return profiles.Heaviest(s.calls) }
+func (s *site) matches() string { return profiles.Heaviest(s.matched) }
 
 // sites maps lines to their sites.
 type sites map[siteKey]*site
@@ -187,17 +153,8 @@ func (e *env) callers(r Resource, q callerQuery) sites {
 		if i < 0 {
 			continue
 		}
-		j := -1
-		for k := i + 1; k < len(fs); k++ {
-			if fs[k].class == profiles.User {
-				j = k
-				break
-			}
-			if q.between != nil && !q.between(fs[k]) {
-				break
-			}
-		}
-		if j < 0 {
+		j := profiles.UserFrame(fs, i, frameClass)
+		if j < 0 || q.between != nil && !all(fs[i+1:j], q.between) {
 			continue
 		}
 		out.add(fs[j], v, fs[j-1].fn, fs[i].fn)
@@ -259,7 +216,7 @@ func (e *env) leafLines(r Resource) sites {
 func (e *env) userLines(r Resource) sites {
 	out := sites{}
 	for fs, v := range e.samples(r) {
-		if k := nextUser(fs, -1); k >= 0 {
+		if k := profiles.UserFrame(fs, -1, frameClass); k >= 0 {
 			call := ""
 			if k > 0 {
 				call = fs[k-1].fn
@@ -308,15 +265,17 @@ func firstMatch(fs []frame, m func(string) bool) int {
 	return -1
 }
 
-// nextUser is the index of the first user-code frame outward of i, -1 if
-// none.
-func nextUser(fs []frame, i int) int {
-	for k := i + 1; k < len(fs); k++ {
-		if fs[k].class == profiles.User {
-			return k
+// frameClass is whose code f is, for profiles.UserFrame.
+func frameClass(f frame) profiles.Class { return f.class }
+
+// all reports whether ok accepts every frame of fs.
+func all(fs []frame, ok func(frame) bool) bool {
+	for _, f := range fs {
+		if !ok(f) {
+			return false
 		}
 	}
-	return -1
+	return true
 }
 
 // anyFrame reports whether a frame of fs has a name m accepts.

@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // Thresholds of the small-writes rule, for the write system calls started
@@ -86,7 +88,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 		if i < 0 {
 			continue
 		}
-		j := nextUser(fs, i)
+		j := profiles.UserFrame(fs, i, frameClass)
 		if j < 0 {
 			continue
 		}
@@ -110,7 +112,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 	reasons := map[siteKey]string{}
 	for k, s := range cpu {
 		li := info[k]
-		sink := heaviest(li.sinks)
+		sink := profiles.Heaviest(li.sinks)
 		file := !strings.Contains(sink, "socket")
 		switch {
 		case file && e.share(CPU, li.serving) >= writesServingCPU && li.serving >= writesServingSamples*period:
@@ -134,7 +136,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
 			ev.Detail = reasons[l.siteKey]
-			if sink := heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
+			if sink := profiles.Heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
 				kinds = append(kinds, sink)
 			}
 			evs = append(evs, ev)

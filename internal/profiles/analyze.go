@@ -6,12 +6,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
-	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // DefaultTop is the number of rows per table when Options.Top is 0.
@@ -25,7 +23,8 @@ type Options struct {
 	// All shows every function as pprof would: no folding of the runtime,
 	// the standard library and dependencies, and allocation and wait
 	// sites at the leaf frame (pprof -lines) instead of the innermost
-	// user frame.
+	// user frame. The profiler's own samples are left out all the same:
+	// they are the measurement's cost, not the target's.
 	All bool `json:"all"`
 	// Route keeps only the CPU and goroutine samples whose http.route
 	// label matches (see NewRouteMatcher); the other profiles carry no
@@ -48,13 +47,12 @@ func (o Options) top() int {
 // sections whose profile is missing are omitted, and ProfileErrors and
 // Warnings say why.
 type Analysis struct {
-	Run     RunInfo `json:"run"`
-	Options Options `json:"options"`
-	// Load is the load result; nil when the run has none.
-	Load       *loadgen.Result `json:"load,omitempty"`
-	PerRequest *PerRequest     `json:"per_request,omitempty"`
-	CPU        *CPU            `json:"cpu,omitempty"`
-	Allocs     *Allocs         `json:"allocs,omitempty"`
+	// Run is the analysed run, as its run.json describes it.
+	Run        run.Run     `json:"run"`
+	Options    Options     `json:"options"`
+	PerRequest *PerRequest `json:"per_request,omitempty"`
+	CPU        *CPU        `json:"cpu,omitempty"`
+	Allocs     *Allocs     `json:"allocs,omitempty"`
 	// Block and Mutex rank wait sites by delay. A block site is where a
 	// goroutine waited (channel operation, select, Lock, WaitGroup.Wait);
 	// a mutex site is where a contended lock was released, which the Go
@@ -76,29 +74,14 @@ type Analysis struct {
 	// concern are missing or partial.
 	Warnings []string `json:"warnings,omitempty"`
 
-	// Profiles holds the parsed profiles by kind (capture.Kind*), for
+	// Profiles holds the parsed profiles by kind (run.Kind*), for
 	// consumers that need more than the tables, such as diagnosis rules
-	// or a per-line listing. Route filtering is not applied to them.
+	// or a per-line listing. They are the profiles the tables were
+	// computed from: the samples of the profiler's own work are left out
+	// (see DropProfilerSamples). Route filtering is not applied to them.
 	Profiles map[string]*profile.Profile `json:"-"`
 	// Classifier is the classifier the tables were made with.
 	Classifier *Classifier `json:"-"`
-}
-
-// RunInfo identifies the analysed run.
-type RunInfo struct {
-	ID            string    `json:"id"`
-	Dir           string    `json:"dir"`
-	Target        string    `json:"target"`
-	PprofURL      string    `json:"pprof_url,omitempty"`
-	Start         time.Time `json:"start"`
-	End           time.Time `json:"end"`
-	WarmupSeconds float64   `json:"warmup_seconds"`
-	WindowSeconds float64   `json:"profile_window_seconds"`
-	Version       string    `json:"perfscope_version,omitempty"`
-	GitCommit     string    `json:"git_commit,omitempty"`
-	GitDirty      bool      `json:"git_dirty,omitempty"`
-	Interrupted   bool      `json:"interrupted,omitempty"`
-	Error         string    `json:"error,omitempty"`
 }
 
 // A ProfileError says why one profile of the run is missing or partial.
@@ -164,53 +147,39 @@ type Allocs struct {
 // its section out, and the problems come back both as errors and inside the
 // Analysis (ProfileErrors, Warnings), so analysis goes on and the reader is
 // told.
-func Analyze(run *capture.Run, opts Options) (*Analysis, []error) {
+func Analyze(r *run.Run, opts Options) (*Analysis, []error) {
 	opts.Top = opts.top() // record the limit used, not "default"
 	a := &Analysis{
-		Run: RunInfo{
-			ID: run.ID, Dir: run.Dir, Target: run.Target, PprofURL: run.PprofURL,
-			Start: run.Start, End: run.End, WarmupSeconds: run.Warmup, WindowSeconds: run.Window,
-			Version: run.Version, GitCommit: run.GitCommit, GitDirty: run.GitDirty,
-			Interrupted: run.Interrupted, Error: run.Error,
-		},
+		Run:      *r,
 		Options:  opts,
-		Load:     run.Load,
-		Notes:    run.Notes,
+		Notes:    r.Notes,
 		Profiles: map[string]*profile.Profile{},
 	}
 	var errs []error
-	for _, pf := range run.Profiles {
+	for _, pf := range r.Profiles {
 		if pf.Error != "" {
 			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: pf.Error})
 		}
 		if pf.File == "" {
 			continue
 		}
-		p, err := run.Open(pf.Kind)
+		p, err := r.Open(pf.Kind)
 		if err != nil {
 			errs = append(errs, err)
 			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: err.Error()})
 			continue
 		}
-		a.Profiles[pf.Kind] = p
+		// The profiler's own work is not the target's (see
+		// DropProfilerSamples): it is left out here, once, so that the
+		// tables, the listings and the findings all charge the same
+		// samples and compute their shares over the same totals.
+		a.Profiles[pf.Kind], _ = DropProfilerSamples(p)
 	}
-	errs = append(errs, a.compute(profileSeconds(run))...)
+	errs = append(errs, a.compute(r.Seconds())...)
 	for _, err := range errs {
 		a.Warnings = append(a.Warnings, err.Error())
 	}
 	return a, errs
-}
-
-// profileSeconds is how long each saved profile covers, as the capture
-// recorded it.
-func profileSeconds(run *capture.Run) map[string]float64 {
-	m := map[string]float64{}
-	for _, pf := range run.Profiles {
-		if pf.Seconds > 0 {
-			m[pf.Kind] = pf.Seconds
-		}
-	}
-	return m
 }
 
 // compute fills in the sections from a.Profiles; it returns the
@@ -221,13 +190,6 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 		errs = append(errs, fmt.Errorf("%s: %w", section, err))
 	}
 	ps := a.Profiles
-	if !a.Options.All {
-		// The profiler's own work is not the target's: see DropProfilerSamples.
-		ps = make(map[string]*profile.Profile, len(a.Profiles))
-		for kind, p := range a.Profiles {
-			ps[kind], _ = DropProfilerSamples(p)
-		}
-	}
 	all := make([]*profile.Profile, 0, len(ps))
 	for _, kind := range slices.Sorted(maps.Keys(ps)) {
 		all = append(all, ps[kind])
@@ -249,11 +211,11 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 		if s := sampleDuration(ps[kind]); s > 0 {
 			return s
 		}
-		return a.Run.WindowSeconds
+		return a.Run.Window
 	}
 
-	if p := ps[capture.KindCPU]; p != nil {
-		cpu, err := a.cpu(p, route, secs(capture.KindCPU), n, focus)
+	if p := ps[run.KindCPU]; p != nil {
+		cpu, err := a.cpu(p, route, secs(run.KindCPU), n, focus)
 		if err != nil {
 			warn("cpu profile", err)
 		}
@@ -264,14 +226,14 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 		}
 		a.Routes = routes
 	}
-	if p := ps[capture.KindAllocs]; p != nil {
-		if al, err := a.allocs(p, secs(capture.KindAllocs), attr, n, focus); err != nil {
+	if p := ps[run.KindAllocs]; p != nil {
+		if al, err := a.allocs(p, secs(run.KindAllocs), attr, n, focus); err != nil {
 			warn("allocs profile", err)
 		} else {
 			a.Allocs = al
 		}
 	}
-	for _, kind := range []string{capture.KindBlock, capture.KindMutex} {
+	for _, kind := range []string{run.KindBlock, run.KindMutex} {
 		p := ps[kind]
 		if p == nil {
 			continue
@@ -282,13 +244,13 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 			continue
 		}
 		t = t.Top(ByAmount, n, focus)
-		if kind == capture.KindBlock {
+		if kind == run.KindBlock {
 			a.Block = t
 		} else {
 			a.Mutex = t
 		}
 	}
-	if start, end := ps[capture.KindGoroutineStart], ps[capture.KindGoroutineEnd]; start != nil && end != nil {
+	if start, end := ps[run.KindGoroutineStart], ps[run.KindGoroutineEnd]; start != nil && end != nil {
 		if route != nil {
 			start, end = FilterSamples(start, route.Match), FilterSamples(end, route.Match)
 		}
@@ -304,11 +266,11 @@ func (a *Analysis) compute(seconds map[string]float64) []error {
 }
 
 func (a *Analysis) cpu(p *profile.Profile, route *RouteMatcher, seconds float64, n int, focus bool) (*CPU, error) {
-	vi, err := sampleIndex(p, SampleCPU)
+	vi, err := SampleIndex(p, SampleCPU)
 	if err != nil {
 		return nil, err
 	}
-	cpu := &CPU{SampleType: SampleCPU, Unit: unitOf(p, vi), ProfileTotal: sampleTotal(p, vi), Seconds: seconds}
+	cpu := &CPU{SampleType: SampleCPU, Unit: unitOf(p, vi), ProfileTotal: SampleTotal(p, vi), Seconds: seconds}
 	if cpu.Unit == "nanoseconds" && seconds > 0 {
 		cpu.Cores = float64(cpu.ProfileTotal) / 1e9 / seconds
 	}
@@ -363,24 +325,24 @@ func (a *Analysis) allocs(p *profile.Profile, seconds float64, attr Attribution,
 }
 
 func (a *Analysis) perRequest(seconds func(kind string) float64) *PerRequest {
-	if a.Load == nil || a.Load.Throughput <= 0 {
+	if a.Run.Load == nil || a.Run.Load.Throughput <= 0 {
 		return nil
 	}
-	pr := &PerRequest{Throughput: a.Load.Throughput}
+	pr := &PerRequest{Throughput: a.Run.Load.Throughput}
 	per := func(v int64, kind string) *float64 {
 		s := seconds(kind)
 		if s <= 0 {
 			return nil
 		}
-		x := float64(v) / (a.Load.Throughput * s)
+		x := float64(v) / (a.Run.Load.Throughput * s)
 		return &x
 	}
 	if a.Allocs != nil {
-		pr.AllocObjects = per(a.Allocs.Objects, capture.KindAllocs)
-		pr.AllocBytes = per(a.Allocs.Bytes, capture.KindAllocs)
+		pr.AllocObjects = per(a.Allocs.Objects, run.KindAllocs)
+		pr.AllocBytes = per(a.Allocs.Bytes, run.KindAllocs)
 	}
 	if a.CPU != nil && a.CPU.Unit == "nanoseconds" {
-		if v := per(a.CPU.ProfileTotal, capture.KindCPU); v != nil {
+		if v := per(a.CPU.ProfileTotal, run.KindCPU); v != nil {
 			*v /= 1e9
 			pr.CPUSeconds = v
 		}

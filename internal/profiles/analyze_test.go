@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // saveRun writes a run directory holding the workload's profiles and a
 // run.json as the capture package writes it, and loads it back.
-func saveRun(t *testing.T, edit func(*capture.Run)) *capture.Run {
+func saveRun(t *testing.T, edit func(*run.Run)) *run.Run {
 	t.Helper()
 	dir := t.TempDir()
-	run := &capture.Run{
+	saved := &run.Run{
 		ID:     "20260101T000000Z-test",
 		Target: "http://127.0.0.1:8080/",
 		Start:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -31,32 +31,32 @@ func saveRun(t *testing.T, edit func(*capture.Run)) *capture.Run {
 		},
 		Notes: []string{"The block profile is empty: ..."},
 	}
-	for _, kind := range []string{capture.KindCPU, capture.KindAllocs, capture.KindBlock, capture.KindMutex, capture.KindGoroutineStart, capture.KindGoroutineEnd} {
-		data, err := os.ReadFile(filepath.Join(workloadDir, kind+".pb.gz"))
+	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindBlock, run.KindMutex, run.KindGoroutineStart, run.KindGoroutineEnd} {
+		data, err := os.ReadFile(filepath.Join(profilesDir, kind+".pb.gz"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, kind+".pb.gz"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		pf := capture.ProfileFile{Kind: kind, File: kind + ".pb.gz", Samples: 1}
-		if kind != capture.KindGoroutineStart && kind != capture.KindGoroutineEnd {
+		pf := run.ProfileFile{Kind: kind, File: kind + ".pb.gz", Samples: 1}
+		if kind != run.KindGoroutineStart && kind != run.KindGoroutineEnd {
 			pf.Seconds = 2
 		}
-		run.Profiles = append(run.Profiles, pf)
+		saved.Profiles = append(saved.Profiles, pf)
 	}
-	run.Profiles = append(run.Profiles, capture.ProfileFile{Kind: capture.KindHeap, Error: "fetch heap profile from http://127.0.0.1:6060/debug/pprof/heap: 404 Not Found"})
+	saved.Profiles = append(saved.Profiles, run.ProfileFile{Kind: run.KindHeap, Error: "fetch heap profile from http://127.0.0.1:6060/debug/pprof/heap: 404 Not Found"})
 	if edit != nil {
-		edit(run)
+		edit(saved)
 	}
-	data, err := json.Marshal(run)
+	data, err := json.Marshal(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, run.File), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := capture.LoadRun(dir)
+	loaded, err := run.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +64,15 @@ func saveRun(t *testing.T, edit func(*capture.Run)) *capture.Run {
 }
 
 func TestAnalyze(t *testing.T) {
-	run := saveRun(t, nil)
-	a, errs := Analyze(run, Options{})
+	saved := saveRun(t, nil)
+	a, errs := Analyze(saved, Options{})
 	if len(errs) != 0 {
 		t.Errorf("warnings: %v", errs)
 	}
-	if a.Run.ID != run.ID || a.Run.Dir != run.Dir || a.Load == nil || len(a.Notes) != 1 {
-		t.Errorf("run info %+v, load %v, notes %v", a.Run, a.Load, a.Notes)
+	if a.Run.ID != saved.ID || a.Run.Dir != saved.Dir || a.Run.Load == nil || len(a.Notes) != 1 {
+		t.Errorf("run info %+v, load %v, notes %v", a.Run, a.Run.Load, a.Notes)
 	}
-	if len(a.ProfileErrors) != 1 || a.ProfileErrors[0].Kind != capture.KindHeap {
+	if len(a.ProfileErrors) != 1 || a.ProfileErrors[0].Kind != run.KindHeap {
 		t.Errorf("profile errors %+v", a.ProfileErrors)
 	}
 	if a.CPU == nil || a.CPU.Flat == nil || a.CPU.Cum == nil || a.CPU.GC == nil || a.CPU.Lines == nil {
@@ -109,7 +109,7 @@ func TestAnalyze(t *testing.T) {
 	if want := float64(a.CPU.ProfileTotal) / 1e9 / (5000 * 2); math.Abs(*a.PerRequest.CPUSeconds-want) > want*1e-9 {
 		t.Errorf("cpu per request %g, want %g", *a.PerRequest.CPUSeconds, want)
 	}
-	if a.Profiles[capture.KindCPU] == nil || a.Classifier == nil {
+	if a.Profiles[run.KindCPU] == nil || a.Classifier == nil {
 		t.Error("profiles and classifier not kept for later consumers")
 	}
 
@@ -169,19 +169,19 @@ func TestAnalyzeRoute(t *testing.T) {
 }
 
 func TestAnalyzeMissingProfiles(t *testing.T) {
-	run := saveRun(t, func(r *capture.Run) {
+	saved := saveRun(t, func(r *run.Run) {
 		r.Load = nil
-		r.Profiles = []capture.ProfileFile{
-			{Kind: capture.KindCPU, Error: "fetch cpu profile from http://x/debug/pprof/profile: 500 cpu profiling already in use"},
-			{Kind: capture.KindAllocs, File: "allocs.pb.gz"},
-			{Kind: capture.KindBlock, File: "missing.pb.gz"},
+		r.Profiles = []run.ProfileFile{
+			{Kind: run.KindCPU, Error: "fetch cpu profile from http://x/debug/pprof/profile: 500 cpu profiling already in use"},
+			{Kind: run.KindAllocs, File: "allocs.pb.gz"},
+			{Kind: run.KindBlock, File: "missing.pb.gz"},
 		}
 	})
-	a, errs := Analyze(run, Options{})
+	a, errs := Analyze(saved, Options{})
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "block") {
 		t.Errorf("errors %v", errs)
 	}
-	if a.CPU != nil || a.Allocs == nil || a.Block != nil || a.PerRequest != nil || a.Load != nil {
+	if a.CPU != nil || a.Allocs == nil || a.Block != nil || a.PerRequest != nil || a.Run.Load != nil {
 		t.Errorf("sections: cpu %v allocs %v block %v per request %v", a.CPU, a.Allocs != nil, a.Block, a.PerRequest)
 	}
 	if len(a.ProfileErrors) != 2 {
@@ -191,7 +191,7 @@ func TestAnalyzeMissingProfiles(t *testing.T) {
 
 func TestCompare(t *testing.T) {
 	naive, _ := Analyze(saveRun(t, nil), Options{})
-	fast, _ := Analyze(saveRun(t, func(r *capture.Run) {
+	fast, _ := Analyze(saveRun(t, func(r *run.Run) {
 		r.Load.Throughput *= 2
 		r.Load.Latency.P99 /= 2
 		r.Load.Failures = 10

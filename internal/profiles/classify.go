@@ -118,22 +118,25 @@ func (c *Classifier) Classify(name, file string) Class {
 	return Dependency
 }
 
-// classes caches the class of each function of one profile for the length
+// Classes caches the class of each function of one profile for the length
 // of one computation; classifying is string work that every frame of every
-// sample would otherwise repeat.
-type classes struct {
+// sample would otherwise repeat. It is not safe for concurrent use.
+type Classes struct {
 	c *Classifier
 	m map[*profile.Function]Class
 }
 
-func newClasses(c *Classifier, p *profile.Profile) *classes {
+// NewClasses returns an empty cache for the functions of p; c may be nil,
+// and is then learnt from p.
+func NewClasses(c *Classifier, p *profile.Profile) *Classes {
 	if c == nil {
 		c = NewClassifier("", p)
 	}
-	return &classes{c: c, m: make(map[*profile.Function]Class, len(p.Function))}
+	return &Classes{c: c, m: make(map[*profile.Function]Class, len(p.Function))}
 }
 
-func (cs *classes) of(fn *profile.Function) Class {
+// Of is the class of fn; a nil function (no symbols) is the runtime's.
+func (cs *Classes) Of(fn *profile.Function) Class {
 	if fn == nil {
 		return Runtime
 	}
@@ -144,6 +147,9 @@ func (cs *classes) of(fn *profile.Function) Class {
 	}
 	return cl
 }
+
+// Frame is the class of a frame's function, for UserFrame.
+func (cs *Classes) Frame(f Frame) Class { return cs.Of(f.fn) }
 
 // stdClass splits standard-library packages into the runtime (runtime,
 // runtime/*, internal/*: code no user calls directly) and the rest.

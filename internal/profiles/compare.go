@@ -64,17 +64,17 @@ func Compare(baseName string, base *Analysis, headName string, head *Analysis) *
 	}
 	load := func(f func(*Analysis) float64) func(*Analysis) *float64 {
 		return func(a *Analysis) *float64 {
-			if a == nil || a.Load == nil {
+			if a == nil || a.Run.Load == nil {
 				return nil
 			}
 			return ptr(f(a))
 		}
 	}
-	add("throughput_rps", "req/s", "higher", load(func(a *Analysis) float64 { return a.Load.Throughput }))
-	add("p50_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Load.Latency.P50 }))
-	add("p99_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Load.Latency.P99 }))
-	add("p999_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Load.Latency.P999 }))
-	add("errors", "count", "lower", load(func(a *Analysis) float64 { return float64(a.Load.Failures) }))
+	add("throughput_rps", "req/s", "higher", load(func(a *Analysis) float64 { return a.Run.Load.Throughput }))
+	add("p50_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Run.Load.Latency.P50 }))
+	add("p99_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Run.Load.Latency.P99 }))
+	add("p999_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Run.Load.Latency.P999 }))
+	add("errors", "count", "lower", load(func(a *Analysis) float64 { return float64(a.Run.Load.Failures) }))
 	perReq := func(f func(*PerRequest) *float64) func(*Analysis) *float64 {
 		return func(a *Analysis) *float64 {
 			if a == nil || a.PerRequest == nil {

@@ -15,6 +15,14 @@
 // http.route label, Lines lists values per source line, and a Classifier
 // tells user code from the runtime, the standard library and dependencies.
 //
+// Each computation on samples is written once, here, and every table,
+// listing, diagnosis rule and compiler listing goes through it: SampleIndex
+// picks the value a sample type names, SampleTotal and Share make the
+// totals and shares, Frames and UserFrame charge a sample to the user's
+// line, Subtract takes one profile from another, and DropProfilerSamples
+// leaves the profiler's own work out, which Analyze does once for
+// everything computed from a run.
+//
 // Everything here is a plain function on *profile.Profile values from
 // github.com/google/pprof/profile; nothing prints. Values are reported in the
 // profile's own units and shares are fractions of a total (0.25 is 25%).

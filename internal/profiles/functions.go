@@ -63,25 +63,25 @@ type FuncTable struct {
 // sample type ("" for the profile's default), ranked by flat, unfolded.
 // Use Top to rank, limit and fold. c may be nil: it is then learnt from p.
 func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	t := &FuncTable{
 		SampleType: p.SampleType[vi].Type,
 		Unit:       unitOf(p, vi),
-		Total:      sampleTotal(p, vi),
+		Total:      SampleTotal(p, vi),
 		Order:      ByFlat,
 	}
 	rows := map[string]*Row{}
 	classRows := map[Class]*Row{}
 	members := map[Class]int{}
-	row := func(f frame) *Row {
-		r := rows[f.name()]
+	row := func(f Frame) *Row {
+		r := rows[f.Name()]
 		if r == nil {
-			cl := cs.of(f.fn)
-			r = &Row{Function: f.name(), File: f.file(), Class: cl}
+			cl := cs.Of(f.fn)
+			r = &Row{Function: f.Name(), File: f.File(), Class: cl}
 			if f.fn != nil {
 				r.Line = f.fn.StartLine
 			}
@@ -105,7 +105,7 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 		if v == 0 {
 			continue
 		}
-		fs := frames(s)
+		fs := Frames(s)
 		if len(fs) == 0 {
 			continue
 		}
@@ -124,7 +124,7 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 
 		clear(seenClass)
 		for _, f := range fs {
-			cl := rows[f.name()].Class
+			cl := rows[f.Name()].Class
 			if !seenClass[cl] {
 				seenClass[cl] = true
 				classRow(cl).Cum += v
@@ -136,14 +136,14 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 	}
 	t.Rows = make([]Row, 0, len(rows))
 	for _, r := range rows {
-		r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+		r.FlatShare, r.CumShare = Share(r.Flat, t.Total), Share(r.Cum, t.Total)
 		t.Rows = append(t.Rows, *r)
 	}
 	sortRows(t.Rows, ByFlat)
 	for _, cl := range classOrder() {
 		if r := classRows[cl]; r != nil {
 			r.Folded = members[cl]
-			r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+			r.FlatShare, r.CumShare = Share(r.Flat, t.Total), Share(r.Cum, t.Total)
 			t.Classes = append(t.Classes, *r)
 		}
 	}
@@ -158,31 +158,43 @@ func Functions(p *profile.Profile, sampleType string, c *Classifier) (*FuncTable
 func (t *FuncTable) Top(order Order, n int, focus bool) *FuncTable {
 	out := *t
 	out.Order = order
-	out.Rows = slices.Clone(t.Rows)
+	// A row with nothing by the chosen value is not "top" of anything.
+	empty := func(r Row) bool { return r.Flat == 0 && order == ByFlat || r.Cum == 0 && order == ByCum }
+	out.Rows, out.Omitted, out.Focus = top(t.Rows, t.Classes, func(r Row) Class { return r.Class }, empty,
+		func(rows []Row) { sortRows(rows, order) }, n, focus)
+	out.Classes = slices.Clone(t.Classes)
+	return &out
+}
+
+// top ranks, limits and folds the rows of a table for its Top method:
+// rows that empty accepts are left out, the rest sorted with sort and
+// limited to n (0: all), with omitted counting those cut. With focus, the
+// rows are user code only, followed by the rows of classes (one per other
+// class of code present, not counted in n); when there is no user code at
+// all focus is dropped, as there would be nothing to focus on.
+func top[R any](rows, classes []R, class func(R) Class, empty func(R) bool, sort func([]R), n int, focus bool) (out []R, omitted int, focused bool) {
+	out = slices.Clone(rows)
 	if focus {
-		out.Rows = slices.DeleteFunc(out.Rows, func(r Row) bool { return r.Class != User })
-		if len(out.Rows) == 0 {
-			out.Rows = slices.Clone(t.Rows)
+		out = slices.DeleteFunc(out, func(r R) bool { return class(r) != User })
+		if len(out) == 0 {
+			out = slices.Clone(rows)
 			focus = false
 		}
 	}
-	out.Focus = focus
-	// A row with nothing by the chosen value is not "top" of anything.
-	out.Rows = slices.DeleteFunc(out.Rows, func(r Row) bool { return r.Flat == 0 && order == ByFlat || r.Cum == 0 && order == ByCum })
-	sortRows(out.Rows, order)
-	out.Rows, out.Omitted = limit(out.Rows, n)
+	out = slices.DeleteFunc(out, empty)
+	sort(out)
+	out, omitted = limit(out, n)
 	if focus {
-		var folded []Row
-		for _, r := range t.Classes {
-			if r.Class != User {
+		var folded []R
+		for _, r := range classes {
+			if class(r) != User {
 				folded = append(folded, r)
 			}
 		}
-		sortRows(folded, order)
-		out.Rows = append(out.Rows, folded...)
+		sort(folded)
+		out = append(out, folded...)
 	}
-	out.Classes = slices.Clone(t.Classes)
-	return &out
+	return out, omitted, focus
 }
 
 // Find returns the row of the named function, if t has one.
@@ -226,6 +238,9 @@ func sortRows(rows []Row, order Order) {
 		if c := cmp.Compare(abs(ob), abs(oa)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Function+a.File, b.Function+b.File)
+		if c := cmp.Compare(a.Function, b.Function); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.File, b.File)
 	})
 }

@@ -82,11 +82,11 @@ func AllocatorFunctions() []string { return []string{"runtime.mallocgc*"} }
 // cpu nanoseconds in a Go CPU profile) that the garbage collector and the
 // allocator take.
 func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
-	g := &GCShare{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+	g := &GCShare{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 	// Functions are shared by all samples; match each once.
 	type kind struct{ gc, alloc bool }
 	kinds := map[*profile.Function]kind{}
@@ -108,11 +108,9 @@ func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
 			continue
 		}
 		var gc, alloc bool
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
-				k := of(ln.Function)
-				gc, alloc = gc || k.gc, alloc || k.alloc
-			}
+		for _, f := range Frames(s) {
+			k := of(f.fn)
+			gc, alloc = gc || k.gc, alloc || k.alloc
 		}
 		if gc {
 			g.GC += v
@@ -124,9 +122,9 @@ func GC(p *profile.Profile, sampleType string) (*GCShare, error) {
 			g.Combined += v
 		}
 	}
-	g.GCFraction = share(g.GC, g.Total)
-	g.AllocatorFraction = share(g.Allocator, g.Total)
-	g.CombinedFraction = share(g.Combined, g.Total)
+	g.GCFraction = Share(g.GC, g.Total)
+	g.AllocatorFraction = Share(g.Allocator, g.Total)
+	g.CombinedFraction = Share(g.Combined, g.Total)
 	return g, nil
 }
 

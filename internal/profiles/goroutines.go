@@ -39,7 +39,7 @@ type StackGrowth struct {
 	Stack []string `json:"stack"`
 }
 
-// GoroutineGrowth counts the goroutines of start and end and ranks the
+// GoroutineGrowth subtracts start from end (see Subtract) and ranks the
 // stacks that grew, keeping at most n (0: all). Stacks are the same when
 // they have the same functions at the same lines. c may be nil.
 func GoroutineGrowth(start, end *profile.Profile, n int, c *Classifier) (*Goroutines, error) {
@@ -49,49 +49,50 @@ func GoroutineGrowth(start, end *profile.Profile, n int, c *Classifier) (*Gorout
 	if c == nil {
 		c = NewClassifier("", start, end)
 	}
-	g := &Goroutines{}
-	stacks := map[string]*StackGrowth{}
-	count := func(p *profile.Profile, atEnd bool) (int64, error) {
-		vi, err := sampleIndex(p, "")
-		if err != nil {
-			return 0, err
-		}
-		cs := newClasses(c, p)
-		var total int64
-		for _, s := range p.Sample {
-			v := s.Value[vi]
-			total += v
-			fs := frames(s)
-			if len(fs) == 0 {
-				continue
-			}
-			desc := make([]string, len(fs))
-			for i, f := range fs {
-				desc[i] = fmt.Sprintf("%s %s:%d", f.name(), f.file(), f.line)
-			}
-			k := strings.Join(desc, "\n")
-			sg := stacks[k]
-			if sg == nil {
-				at := attribute(fs, cs)
-				f := fs[at]
-				sg = &StackGrowth{Function: f.name(), File: f.file(), Line: f.line, Class: cs.of(f.fn), Stack: desc}
-				sg.Wait = calleeOf(fs, at)
-				stacks[k] = sg
-			}
-			if atEnd {
-				sg.End += v
-			} else {
-				sg.Start += v
-			}
-		}
-		return total, nil
+	vi, err := SampleIndex(end, "")
+	if err != nil {
+		return nil, fmt.Errorf("end goroutine profile: %w", err)
 	}
-	var err error
-	if g.Start, err = count(start, false); err != nil {
+	if _, err := SampleIndex(start, ""); err != nil {
 		return nil, fmt.Errorf("start goroutine profile: %w", err)
 	}
-	if g.End, err = count(end, true); err != nil {
-		return nil, fmt.Errorf("end goroutine profile: %w", err)
+	diff, err := Subtract(end, start)
+	if err != nil {
+		return nil, fmt.Errorf("goroutine profiles: %w", err)
+	}
+	g := &Goroutines{}
+	stacks := map[string]*StackGrowth{}
+	cs := NewClasses(c, diff)
+	for _, s := range diff.Sample {
+		v := s.Value[vi]
+		atStart := FromBase(s)
+		if atStart {
+			g.Start -= v
+		} else {
+			g.End += v
+		}
+		fs := Frames(s)
+		if len(fs) == 0 {
+			continue
+		}
+		desc := make([]string, len(fs))
+		for i, f := range fs {
+			desc[i] = fmt.Sprintf("%s %s:%d", f.Name(), f.File(), f.line)
+		}
+		k := strings.Join(desc, "\n")
+		sg := stacks[k]
+		if sg == nil {
+			at := attribute(fs, cs)
+			f := fs[at]
+			sg = &StackGrowth{Function: f.Name(), File: f.File(), Line: f.line, Class: cs.Of(f.fn), Stack: desc}
+			sg.Wait = calleeOf(fs, at)
+			stacks[k] = sg
+		}
+		if atStart {
+			sg.Start -= v
+		} else {
+			sg.End += v
+		}
 	}
 	for _, sg := range stacks {
 		sg.Delta = sg.End - sg.Start

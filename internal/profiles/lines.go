@@ -23,12 +23,12 @@ type LineTable struct {
 // each sample once however often the line recurses on its stack. c may be
 // nil.
 func Lines(p *profile.Profile, sampleType string, match func(function string) bool, c *Classifier) (*LineTable, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
-	cs := newClasses(c, p)
-	t := &LineTable{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+	cs := NewClasses(c, p)
+	t := &LineTable{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 	type key struct {
 		fn   string
 		line int64
@@ -53,14 +53,14 @@ func Lines(p *profile.Profile, sampleType string, match func(function string) bo
 			continue
 		}
 		clear(seen)
-		for i, f := range frames(s) {
+		for i, f := range Frames(s) {
 			if !matches(f.fn) {
 				continue
 			}
 			k := key{f.fn.Name, f.line}
 			r := rows[k]
 			if r == nil {
-				r = &Row{Function: f.fn.Name, File: f.fn.Filename, Line: f.line, Class: cs.of(f.fn)}
+				r = &Row{Function: f.fn.Name, File: f.fn.Filename, Line: f.line, Class: cs.Of(f.fn)}
 				rows[k] = r
 			}
 			if i == 0 {
@@ -73,7 +73,7 @@ func Lines(p *profile.Profile, sampleType string, match func(function string) bo
 		}
 	}
 	for _, r := range rows {
-		r.FlatShare, r.CumShare = share(r.Flat, t.Total), share(r.Cum, t.Total)
+		r.FlatShare, r.CumShare = Share(r.Flat, t.Total), Share(r.Cum, t.Total)
 		t.Rows = append(t.Rows, *r)
 	}
 	slices.SortFunc(t.Rows, func(a, b Row) int {

@@ -117,15 +117,15 @@ type Charge struct {
 // ("" for the default), with up to n charged user functions each (0: all).
 // It returns nil when no sample carries a route label.
 func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]RouteShare, error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, err
 	}
 	if !HasLabel(p, RouteLabel) {
 		return nil, nil
 	}
-	cs := newClasses(c, p)
-	total := sampleTotal(p, vi)
+	cs := NewClasses(c, p)
+	total := SampleTotal(p, vi)
 	type acc struct {
 		RouteShare
 		charges map[string]*Charge
@@ -143,25 +143,23 @@ func Routes(p *profile.Profile, sampleType string, n int, c *Classifier) ([]Rout
 			routes[r] = a
 		}
 		a.Value += abs(v)
-		for _, f := range frames(s) {
-			if cs.of(f.fn) != User {
-				continue
-			}
-			ch := a.charges[f.name()]
+		fs := Frames(s)
+		if i := UserFrame(fs, -1, cs.Frame); i >= 0 {
+			f := fs[i]
+			ch := a.charges[f.Name()]
 			if ch == nil {
-				ch = &Charge{Function: f.name(), File: f.file()}
-				a.charges[f.name()] = ch
+				ch = &Charge{Function: f.Name(), File: f.File()}
+				a.charges[f.Name()] = ch
 			}
 			ch.Value += v
-			break
 		}
 	}
 	out := make([]RouteShare, 0, len(routes))
 	for _, a := range routes {
-		a.Share = share(a.Value, total)
+		a.Share = Share(a.Value, total)
 		for _, ch := range a.charges {
 			if ch.Value != 0 {
-				ch.Share = share(ch.Value, a.Value)
+				ch.Share = Share(ch.Value, a.Value)
 				a.Top = append(a.Top, *ch)
 			}
 		}

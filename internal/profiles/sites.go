@@ -78,21 +78,21 @@ type SiteTable struct {
 // sums countType and amountType per line; the table is ranked by amount
 // and unfolded. Use Top to rank, limit and fold. c may be nil.
 func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c *Classifier) (*SiteTable, error) {
-	ci, err := sampleIndex(p, countType)
+	ci, err := SampleIndex(p, countType)
 	if err != nil {
 		return nil, err
 	}
-	ai, err := sampleIndex(p, amountType)
+	ai, err := SampleIndex(p, amountType)
 	if err != nil {
 		return nil, err
 	}
-	cs := newClasses(c, p)
+	cs := NewClasses(c, p)
 	t := &SiteTable{
 		CountType:   p.SampleType[ci].Type,
 		AmountType:  p.SampleType[ai].Type,
 		AmountUnit:  unitOf(p, ai),
-		TotalCount:  sampleTotal(p, ci),
-		TotalAmount: sampleTotal(p, ai),
+		TotalCount:  SampleTotal(p, ci),
+		TotalAmount: SampleTotal(p, ai),
 		Attribution: attr,
 		Order:       ByAmount,
 	}
@@ -112,7 +112,7 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 		if cv == 0 && av == 0 {
 			continue
 		}
-		fs := frames(s)
+		fs := Frames(s)
 		if len(fs) == 0 {
 			continue
 		}
@@ -121,10 +121,10 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 			at = attribute(fs, cs)
 		}
 		f := fs[at]
-		k := key{f.name(), f.file(), f.line}
+		k := key{f.Name(), f.File(), f.line}
 		a := sites[k]
 		if a == nil {
-			cl := cs.of(f.fn)
+			cl := cs.Of(f.fn)
 			a = &acc{Site: Site{Function: k.fn, File: k.file, Line: k.line, Class: cl}, callees: map[string]int64{}}
 			sites[k] = a
 			members[cl]++
@@ -145,15 +145,15 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 	}
 	t.Rows = make([]Site, 0, len(sites))
 	for _, a := range sites {
-		a.Callee = heaviest(a.callees)
-		a.CountShare, a.AmountShare = share(a.Count, t.TotalCount), share(a.Amount, t.TotalAmount)
+		a.Callee = Heaviest(a.callees)
+		a.CountShare, a.AmountShare = Share(a.Count, t.TotalCount), Share(a.Amount, t.TotalAmount)
 		t.Rows = append(t.Rows, a.Site)
 	}
 	sortSites(t.Rows, ByAmount)
 	for _, cl := range classOrder() {
 		if r := classSites[cl]; r != nil {
 			r.Folded = members[cl]
-			r.CountShare, r.AmountShare = share(r.Count, t.TotalCount), share(r.Amount, t.TotalAmount)
+			r.CountShare, r.AmountShare = Share(r.Count, t.TotalCount), Share(r.Amount, t.TotalAmount)
 			t.Classes = append(t.Classes, *r)
 		}
 	}
@@ -167,28 +167,9 @@ func Sites(p *profile.Profile, countType, amountType string, attr Attribution, c
 func (t *SiteTable) Top(order SiteOrder, n int, focus bool) *SiteTable {
 	out := *t
 	out.Order = order
-	out.Rows = slices.Clone(t.Rows)
-	if focus {
-		out.Rows = slices.DeleteFunc(out.Rows, func(r Site) bool { return r.Class != User })
-		if len(out.Rows) == 0 {
-			out.Rows = slices.Clone(t.Rows)
-			focus = false
-		}
-	}
-	out.Focus = focus
-	out.Rows = slices.DeleteFunc(out.Rows, func(r Site) bool { return r.Count == 0 && order == ByCount || r.Amount == 0 && order == ByAmount })
-	sortSites(out.Rows, order)
-	out.Rows, out.Omitted = limit(out.Rows, n)
-	if focus {
-		var folded []Site
-		for _, r := range t.Classes {
-			if r.Class != User {
-				folded = append(folded, r)
-			}
-		}
-		sortSites(folded, order)
-		out.Rows = append(out.Rows, folded...)
-	}
+	empty := func(r Site) bool { return r.Count == 0 && order == ByCount || r.Amount == 0 && order == ByAmount }
+	out.Rows, out.Omitted, out.Focus = top(t.Rows, t.Classes, func(r Site) Class { return r.Class }, empty,
+		func(rows []Site) { sortSites(rows, order) }, n, focus)
 	out.Classes = slices.Clone(t.Classes)
 	return &out
 }
@@ -215,39 +196,37 @@ func (s Site) Where() string {
 	return fmt.Sprintf("%s:%d", s.File, s.Line)
 }
 
-// attribute picks the frame a sample is charged to: the innermost user
-// frame; else the innermost frame outside the runtime (a standard library
-// or dependency caller, such as net/http reading a request); else the leaf.
-func attribute(fs []frame, cs *classes) int {
-	outside := -1
+// attribute picks the frame a sample is charged to: the user's line
+// (UserFrame); else the innermost frame outside the runtime (a standard
+// library or dependency caller, such as net/http reading a request); else
+// the leaf.
+func attribute(fs []Frame, cs *Classes) int {
+	if i := UserFrame(fs, -1, cs.Frame); i >= 0 {
+		return i
+	}
 	for i, f := range fs {
-		switch cs.of(f.fn) {
-		case User:
+		if cs.Of(f.fn) != Runtime {
 			return i
-		case Runtime:
-		default:
-			if outside < 0 {
-				outside = i
-			}
 		}
 	}
-	return max(outside, 0)
+	return 0
 }
 
 // calleeOf names the call made from frame at toward the leaf, "" when at
 // is the leaf. runtime.asyncPreempt is not a call the code made: the
 // runtime injects it into a running loop to preempt it, so it is skipped.
-func calleeOf(fs []frame, at int) string {
+func calleeOf(fs []Frame, at int) string {
 	for i := at - 1; i >= 0; i-- {
-		if n := fs[i].name(); n != "runtime.asyncPreempt" {
+		if n := fs[i].Name(); n != "runtime.asyncPreempt" {
 			return n
 		}
 	}
 	return ""
 }
 
-// heaviest is the key with the largest value, ties broken by name.
-func heaviest(m map[string]int64) string {
+// Heaviest is the key with the largest value, ties broken by name: how
+// the call a line makes is chosen among the calls its samples make there.
+func Heaviest(m map[string]int64) string {
 	best, bv := "", int64(-1)
 	for k, v := range m {
 		if v > bv || (v == bv && k < best) {

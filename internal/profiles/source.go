@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // Defaults of SourceOptions.
@@ -62,7 +62,7 @@ func (o SourceOptions) withDefaults() SourceOptions {
 // A SourceView is the `go tool pprof -list` view of one sample type: the
 // hottest user-code functions, each with its source lines and their values.
 type SourceView struct {
-	// Kind is the profile kind (capture.Kind*) the view comes from.
+	// Kind is the profile kind (run.Kind*) the view comes from.
 	Kind       string `json:"kind"`
 	SampleType string `json:"sample_type"`
 	Unit       string `json:"unit"`
@@ -127,11 +127,11 @@ func SourceListings(a *Analysis, opts SourceOptions) ([]*SourceView, []error) {
 	var views []*SourceView
 	var errs []error
 	for _, w := range []want{
-		{capture.KindCPU, SampleCPU},
-		{capture.KindAllocs, SampleAllocObjects},
-		{capture.KindAllocs, SampleAllocSpace},
-		{capture.KindBlock, SampleDelay},
-		{capture.KindMutex, SampleDelay},
+		{run.KindCPU, SampleCPU},
+		{run.KindAllocs, SampleAllocObjects},
+		{run.KindAllocs, SampleAllocSpace},
+		{run.KindBlock, SampleDelay},
+		{run.KindMutex, SampleDelay},
 	} {
 		p := a.Profiles[w.kind]
 		if p == nil {
@@ -153,13 +153,13 @@ func SourceListings(a *Analysis, opts SourceOptions) ([]*SourceView, []error) {
 // Source lists the user-code functions of p with the most Self value of
 // sampleType ("" for the profile's default), line by line. c may be nil.
 func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOptions) (*SourceView, []error) {
-	vi, err := sampleIndex(p, sampleType)
+	vi, err := SampleIndex(p, sampleType)
 	if err != nil {
 		return nil, []error{err}
 	}
 	opts = opts.withDefaults()
-	cs := newClasses(c, p)
-	v := &SourceView{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: sampleTotal(p, vi)}
+	cs := NewClasses(c, p)
+	v := &SourceView{SampleType: p.SampleType[vi].Type, Unit: unitOf(p, vi), Total: SampleTotal(p, vi)}
 
 	type lineKey struct {
 		fn   *profile.Function
@@ -186,18 +186,15 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 		if val == 0 {
 			continue
 		}
-		fs := frames(s)
+		fs := Frames(s)
 		if len(fs) == 0 {
 			continue
 		}
-		self := attribute(fs, cs)
-		if fs[self].fn == nil || cs.of(fs[self].fn) != User {
-			self = -1
-		}
+		self := UserFrame(fs, -1, cs.Frame)
 		clear(seenLine)
 		clear(seenFn)
 		for i, f := range fs {
-			if f.fn == nil || cs.of(f.fn) != User {
+			if f.fn == nil || cs.Of(f.fn) != User {
 				continue
 			}
 			a := acc(f.fn)
@@ -243,11 +240,11 @@ func Source(p *profile.Profile, sampleType string, c *Classifier, opts SourceOpt
 		fsrc := FunctionSource{
 			Function: a.fn.Name, File: a.fn.Filename, StartLine: a.fn.StartLine,
 			Flat: a.flat, Cum: a.cum, Self: a.self,
-			FlatShare: share(a.flat, v.Total), CumShare: share(a.cum, v.Total), SelfShare: share(a.self, v.Total),
+			FlatShare: Share(a.flat, v.Total), CumShare: Share(a.cum, v.Total), SelfShare: Share(a.self, v.Total),
 		}
 		sampled := make([]SourceLine, 0, len(a.lines))
 		for _, ln := range a.lines {
-			ln.FlatShare, ln.CumShare, ln.SelfShare = share(ln.Flat, v.Total), share(ln.Cum, v.Total), share(ln.Self, v.Total)
+			ln.FlatShare, ln.CumShare, ln.SelfShare = Share(ln.Flat, v.Total), Share(ln.Cum, v.Total), Share(ln.Self, v.Total)
 			sampled = append(sampled, *ln)
 		}
 		slices.SortFunc(sampled, func(x, y SourceLine) int { return cmp.Compare(x.Line, y.Line) })

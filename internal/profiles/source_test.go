@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // sourceFunc returns the listing of function in v.
@@ -150,11 +150,11 @@ func TestSourceNotFound(t *testing.T) {
 
 func TestSourceListings(t *testing.T) {
 	a := &Analysis{Profiles: map[string]*profile.Profile{
-		capture.KindCPU:    load(t, "cpu"),
-		capture.KindAllocs: load(t, "allocs"),
-		capture.KindMutex:  load(t, "mutex"),
+		run.KindCPU:    load(t, "cpu"),
+		run.KindAllocs: load(t, "allocs"),
+		run.KindMutex:  load(t, "mutex"),
 	}}
-	a.Classifier = NewClassifier("", a.Profiles[capture.KindCPU])
+	a.Classifier = NewClassifier("", a.Profiles[run.KindCPU])
 	views, errs := SourceListings(a, SourceOptions{})
 	if len(errs) > 0 {
 		t.Fatalf("warnings: %v", errs)

@@ -47,6 +47,15 @@ func (s *SourceFiles) File(buildPath string) *SourceFile {
 	return f
 }
 
+// Line is line n (1 is the first) of the source file of a file path
+// recorded in a profile or a compiler diagnostic, as File finds it; ""
+// when there is no such file or line. It is the one reader of source
+// lines: listings, findings and compiler reasons all show text through
+// it.
+func (s *SourceFiles) Line(buildPath string, n int64) string {
+	return s.File(buildPath).Line(n)
+}
+
 // A SourceFile is one source file of the profiled program.
 type SourceFile struct {
 	// Path is the local file; "" when none was found.
@@ -61,6 +70,15 @@ type SourceFile struct {
 	AST  *ast.File
 
 	parsed bool
+}
+
+// Line is line n of the file (1 is the first), "" when it has no such
+// line.
+func (f *SourceFile) Line(n int64) string {
+	if n < 1 || n > int64(len(f.Lines)) {
+		return ""
+	}
+	return f.Lines[n-1]
 }
 
 // Parse parses the file on first use and returns Err.

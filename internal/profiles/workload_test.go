@@ -2,67 +2,56 @@ package profiles
 
 import (
 	"bufio"
-	"fmt"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
 )
 
-// workloadDir holds the profiles that testdata/workload wrote, once per test
-// run; TestMain sets it. The program takes seconds of CPU, so every test
-// reads the same profiles instead of running it again.
-var workloadDir string
+// profilesDir holds real profiles that testdata/workload wrote once
+// (testdata/profiles/capture.sh). Tests of the analysis read these instead
+// of running the program, so no verdict depends on how busy the machine is
+// or where the sampler happened to catch the program.
+const profilesDir = "testdata/profiles"
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	tmp, err := os.MkdirTemp("", "profiles-test-")
+// TestProfilesMatchWorkload fails when testdata/workload changed after its
+// profiles were captured: the tests look up lines marked "site:" in its
+// source, which must be the source the profiles were taken from.
+func TestProfilesMatchWorkload(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join(profilesDir, "source.sha256"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		t.Fatal(err)
 	}
-	defer os.RemoveAll(tmp)
-	if err := runWorkload(tmp); err != nil {
-		fmt.Fprintln(os.Stderr, "workload:", err)
-		return 1
+	h := sha256.New()
+	for _, pattern := range []string{"testdata/workload/*.go", "testdata/workload/shapes/*.go"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(b)
+		}
 	}
-	workloadDir = filepath.Join(tmp, "profiles")
-	return m.Run()
+	if got := hex.EncodeToString(h.Sum(nil)); got != strings.TrimSpace(string(want)) {
+		t.Fatalf("testdata/workload changed since its profiles were captured: run bash internal/profiles/testdata/profiles/capture.sh")
+	}
 }
 
-// runWorkload builds testdata/workload and runs it to write its profiles
-// under dir/profiles.
-func runWorkload(dir string) error {
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
-		goCmd = "go"
-	}
-	bin := filepath.Join(dir, "workload")
-	build := exec.Command(goCmd, "build", "-o", bin, "./testdata/workload")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w\n%s", err, out)
-	}
-	out := filepath.Join(dir, "profiles")
-	if err := os.Mkdir(out, 0o755); err != nil {
-		return err
-	}
-	if msg, err := exec.Command(bin, "-out", out).CombinedOutput(); err != nil {
-		return fmt.Errorf("run: %w\n%s", err, msg)
-	}
-	return nil
-}
-
-// load parses one of the workload's profiles (by file base name).
+// load parses one of the workload's profiles (by file base name). The
+// profile names the files of the checkout it was built in; they are moved
+// to this checkout so that source lines can be read as on the machine
+// that took the profile.
 func load(t *testing.T, name string) *profile.Profile {
 	t.Helper()
-	f, err := os.Open(filepath.Join(workloadDir, name+".pb.gz"))
+	f, err := os.Open(filepath.Join(profilesDir, name+".pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +59,16 @@ func load(t *testing.T, name string) *profile.Profile {
 	p, err := profile.Parse(f)
 	if err != nil {
 		t.Fatal(err)
+	}
+	here, err := filepath.Abs(filepath.Join("testdata", "workload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const built = "/internal/profiles/testdata/workload/"
+	for _, fn := range p.Function {
+		if i := strings.Index(fn.Filename, built); i >= 0 {
+			fn.Filename = filepath.Join(here, filepath.FromSlash(fn.Filename[i+len(built):]))
+		}
 	}
 	return p
 }

@@ -2,10 +2,9 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
@@ -16,7 +15,7 @@ import (
 func analysisDoc(a *profiles.Analysis) *doc {
 	d := &doc{title: "perfscope report: run " + a.Run.ID}
 	d.meta = runMeta(a)
-	d.add(loadSection(a.Load, a.PerRequest))
+	d.add(loadSection(a.Run.Load, a.PerRequest))
 	d.add(cpuSection(a))
 	d.add(allocsSection(a.Allocs))
 	d.add(waitSection("Blocking", "where goroutines waited (block profile)", "waiting in", a.Block))
@@ -38,10 +37,10 @@ func runMeta(a *profiles.Analysis) []string {
 	if !r.Start.IsZero() {
 		when = append(when, "started "+r.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	if r.WindowSeconds > 0 {
-		w := "profile window " + seconds(r.WindowSeconds)
-		if r.WarmupSeconds > 0 {
-			w += " after a " + seconds(r.WarmupSeconds) + " warm-up"
+	if r.Window > 0 {
+		w := "profile window " + seconds(r.Window)
+		if r.Warmup > 0 {
+			w += " after a " + seconds(r.Warmup) + " warm-up"
 		}
 		when = append(when, w)
 	}
@@ -53,7 +52,7 @@ func runMeta(a *profiles.Analysis) []string {
 		build = append(build, "perfscope "+r.Version)
 	}
 	if r.GitCommit != "" {
-		c := "commit " + r.GitCommit[:min(12, len(r.GitCommit))]
+		c := "commit " + gitstate.Short(r.GitCommit)
 		if r.GitDirty {
 			c += " (with uncommitted changes)"
 		}
@@ -79,36 +78,7 @@ func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {
 	if l == nil {
 		return s
 	}
-	mode := fmt.Sprintf("closed loop, %d connections", l.Concurrency)
-	if l.Mode == "open" {
-		mode = fmt.Sprintf("open loop at %s req/s, up to %d in flight", sig(l.Rate), l.Concurrency)
-	}
-	if !l.KeepAlive && l.Mode != "" {
-		mode += ", a new connection per request"
-	}
-	pairs := [][2]string{
-		{"requests", fmt.Sprintf("%s in %s (%s)", thousands(l.Requests), seconds(l.DurationSeconds), mode)},
-		{"throughput", rate(l.Throughput)},
-	}
-	errs := "none"
-	if l.Failures > 0 {
-		errs = fmt.Sprintf("%s (%s)", thousands(l.Failures), percent(float64(l.Failures)/float64(max(l.Requests, 1))))
-		var kinds []string
-		for _, k := range slices.Sorted(maps.Keys(l.Errors)) {
-			kinds = append(kinds, fmt.Sprintf("%s %s", k, thousands(l.Errors[k])))
-		}
-		if len(kinds) > 0 {
-			errs += ": " + strings.Join(kinds, ", ")
-		}
-	}
-	pairs = append(pairs, [2]string{"errors", errs})
-	lat := l.Latency
-	pairs = append(pairs, [2]string{"latency", fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
-		millis(lat.P50), millis(lat.P90), millis(lat.P99), millis(lat.P999), millis(lat.Max))})
-	if l.Late != nil && l.Late.Count > 0 {
-		pairs = append(pairs, [2]string{"late sends", fmt.Sprintf("%s sent over 1ms late (worst %s), %s never sent",
-			thousands(l.Late.Count), millis(l.Late.MaxLagMs), thousands(l.Late.Dropped))})
-	}
+	pairs := loadPairs(l)
 	if pr != nil {
 		var per []string
 		if pr.AllocObjects != nil {
@@ -123,9 +93,6 @@ func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {
 		if len(per) > 0 {
 			pairs = append(pairs, [2]string{"per request", strings.Join(per, ", ") + " (profile window)"})
 		}
-	}
-	if l.Interrupted {
-		pairs = append(pairs, [2]string{"interrupted", "the load was stopped early"})
 	}
 	s.blocks = append(s.blocks, block{pairs: pairs})
 	return s
@@ -144,7 +111,7 @@ func cpuSection(a *profiles.Analysis) section {
 	lines := []string{summary}
 	if a.Options.Route != "" {
 		lines = append(lines, fmt.Sprintf("route %q: %s (%s of the CPU); the tables below are shares of the route",
-			a.Options.Route, value(c.Total, c.Unit), percent(share(c.Total, c.ProfileTotal))))
+			a.Options.Route, value(c.Total, c.Unit), percent(profiles.Share(c.Total, c.ProfileTotal))))
 	}
 	if c.Flat != nil && len(c.Flat.Classes) > 0 {
 		var kinds []string
@@ -174,13 +141,6 @@ func cpuSection(a *profiles.Analysis) section {
 		}))
 	}
 	return s
-}
-
-func share(part, total int64) float64 {
-	if total == 0 {
-		return 0
-	}
-	return float64(part) / float64(total)
 }
 
 func funcBlock(caption string, t *profiles.FuncTable) block {

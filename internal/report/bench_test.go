@@ -2,138 +2,63 @@ package report
 
 import (
 	"bytes"
-	"context"
-	"encoding/csv"
 	"encoding/json"
-	"slices"
+	"errors"
 	"strings"
 	"testing"
 
-	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/bench"
 )
 
-// benchComparison compares two real benchmark files of three samples
-// each, thin enough for every kind of warning.
-func benchComparison(t *testing.T) *benchstats.Comparison {
+func benchRun(t *testing.T) *bench.RunRecord {
 	t.Helper()
-	ctx := context.Background()
-	inputs, err := benchstats.ResolveAll(ctx, benchstats.FileResolver{}, []string{
-		"before=../benchstats/testdata/small-old.txt", "after=../benchstats/testdata/small-new.txt",
-	})
+	res, err := bench.Parse(strings.NewReader("pkg: example.com/a\nBenchmarkA-8 10 5 ns/op\nBenchmarkA-8 10 6 ns/op\nBenchmarkB-8 10 7 ns/op\nBenchmarkC-8 x\n"), "res.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmp, err := benchstats.Compare(ctx, inputs, benchstats.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cmp
-}
-
-func TestWriteBenchText(t *testing.T) {
-	cmp := benchComparison(t)
-	var b strings.Builder
-	if err := WriteBenchText(&b, cmp); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
-		"goos: linux\n", "pkg: example.com/benchmod/strs\n", "pkg: example.com/benchmod/sums\n",
-		"before", "after", "sec/op", "median", "vs base", "geomean",
-		"(p=0.700 n=3)", "¹ need >= 6 samples for confidence interval at level 0.95\n",
-		"need >= 4 samples to detect a difference at alpha level 0.05\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q:\n%s", want, out)
-		}
-	}
-	// One line per benchmark and unit: the Concat/n=4 row shows both
-	// centers with their intervals, then the verdict.
-	row := regexpLine(out, "Concat/n=4-2")
-	if !strings.Contains(row, "403.2n") || !strings.Contains(row, "150.6n") || !strings.Contains(row, "~") {
-		t.Errorf("Concat/n=4-2 row %q lacks centers or verdict", row)
-	}
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasSuffix(l, " ") && !strings.HasPrefix(l, "cpu:") {
-			t.Errorf("line ends in a space: %q", l)
-		}
+	return &bench.RunRecord{
+		Meta:    bench.Meta{Commit: "0123456789abcdef0123", Dirty: true, GoVersion: "go1.26.0", CPU: "Test CPU"},
+		Path:    "res.txt",
+		Args:    []string{"-run", "^$", "-bench", "."},
+		Results: res,
+		Packages: []bench.PackageRun{
+			{ImportPath: "example.com/a", CPUProfile: "res.example.com_a.cpu.pb.gz"},
+			{ImportPath: "example.com/b", Err: errors.New("exit status 1")},
+		},
 	}
 }
 
-func regexpLine(s, prefix string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			return l
-		}
+func TestWriteBenchRun(t *testing.T) {
+	var text bytes.Buffer
+	if err := WriteBenchRun(&text, Text, benchRun(t)); err != nil {
+		t.Fatal(err)
 	}
-	return ""
-}
+	want := "3 results of 2 benchmarks in 2 packages -> res.txt\n" +
+		"commit 0123456789ab (dirty)  go1.26.0  Test CPU\n" +
+		"profiles of example.com/a: res.example.com_a.cpu.pb.gz\n"
+	if text.String() != want {
+		t.Errorf("text =\n%s\nwant\n%s", text.String(), want)
+	}
 
-func TestWriteBenchJSONFields(t *testing.T) {
-	cmp := benchComparison(t)
-	var b bytes.Buffer
-	if err := WriteBenchJSON(&b, cmp, nil); err != nil {
+	var js bytes.Buffer
+	if err := WriteBenchRun(&js, JSON, benchRun(t)); err != nil {
 		t.Fatal(err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := doc["profile_diffs"]; ok {
-		t.Error("profile_diffs present without diffs")
-	}
-	table := doc["tables"].([]any)[0].(map[string]any)
-	keys := func(m map[string]any) []string {
-		var k []string
-		for key := range m {
-			k = append(k, key)
+	var got struct {
+		Path     string
+		Results  int
+		Packages []struct {
+			ImportPath string `json:"import_path"`
+			CPUProfile string `json:"cpu_profile"`
+			Error      string
 		}
-		slices.Sort(k)
-		return k
+		Warnings []string
 	}
-	want := map[string][]string{
-		"table":   {"alpha", "center", "columns", "confidence", "config", "geomean", "rows", "unit"},
-		"cell":    {"center", "hi", "lo", "n", "range", "values", "vs_base", "warnings"},
-		"vs_base": {"delta", "n1", "n2", "p", "ratio", "significant", "warnings"},
-	}
-	cell := table["rows"].([]any)[0].(map[string]any)["cells"].([]any)[1].(map[string]any)
-	got := map[string][]string{"table": keys(table), "cell": keys(cell), "vs_base": keys(cell["vs_base"].(map[string]any))}
-	for k := range want {
-		if !slices.Equal(got[k], want[k]) {
-			t.Errorf("%s fields %v, want %v", k, got[k], want[k])
-		}
-	}
-	if table["columns"].([]any)[0] != "before" || table["center"] != "median" {
-		t.Errorf("columns %v, center %v", table["columns"], table["center"])
-	}
-}
-
-func TestWriteBenchCSVAndMarkdown(t *testing.T) {
-	cmp := benchComparison(t)
-	var out, warnings, md strings.Builder
-	if err := WriteBenchCSV(&out, &warnings, cmp); err != nil {
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	r := csv.NewReader(strings.NewReader(out.String()))
-	r.FieldsPerRecord = -1
-	records, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(records, func(rec []string) bool {
-		return slices.Equal(rec, []string{"", "sec/op", "CI", "sec/op", "CI", "vs base", "P"})
-	}) {
-		t.Errorf("no unit row in\n%s", out.String())
-	}
-	// The first benchmark is on the CSV's line 7, after four
-	// configuration lines, the labels and the units.
-	if !strings.Contains(warnings.String(), "B7: need >= 6 samples for confidence interval at level 0.95") {
-		t.Errorf("warnings not addressed by cell:\n%s", warnings.String())
-	}
-	if err := WriteBenchMarkdown(&md, cmp); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(md.String(), "| **sec/op** | before | after | vs base |") || !strings.Contains(md.String(), "¹ need &gt;= 6 samples") {
-		t.Errorf("markdown:\n%s", md.String())
+	if got.Path != "res.txt" || got.Results != 3 || len(got.Packages) != 2 || got.Packages[0].CPUProfile == "" ||
+		got.Packages[1].Error != "exit status 1" || len(got.Warnings) != 1 {
+		t.Errorf("JSON = %s", js.String())
 	}
 }

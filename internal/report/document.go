@@ -56,7 +56,9 @@ func (d *doc) writeText(w io.Writer) error {
 		bw.WriteString(m + "\n")
 	}
 	for _, s := range d.sections {
-		bw.WriteString("\n" + strings.ToUpper(s.title) + "\n")
+		if s.title != "" { // an untitled section continues the title
+			bw.WriteString("\n" + strings.ToUpper(s.title) + "\n")
+		}
 		for i, b := range s.blocks {
 			if i > 0 && (b.caption != "" || b.table != nil) {
 				bw.WriteString("\n")
@@ -139,7 +141,9 @@ func (d *doc) writeMarkdown(w io.Writer) error {
 		bw.WriteString(mdText(m) + end)
 	}
 	for _, s := range d.sections {
-		bw.WriteString("\n### " + mdText(s.title) + "\n")
+		if s.title != "" {
+			bw.WriteString("\n### " + mdText(s.title) + "\n")
+		}
 		for _, b := range s.blocks {
 			bw.WriteString("\n")
 			if b.caption != "" {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // TestRealRun renders a run made of real profiles, from the test program
@@ -32,21 +32,21 @@ func TestRealRun(t *testing.T) {
 	if out, err := exec.Command(bin, "-out", dir).CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
-	run := &capture.Run{
+	saved := &run.Run{
 		ID: "real", Target: "http://127.0.0.1:8080/", Start: time.Now(), Window: 5,
 		Load: &loadgen.Result{Mode: "closed", Concurrency: 4, Requests: 1000, Successes: 1000, Throughput: 200, DurationSeconds: 5},
 	}
-	for _, kind := range []string{capture.KindCPU, capture.KindAllocs, capture.KindBlock, capture.KindMutex, capture.KindGoroutineStart, capture.KindGoroutineEnd} {
-		run.Profiles = append(run.Profiles, capture.ProfileFile{Kind: kind, File: kind + ".pb.gz"})
+	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindBlock, run.KindMutex, run.KindGoroutineStart, run.KindGoroutineEnd} {
+		saved.Profiles = append(saved.Profiles, run.ProfileFile{Kind: kind, File: kind + ".pb.gz"})
 	}
-	data, err := json.Marshal(run)
+	data, err := json.Marshal(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, run.File), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := capture.LoadRun(dir)
+	loaded, err := run.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,5 @@
-// Package report renders analyses, findings and comparisons as text for a
+// Package report renders analyses, findings, comparisons, load results,
+// benchmark runs, escape listings and upload answers as text for a
 // terminal, Markdown for pull-request comments and JSON for machines. It only
 // renders: what is hot, what changed and what it means were decided by the
 // packages that computed them, and every format shows the same facts.
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/findings"
+	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -43,10 +45,13 @@ func ParseFormat(s string) (Format, error) {
 // (always present, possibly empty), holding findings.Finding values.
 func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) error {
 	if f == JSON {
+		// load stays at the top level, where it was before the run
+		// description carried it.
 		return writeJSON(w, struct {
 			Findings []findings.Finding `json:"findings"`
+			Load     *loadgen.Result    `json:"load,omitempty"`
 			*profiles.Analysis
-		}{nonNil(fs), a})
+		}{nonNil(fs), a.Run.Load, a})
 	}
 	body := analysisDoc(a)
 	head := &doc{title: body.title, meta: body.meta}

@@ -11,6 +11,7 @@ import (
 	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // fixture is an analysis with every section, small enough to reason about
@@ -19,15 +20,15 @@ import (
 func fixture() *profiles.Analysis {
 	f := func(v float64) *float64 { return &v }
 	return &profiles.Analysis{
-		Run: profiles.RunInfo{
+		Run: run.Run{
 			ID: "20260101T000000Z-ab12", Dir: ".perfscope/runs/20260101T000000Z-ab12", Target: "http://127.0.0.1:8080/pad",
-			Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), WindowSeconds: 10, WarmupSeconds: 1,
+			Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Window: 10, Warmup: 1,
 			Version: "v0.1.0", GitCommit: "0123456789abcdef0123", GitDirty: true,
-		},
-		Load: &loadgen.Result{
-			Mode: "closed", Concurrency: 8, KeepAlive: true, DurationSeconds: 11, Requests: 250000, Successes: 249990, Failures: 10,
-			Errors: map[string]int64{"timeout": 3, "status_500": 7}, Throughput: 22727.3,
-			Latency: loadgen.Latency{P50: 0.31, P90: 0.6, P99: 1.9, P999: 5.2, Max: 12.1},
+			Load: &loadgen.Result{
+				Mode: "closed", Concurrency: 8, KeepAlive: true, DurationSeconds: 11, Requests: 250000, Successes: 249990, Failures: 10,
+				Errors: map[string]int64{"timeout": 3, "status_500": 7}, Throughput: 22727.3,
+				Latency: loadgen.Latency{P50: 0.31, P90: 0.6, P99: 1.9, P999: 5.2, Max: 12.1},
+			},
 		},
 		PerRequest: &profiles.PerRequest{Throughput: 22727.3, AllocObjects: f(9.25), AllocBytes: f(2764.8), CPUSeconds: f(7.79e-6)},
 		CPU: &profiles.CPU{
@@ -251,7 +252,7 @@ func TestJSON(t *testing.T) {
 
 // TestSparse renders an analysis of a run that captured almost nothing.
 func TestSparse(t *testing.T) {
-	a := &profiles.Analysis{Run: profiles.RunInfo{ID: "x", Interrupted: true}, Options: profiles.Options{Route: "GET /a"},
+	a := &profiles.Analysis{Run: run.Run{ID: "x", Interrupted: true}, Options: profiles.Options{Route: "GET /a"},
 		ProfileErrors: []profiles.ProfileError{{Kind: "cpu", Error: "500 cpu profiling already in use"}}}
 	for _, f := range []Format{Text, Markdown, JSON} {
 		out := render(t, f, a, nil)

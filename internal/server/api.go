@@ -9,11 +9,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/perfscope/perfscope/internal/findings"
-
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -168,13 +167,13 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	switch format {
 	case "text":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		err = report.WriteBenchText(w, cc.Cmp)
+		err = report.WriteBenchComparison(w, report.Text, cc.Cmp, nil)
 	case "markdown":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-		err = report.WriteBenchMarkdown(w, cc.Cmp)
+		err = report.WriteBenchComparison(w, report.Markdown, cc.Cmp, nil)
 	default:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		err = report.WriteBenchJSON(w, cc.Cmp, nil)
+		err = report.WriteBenchComparison(w, report.JSON, cc.Cmp, nil)
 	}
 	if err != nil {
 		s.cfg.Logf("write comparison: %v", err)
@@ -204,12 +203,12 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 // handleRun returns a profiling run's description, its run.json:
 // GET /api/v1/runs/{id}. 404 for an unknown id. No query parameters.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.loadRun(r.Context(), r.PathValue("id"))
+	saved, err := s.loadRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	writeJSON(w, http.StatusOK, saved)
 }
 
 // handleRunReport renders a run's report as 'perfscope report' does:
@@ -237,12 +236,12 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	run, err := s.loadRun(r.Context(), r.PathValue("id"))
+	saved, err := s.loadRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	a, fs := s.analyze(run, opts)
+	res := s.analyze(r.Context(), saved, opts)
 	switch format {
 	case report.JSON:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -251,8 +250,8 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
-	if err := report.Write(w, format, a, fs); err != nil {
-		s.cfg.Logf("write report of run %s: %v", run.ID, err)
+	if err := report.Write(w, format, res.Analysis, res.Findings); err != nil {
+		s.cfg.Logf("write report of run %s: %v", saved.ID, err)
 	}
 }
 
@@ -262,20 +261,20 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 // "go tool pprof http://HOST/api/v1/runs/ID/profiles/cpu" opens it. 404 when
 // the run or the profile does not exist. No query parameters.
 func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
-	run, err := s.loadRun(r.Context(), r.PathValue("id"))
+	saved, err := s.loadRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	kind := r.PathValue("kind")
-	path := run.Path(kind)
+	path := saved.Path(kind)
 	if path == "" {
-		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(run, kind)))
+		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
 		return
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		s.fail(w, r, http.StatusNotFound, notFound(fmt.Sprintf("the %s profile of run %s is missing on the server: %v", kind, run.ID, err)))
+		s.fail(w, r, http.StatusNotFound, notFound(fmt.Sprintf("the %s profile of run %s is missing on the server: %v", kind, saved.ID, err)))
 		return
 	}
 	defer f.Close()
@@ -285,52 +284,45 @@ func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", run.ID+"-"+filepath.Base(path)))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", saved.ID+"-"+filepath.Base(path)))
 	http.ServeContent(w, r, "", fi.ModTime(), f)
 }
 
 // noProfileMessage says why a run has no profile of a kind.
-func noProfileMessage(run *capture.Run, kind string) string {
-	if pf, ok := run.Lookup(kind); ok && pf.Error != "" {
-		return fmt.Sprintf("run %s has no %s profile: %s", run.ID, kind, pf.Error)
+func noProfileMessage(saved *run.Run, kind string) string {
+	if pf, ok := saved.Lookup(kind); ok && pf.Error != "" {
+		return fmt.Sprintf("run %s has no %s profile: %s", saved.ID, kind, pf.Error)
 	}
 	var kinds []string
-	for _, pf := range run.Profiles {
+	for _, pf := range saved.Profiles {
 		if pf.File != "" {
 			kinds = append(kinds, pf.Kind)
 		}
 	}
-	return fmt.Sprintf("run %s has no %s profile; it has %v", run.ID, kind, kinds)
+	return fmt.Sprintf("run %s has no %s profile; it has %v", saved.ID, kind, kinds)
 }
 
 // loadRun reads an indexed run from its directory.
-func (s *Server) loadRun(ctx context.Context, id string) (*capture.Run, error) {
+func (s *Server) loadRun(ctx context.Context, id string) (*run.Run, error) {
 	pr, err := s.cfg.Store.ProfileRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	run, err := capture.LoadRun(pr.Dir)
+	saved, err := run.Load(pr.Dir)
 	if err != nil {
 		if _, statErr := os.Stat(pr.Dir); errors.Is(statErr, fs.ErrNotExist) {
 			return nil, notFound(fmt.Sprintf("run %s is indexed, but its directory %s is gone", id, pr.Dir))
 		}
 		return nil, err
 	}
-	return run, nil
+	return saved, nil
 }
 
-// analyze computes a run's analysis and its findings. Diagnosis problems
-// join the analysis' warnings, as in 'perfscope report'.
-func (s *Server) analyze(run *capture.Run, opts profiles.Options) (*profiles.Analysis, []findings.Finding) {
-	a, _ := profiles.Analyze(run, opts)
-	if s.cfg.Diagnose != nil {
-		return a, s.cfg.Diagnose(a)
-	}
-	fs, errs := findings.Diagnose(a, nil, findings.Options{})
-	for _, err := range errs {
-		a.Warnings = append(a.Warnings, err.Error())
-	}
-	return a, fs
+// analyze computes a run's analysis and findings through the pipeline
+// the CLI uses, with the server's source options, so a run page shows the
+// findings and shares 'perfscope report' prints.
+func (s *Server) analyze(ctx context.Context, r *run.Run, opts profiles.Options) *analysis.Result {
+	return analysis.Analyze(ctx, r, analysis.Options{Profiles: opts, SourceDir: s.cfg.SourceDir, NoCompiler: s.cfg.NoCompiler})
 }
 
 func nonNil[T any](s []T) []T {

@@ -16,7 +16,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -120,7 +121,7 @@ func testBenchUploadAndReads(t *testing.T, ts *testServer) {
 		{"/api/v1/nothing", 404, "no API endpoint"},
 	} {
 		code, body := ts.do(t, http.MethodGet, tc.path, "", "", nil)
-		var e apiError
+		var e api.Error
 		if code != tc.code || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error, tc.want) {
 			t.Errorf("GET %s = %d %s; want %d with %q", tc.path, code, body, tc.code, tc.want)
 		}
@@ -329,13 +330,13 @@ func TestPagesAndMetrics(t *testing.T) {
 	for id, commit := range map[string]string{"run-page": "", "run-base": "c0ffee02", "run-head": "c0ffee03"} {
 		dir := makeRunDir(t, id)
 		if commit != "" {
-			run, err := capture.LoadRun(dir)
+			saved, err := run.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			run.GitCommit = commit
-			data, _ := json.Marshal(run)
-			os.WriteFile(filepath.Join(dir, capture.RunFile), data, 0o644)
+			saved.GitCommit = commit
+			data, _ := json.Marshal(saved)
+			os.WriteFile(filepath.Join(dir, run.File), data, 0o644)
 		}
 		ct, body := multipartRun(t, dir)
 		if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body); code != 201 {

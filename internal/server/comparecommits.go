@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -99,9 +100,7 @@ func benchText(cs *store.CommitSamples) string {
 // short hashes in large repositories.
 func shortRef(ref string) string {
 	hash, dirty := strings.CutSuffix(ref, "+dirty")
-	if len(hash) > 12 {
-		hash = hash[:12]
-	}
+	hash = gitstate.Short(hash)
 	if dirty {
 		hash += "+dirty"
 	}

@@ -5,15 +5,9 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
-
-// An apiError is the JSON body of every failed API request.
-type apiError struct {
-	// Error says what was wrong and, where it helps, what to do.
-	Error  string `json:"error"`
-	Status int    `json:"status"`
-}
 
 // writeJSON answers with v as JSON. It is not indented: a series of
 // thousands of commits takes longer to indent than to compute, and jq
@@ -32,7 +26,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err erro
 		s.cfg.Logf("%s %s: %v", r.Method, r.URL.Path, err)
 	}
 	if isAPI(r) {
-		writeJSON(w, code, apiError{Error: err.Error(), Status: code})
+		writeJSON(w, code, api.Error{Error: err.Error(), Status: code})
 		return
 	}
 	s.pages.errorPage(w, code, err.Error())

@@ -15,6 +15,8 @@ import (
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/demo"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/server/api"
 )
 
 // fixtureCommits is how many commits the benchmark fixture records;
@@ -72,7 +74,7 @@ func pushLeftpadRun(t *testing.T, ts *testServer) string {
 		t.Fatal(err)
 	}
 	defer svc.Stop()
-	run, err := capture.Profile(ctx, capture.Options{
+	saved, err := capture.Profile(ctx, capture.Options{
 		Load:     loadgen.Config{URL: svc.URL + demo.LeftpadPath, Concurrency: 4, Duration: 3 * time.Second},
 		PprofURL: svc.PprofURL,
 		Warmup:   500 * time.Millisecond,
@@ -81,15 +83,15 @@ func pushLeftpadRun(t *testing.T, ts *testServer) string {
 	if err != nil {
 		t.Fatalf("profile leftpad: %v", err)
 	}
-	if !run.Has(capture.KindCPU) {
-		t.Fatalf("the leftpad run has no CPU profile: %+v", run.Profiles)
+	if !saved.Has(run.KindCPU) {
+		t.Fatalf("the leftpad run has no CPU profile: %+v", saved.Profiles)
 	}
-	ct, body := multipartRun(t, run.Dir)
+	ct, body := multipartRun(t, saved.Dir)
 	code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body)
 	if code != http.StatusCreated {
 		t.Fatalf("upload leftpad run = %d %s", code, resp)
 	}
-	var res runUploadResult
+	var res api.RunUpload
 	if err := json.Unmarshal(resp, &res); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -119,7 +119,7 @@ func TestKilledServerKeepsAcknowledgedUploads(t *testing.T) {
 		return b.String()
 	}
 	runDir := makeRunDir(t, "template")
-	template, err := capture.LoadRun(runDir)
+	template, err := run.Load(runDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +171,10 @@ func TestKilledServerKeepsAcknowledgedUploads(t *testing.T) {
 			default:
 			}
 			id := fmt.Sprintf("run-%04d", i)
-			run := *template
-			run.ID = id
-			data, _ := json.Marshal(run)
-			os.WriteFile(filepath.Join(runDir, capture.RunFile), data, 0o644)
+			saved := *template
+			saved.ID = id
+			data, _ := json.Marshal(saved)
+			os.WriteFile(filepath.Join(runDir, run.File), data, 0o644)
 			ct, body := multipartRun(t, runDir)
 			if post("/api/v1/runs", ct, strings.NewReader(body.String())) {
 				mu.Lock()

@@ -11,6 +11,8 @@ import (
 	"path"
 	"regexp"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/findings"
 )
 
 //go:embed web
@@ -36,7 +38,9 @@ func newPages(version string) (*pages, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04")
 		},
-		"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		// share writes a finding's severity as the CLI's report does.
+		"share": findings.Percent,
 		"pctOf": func(f float64) float64 { return 100 * f },
 		"signedPct": func(p *float64) string {
 			if p == nil {

@@ -326,7 +326,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			var cc *commitComparison
 			if cc, err = s.compareCommits(ctx, cq); err == nil {
 				var text bytes.Buffer
-				_ = report.WriteBenchText(&text, cc.Cmp)
+				_ = report.WriteBenchComparison(&text, report.Text, cc.Cmp, nil)
 				data.Commits = &struct {
 					Base, Head *store.CommitSamples
 					Tables     []cmpTable

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/perfscope/perfscope/internal/findings"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -13,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/findings"
+
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -80,14 +81,15 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	run, err := s.loadRun(ctx, r.PathValue("id"))
+	saved, err := s.loadRun(ctx, r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	a, fs := s.analyze(run, opts)
+	res := s.analyze(ctx, saved, opts)
+	a := res.Analysis
 	var text bytes.Buffer
-	if err := report.Write(&text, report.Text, a, fs); err != nil {
+	if err := report.Write(&text, report.Text, a, res.Findings); err != nil {
 		fmt.Fprintf(&text, "\n(report incomplete: %v)", err)
 	}
 	others, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: 50})
@@ -96,23 +98,26 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i := 0; i < len(others); i++ {
-		if others[i].ID == run.ID {
+		if others[i].ID == saved.ID {
 			others = append(others[:i], others[i+1:]...)
 			break
 		}
 	}
 	data := struct {
-		Run      *capture.Run
+		Run      *run.Run
 		Findings []findings.Finding
-		Routes   []profiles.RouteShare
-		Others   []store.ProfileRun
-		Report   string
+		// CompilerSkipped says the findings lack the compiler's
+		// reasons: the server is configured not to build them.
+		CompilerSkipped bool
+		Routes          []profiles.RouteShare
+		Others          []store.ProfileRun
+		Report          string
 		// SourceFocus is the query of the source links: pprof lists
 		// every function of a profile without one, which takes seconds
 		// and pages; the hottest user functions are what a reader wants.
 		SourceFocus template.URL
-	}{run, fs, a.Routes, others, text.String(), sourceFocus(a)}
-	s.pages.render(w, http.StatusOK, "run", "Run "+run.ID, "runs", data, start)
+	}{saved, res.Findings, res.CompilerSkipped, a.Routes, others, text.String(), sourceFocus(a)}
+	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
 }
 
 // pageRunPprof serves pprof's web UI for one profile of a run:
@@ -122,17 +127,17 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 // does not exist.
 func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 	id, kind, view := r.PathValue("id"), r.PathValue("kind"), r.PathValue("view")
-	run, err := s.loadRun(r.Context(), id)
+	saved, err := s.loadRun(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	if !run.Has(kind) {
-		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(run, kind)))
+	if !saved.Has(kind) {
+		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
 		return
 	}
-	handlers, err := s.pprof.handlers("run\x00"+run.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		p, err := run.Open(kind)
+	handlers, err := s.pprof.handlers("run\x00"+saved.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
+		p, err := saved.Open(kind)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -142,7 +147,7 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	prefix := "/runs/" + url.PathEscape(run.ID) + "/pprof/" + url.PathEscape(kind)
+	prefix := "/runs/" + url.PathEscape(saved.ID) + "/pprof/" + url.PathEscape(kind)
 	if !serveUI(w, r, handlers, prefix, view) {
 		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
 	}
@@ -164,9 +169,9 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	for _, run := range []*capture.Run{base, head} {
-		if !run.Has(kind) {
-			s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(run, kind)))
+	for _, saved := range []*run.Run{base, head} {
+		if !saved.Has(kind) {
+			s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
 			return
 		}
 	}

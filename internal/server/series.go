@@ -11,14 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/compare"
+	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
 // A seriesView is one benchmark metric's history as the API returns it and
 // the trend page draws it, with the trend chart cached alongside.
 type seriesView struct {
-	store.History
+	history.Series
 
 	// chart is the rendered trend chart, made once per cached view:
 	// for thousands of commits it costs more than everything else on a
@@ -35,11 +35,11 @@ func (v *seriesView) chartHTML(link func(base, head string) string) template.HTM
 }
 
 // seriesCommit is one commit of a series view.
-type seriesCommit = store.HistoryCommit
+type seriesCommit = history.Commit
 
 // newSeriesView runs change detection over one metric's points.
-func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts compare.HistoryOptions) *seriesView {
-	v := &seriesView{History: store.NewHistory(key, points, opts)}
+func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts history.Options) *seriesView {
+	v := &seriesView{Series: history.NewSeries(key, points, opts)}
 	if len(v.Machines) > 1 {
 		v.Warnings = append([]string{fmt.Sprintf("results of %d machines (%s) are mixed: choose one machine", len(v.Machines), strings.Join(v.Machines, ", "))}, v.Warnings...)
 	}
@@ -72,7 +72,7 @@ func parseFilter(q url.Values) (store.Filter, error) {
 	if v := q.Get("since"); v != "" {
 		if t, err := time.Parse(time.DateOnly, v); err == nil {
 			f.Since = t
-		} else if t, err := parseTimeParam(q, "since"); err == nil {
+		} else if t, err := parseTimeParam("since", strings.TrimSpace(q.Get("since"))); err == nil {
 			f.Since = t
 		} else {
 			return f, err
@@ -192,7 +192,7 @@ func (s *Server) series(ctx context.Context, q seriesQuery) (*seriesView, error)
 	if len(points) == 0 {
 		return nil, notFound(fmt.Sprintf("no results of %s %s in %s match the filter", q.Key.Name, q.Key.Unit, q.Key.Package))
 	}
-	v := newSeriesView(q.Key, points, compare.HistoryOptions{Alpha: q.Alpha})
+	v := newSeriesView(q.Key, points, history.Options{Alpha: q.Alpha})
 	s.cache.put(ck, version, v)
 	return v, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/perfscope/perfscope/internal/findings"
 	"log"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -54,10 +52,16 @@ type Config struct {
 	// RequestTimeout bounds each request's work; default
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// Diagnose, when set, diagnoses a run's analysis instead of
-	// findings.Diagnose without compiler diagnostics (building them
-	// would compile the profiled program's source on every page view).
-	Diagnose func(*profiles.Analysis) []findings.Finding
+	// SourceDir is a checkout of the profiled services' source, for the
+	// compiler's reasons in findings, as 'perfscope report --source-dir';
+	// default: the current module, as for the CLI, so that a run page
+	// shows the findings 'perfscope report' prints on this machine.
+	SourceDir string
+	// NoCompiler skips building the source for the compiler's reasons.
+	// Run pages then say so; findings that rest on those reasons (fmt
+	// arguments boxed at the call) may show smaller shares than the
+	// CLI's.
+	NoCompiler bool
 	// Version is perfscope's version, shown in page footers.
 	Version string
 	// Logf receives one line per failed request and server event; nil

@@ -17,7 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
@@ -141,7 +142,7 @@ func (ts *testServer) pushBench(t testing.TB, commit string, commitTime time.Tim
 	if code != http.StatusCreated {
 		t.Fatalf("upload %s = %d: %s", commit, code, body)
 	}
-	var res benchUploadResult
+	var res api.BenchUpload
 	if err := json.Unmarshal(body, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -183,13 +184,13 @@ func makeRunDir(t testing.TB, id string) string {
 	write("allocs.pb.gz", func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) })
 	write("goroutine_end.pb.gz", func(w io.Writer) error { return pprof.Lookup("goroutine").WriteTo(w, 0) })
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	run := capture.Run{ID: id, Target: "http://127.0.0.1:8080/", Start: start, End: start.Add(3 * time.Second), Window: 2,
-		Profiles: []capture.ProfileFile{
-			{Kind: capture.KindAllocs, File: "allocs.pb.gz", Samples: 10, Seconds: 2},
-			{Kind: capture.KindGoroutineEnd, File: "goroutine_end.pb.gz", Samples: 3},
-			{Kind: capture.KindCPU, Error: "CPU profiling was already in use"},
+	saved := run.Run{ID: id, Target: "http://127.0.0.1:8080/", Start: start, End: start.Add(3 * time.Second), Window: 2,
+		Profiles: []run.ProfileFile{
+			{Kind: run.KindAllocs, File: "allocs.pb.gz", Samples: 10, Seconds: 2},
+			{Kind: run.KindGoroutineEnd, File: "goroutine_end.pb.gz", Samples: 3},
+			{Kind: run.KindCPU, Error: "CPU profiling was already in use"},
 		}}
-	write(capture.RunFile, func(w io.Writer) error { return json.NewEncoder(w).Encode(run) })
+	write(run.File, func(w io.Writer) error { return json.NewEncoder(w).Encode(saved) })
 	return dir
 }
 

@@ -11,30 +11,13 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// A benchUploadResult is the answer to a benchmark upload.
-type benchUploadResult struct {
-	// ID is the stored run's id.
-	ID      int64  `json:"id"`
-	Commit  string `json:"commit"`
-	Branch  string `json:"branch"`
-	Dirty   bool   `json:"dirty"`
-	Machine string `json:"machine"`
-	// Benchmarks is the number of distinct benchmarks, Results the
-	// number of result lines (samples) stored.
-	Benchmarks int `json:"benchmarks"`
-	Results    int `json:"results"`
-	// Warnings are the malformed lines that were skipped.
-	Warnings []string `json:"warnings,omitempty"`
-	// URL is the dashboard page of the uploaded benchmarks.
-	URL string `json:"url"`
-}
-
 // handleUploadBench stores one run of benchmarks: POST /api/v1/bench with a
 // body in Go benchmark format ("go test -bench" output or a 'perfscope bench'
-// file) and a token. It answers 201 with a benchUploadResult once the run is
+// file) and a token. It answers 201 with an api.BenchUpload once the run is
 // committed to the store, 400 with the reason for a body without results or
 // bad parameters, 413 for a body over the upload limit.
 //
@@ -72,7 +55,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.upload("bench", "ok", body.n)
 	s.cache.invalidate()
-	res := benchUploadResult{
+	res := api.BenchUpload{
 		ID: id, Commit: run.Commit, Branch: run.Branch, Dirty: run.Dirty, Machine: run.Machine.Hostname,
 		Results: len(run.Results),
 	}
@@ -83,11 +66,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res.URL = "/benchmarks?" + q.Encode()
-	names := make(map[string]bool)
-	for _, r := range run.Results {
-		names[r.GetConfig("pkg")+" "+r.Name.String()] = true
-	}
-	res.Benchmarks = len(names)
+	res.Benchmarks = parsed.Benchmarks()
 	for _, warning := range parsed.Warnings {
 		res.Warnings = append(res.Warnings, warning.Error())
 	}
@@ -114,32 +93,30 @@ func benchRunOf(q url.Values, parsed *bench.Results) (store.BenchRun, error) {
 		}
 		return v, nil
 	}
-	pick := func(param, key string) (string, error) {
-		if v := strings.TrimSpace(q.Get(param)); v != "" {
+	pick := func(v, key string) (string, error) {
+		if v != "" || key == "" {
 			return v, nil
-		}
-		if key == "" {
-			return "", nil
 		}
 		return conf(key)
 	}
+	p := api.ParseBenchParams(q)
 	var run store.BenchRun
 	var err error
 	fields := []struct {
-		param, key string
-		dst        *string
+		param, value, key string
+		dst               *string
 	}{
-		{"commit", "commit", &run.Commit},
-		{"branch", "branch", &run.Branch},
-		{"machine", "", &run.Machine.Hostname},
-		{"goos", "goos", &run.Machine.GOOS},
-		{"goarch", "goarch", &run.Machine.GOARCH},
-		{"cpu", "cpu", &run.Machine.CPU},
-		{"go", "go", &run.GoVersion},
-		{"package", "", &run.Package},
+		{"commit", p.Commit, "commit", &run.Commit},
+		{"branch", p.Branch, "branch", &run.Branch},
+		{"machine", p.Machine, "", &run.Machine.Hostname},
+		{"goos", p.GOOS, "goos", &run.Machine.GOOS},
+		{"goarch", p.GOARCH, "goarch", &run.Machine.GOARCH},
+		{"cpu", p.CPU, "cpu", &run.Machine.CPU},
+		{"go", p.Go, "go", &run.GoVersion},
+		{"package", p.Package, "", &run.Package},
 	}
 	for _, f := range fields {
-		if *f.dst, err = pick(f.param, f.key); err != nil {
+		if *f.dst, err = pick(f.value, f.key); err != nil {
 			return run, err
 		}
 		if len(*f.dst) > 512 {
@@ -152,7 +129,7 @@ func benchRunOf(q url.Values, parsed *bench.Results) (store.BenchRun, error) {
 	if strings.ContainsAny(run.Commit, " \t\n/") {
 		return run, badRequest(fmt.Sprintf("commit %q: want a hash, without spaces or slashes", run.Commit))
 	}
-	dirty, err := pick("dirty", "dirty")
+	dirty, err := pick(p.Dirty, "dirty")
 	if err != nil {
 		return run, err
 	}
@@ -161,10 +138,10 @@ func benchRunOf(q url.Values, parsed *bench.Results) (store.BenchRun, error) {
 			return run, badRequest(fmt.Sprintf("dirty %q: want true or false", dirty))
 		}
 	}
-	if run.CommitTime, err = parseTimeParam(q, "commit_time"); err != nil {
+	if run.CommitTime, err = parseTimeParam("commit_time", p.CommitTime); err != nil {
 		return run, err
 	}
-	if run.Time, err = parseTimeParam(q, "time"); err != nil {
+	if run.Time, err = parseTimeParam("time", p.Time); err != nil {
 		return run, err
 	}
 	run.Results = parsed.Results
@@ -173,8 +150,7 @@ func benchRunOf(q url.Values, parsed *bench.Results) (store.BenchRun, error) {
 
 // parseTimeParam reads a time given as RFC 3339 or Unix seconds; absent is
 // the zero time.
-func parseTimeParam(q url.Values, name string) (time.Time, error) {
-	v := strings.TrimSpace(q.Get(name))
+func parseTimeParam(name, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}

@@ -20,7 +20,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -38,14 +39,6 @@ var (
 	errRunFileNames = "files are run.json and the <kind>.pb.gz profiles it lists"
 )
 
-// A runUploadResult is the answer to a profiling run upload.
-type runUploadResult struct {
-	ID       string `json:"id"`
-	Profiles int    `json:"profiles"`
-	// URL is the run's dashboard page.
-	URL string `json:"url"`
-}
-
 // handleUploadRun stores one profiling run: POST /api/v1/runs with a token
 // and the run directory of 'perfscope profile' as the body, either
 //
@@ -55,7 +48,7 @@ type runUploadResult struct {
 //
 // It takes no query parameters: run.json says everything. Every profile
 // run.json lists must be in the upload and parse as a pprof profile. It
-// answers 201 with a runUploadResult once the files are on disk and the run
+// answers 201 with an api.RunUpload once the files are on disk and the run
 // is indexed, 400 with the reason for a malformed upload, 409 when a run
 // with the same id is already stored, 413 over the upload limit.
 func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
@@ -73,23 +66,23 @@ func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
 		s.uploadFailed(w, r, "run", err)
 		return
 	}
-	run, err := checkRunDir(tmp)
+	saved, err := checkRunDir(tmp)
 	if err != nil {
 		s.uploadFailed(w, r, "run", err)
 		return
 	}
-	if err := s.commitRun(r, tmp, run); err != nil {
+	if err := s.commitRun(r, tmp, saved); err != nil {
 		s.uploadFailed(w, r, "run", err)
 		return
 	}
 	s.metrics.upload("run", "ok", body.n)
 	n := 0
-	for _, p := range run.Profiles {
+	for _, p := range saved.Profiles {
 		if p.File != "" {
 			n++
 		}
 	}
-	writeJSON(w, http.StatusCreated, runUploadResult{ID: run.ID, Profiles: n, URL: "/runs/" + run.ID})
+	writeJSON(w, http.StatusCreated, api.RunUpload{ID: saved.ID, Profiles: n, URL: "/runs/" + saved.ID})
 }
 
 // newIncoming creates a fresh directory for one upload.
@@ -192,7 +185,7 @@ func uploadReadError(what string, err error) error {
 
 // saveRunFile writes one uploaded file, synced, into dir.
 func saveRunFile(dir, name string, src io.Reader) error {
-	if name != capture.RunFile && !runFilePattern.MatchString(name) {
+	if name != run.File && !runFilePattern.MatchString(name) {
 		return badRequest(fmt.Sprintf("file %q: %s", name, errRunFileNames))
 	}
 	dst := filepath.Join(dir, name)
@@ -216,23 +209,23 @@ func saveRunFile(dir, name string, src io.Reader) error {
 
 // checkRunDir reads the received run and checks it is whole: a valid
 // run.json whose listed profiles are all there and parse, and nothing else.
-func checkRunDir(dir string) (*capture.Run, error) {
-	data, err := os.ReadFile(filepath.Join(dir, capture.RunFile))
+func checkRunDir(dir string) (*run.Run, error) {
+	data, err := os.ReadFile(filepath.Join(dir, run.File))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, badRequest("the upload has no run.json: send the directory 'perfscope profile' saved")
 	}
 	if err != nil {
 		return nil, err
 	}
-	var run capture.Run
-	if err := json.Unmarshal(data, &run); err != nil {
+	var saved run.Run
+	if err := json.Unmarshal(data, &saved); err != nil {
 		return nil, badRequest(fmt.Sprintf("run.json is not a valid run description: %v", err))
 	}
-	if !runIDPattern.MatchString(run.ID) {
-		return nil, badRequest(fmt.Sprintf("run.json: run id %q: want 1 to 128 letters, digits, '.', '_' or '-'", run.ID))
+	if !runIDPattern.MatchString(saved.ID) {
+		return nil, badRequest(fmt.Sprintf("run.json: run id %q: want 1 to 128 letters, digits, '.', '_' or '-'", saved.ID))
 	}
-	listed := map[string]bool{capture.RunFile: true}
-	for _, pf := range run.Profiles {
+	listed := map[string]bool{run.File: true}
+	for _, pf := range saved.Profiles {
 		if pf.File == "" {
 			continue
 		}
@@ -253,7 +246,7 @@ func checkRunDir(dir string) (*capture.Run, error) {
 			return nil, badRequest(fmt.Sprintf("file %q is not listed in run.json's profiles", e.Name()))
 		}
 	}
-	return &run, nil
+	return &saved, nil
 }
 
 func checkProfileFile(p string) error {
@@ -275,32 +268,32 @@ func checkProfileFile(p string) error {
 // commitRun moves the received run into place and indexes it. The index
 // entry is what makes a run exist: a directory left by a crash between the
 // rename and the index commit was never acknowledged, and is replaced.
-func (s *Server) commitRun(r *http.Request, tmp string, run *capture.Run) error {
+func (s *Server) commitRun(r *http.Request, tmp string, saved *run.Run) error {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	ctx := r.Context()
-	switch _, err := s.cfg.Store.ProfileRun(ctx, run.ID); {
+	switch _, err := s.cfg.Store.ProfileRun(ctx, saved.ID); {
 	case err == nil:
-		return fmt.Errorf("%w: a run with id %s is already stored", errConflict, run.ID)
+		return fmt.Errorf("%w: a run with id %s is already stored", errConflict, saved.ID)
 	case !errors.Is(err, store.ErrUnknownRun):
 		return err
 	}
 	if err := syncDir(tmp); err != nil {
-		return fmt.Errorf("store run %s: %w", run.ID, err)
+		return fmt.Errorf("store run %s: %w", saved.ID, err)
 	}
-	final := filepath.Join(s.cfg.DataDir, run.ID)
+	final := filepath.Join(s.cfg.DataDir, saved.ID)
 	if err := os.RemoveAll(final); err != nil {
-		return fmt.Errorf("store run %s: %w", run.ID, err)
+		return fmt.Errorf("store run %s: %w", saved.ID, err)
 	}
 	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("store run %s: %w", run.ID, err)
+		return fmt.Errorf("store run %s: %w", saved.ID, err)
 	}
 	if err := syncDir(s.cfg.DataDir); err != nil {
 		os.RemoveAll(final)
-		return fmt.Errorf("store run %s: %w", run.ID, err)
+		return fmt.Errorf("store run %s: %w", saved.ID, err)
 	}
-	run.Dir = final
-	if err := s.cfg.Store.SaveProfileRun(ctx, run); err != nil {
+	saved.Dir = final
+	if err := s.cfg.Store.SaveProfileRun(ctx, saved); err != nil {
 		os.RemoveAll(final)
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // A Store records benchmark runs and indexes profiling runs, and answers the
@@ -26,10 +26,10 @@ import (
 type Store interface {
 	// SaveBenchRun stores one benchmark run with all its samples and
 	// returns the run's id.
-	SaveBenchRun(ctx context.Context, run BenchRun) (int64, error)
+	SaveBenchRun(ctx context.Context, saved BenchRun) (int64, error)
 	// SaveProfileRun indexes a saved profiling run by its id; saving the
 	// same id again replaces the entry.
-	SaveProfileRun(ctx context.Context, run *capture.Run) error
+	SaveProfileRun(ctx context.Context, saved *run.Run) error
 
 	// Commits lists the commits that have benchmark runs matching f.
 	Commits(ctx context.Context, f Filter) ([]Commit, error)

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // parseBench reads Go benchmark output the way perfscope bench will.
@@ -64,16 +64,16 @@ var (
 // s must be empty.
 func runStoreSuite(t *testing.T, s Store) {
 	ctx := context.Background()
-	save := func(t *testing.T, run BenchRun) int64 {
+	save := func(t *testing.T, saved BenchRun) int64 {
 		t.Helper()
-		id, err := s.SaveBenchRun(ctx, run)
+		id, err := s.SaveBenchRun(ctx, saved)
 		if err != nil {
-			t.Fatalf("SaveBenchRun(%s): %v", run.Commit, err)
+			t.Fatalf("SaveBenchRun(%s): %v", saved.Commit, err)
 		}
 		return id
 	}
 	base := BenchRun{Branch: "main", Machine: machineA, GoVersion: "go1.26.8", Package: "example.com/default"}
-	run := func(commit string, commitAt int, scale float64) BenchRun {
+	saved := func(commit string, commitAt int, scale float64) BenchRun {
 		r := base
 		r.Commit = commit
 		r.CommitTime = epoch.Add(time.Duration(commitAt) * time.Hour)
@@ -83,14 +83,14 @@ func runStoreSuite(t *testing.T, s Store) {
 	}
 
 	// Inserted out of commit order on purpose: c3 was committed before c2.
-	save(t, run("c1aaaaaaaa", 0, 1))
-	save(t, run("c3cccccccc", 1, 1.5))
-	save(t, run("c2bbbbbbbb", 2, 2))
-	save(t, run("c2bbbbbbbb", 2, 2)) // a second run of the same commit
-	dirty := run("c2bbbbbbbb", 2, 9)
+	save(t, saved("c1aaaaaaaa", 0, 1))
+	save(t, saved("c3cccccccc", 1, 1.5))
+	save(t, saved("c2bbbbbbbb", 2, 2))
+	save(t, saved("c2bbbbbbbb", 2, 2)) // a second run of the same commit
+	dirty := saved("c2bbbbbbbb", 2, 9)
 	dirty.Dirty = true
 	save(t, dirty)
-	feature := run("f1ffffffff", 3, 3)
+	feature := saved("f1ffffffff", 3, 3)
 	feature.Branch, feature.Machine = "feature", machineB
 	save(t, feature)
 
@@ -220,7 +220,7 @@ func runStoreSuite(t *testing.T, s Store) {
 		if _, err := s.CommitSamples(ctx, "c1aaaaaaaa", Filter{Branch: "feature"}); !errors.Is(err, ErrUnknownCommit) {
 			t.Errorf("commit filtered out: %v, want ErrUnknownCommit", err)
 		}
-		save(t, run("c1aaaaaaab", 9, 1))
+		save(t, saved("c1aaaaaaab", 9, 1))
 		if _, err := s.CommitSamples(ctx, "c1aaaa", Filter{}); err == nil || !strings.Contains(err.Error(), "ambiguous") {
 			t.Errorf("ambiguous prefix: %v", err)
 		}
@@ -243,12 +243,12 @@ func runStoreSuite(t *testing.T, s Store) {
 
 	t.Run("ProfileRuns", func(t *testing.T) {
 		for i, id := range []string{"run-1", "run-2", "run-1"} {
-			r := &capture.Run{
+			r := &run.Run{
 				ID: id, Dir: "/runs/" + id, Target: "http://127.0.0.1:8080/", Version: "v0",
 				Start: epoch.Add(time.Duration(i) * time.Minute), End: epoch.Add(time.Duration(i)*time.Minute + 30*time.Second),
 				GitCommit: "c1aaaaaaaa",
 				Load:      &loadgen.Result{Requests: int64(1000 * (i + 1)), Throughput: 500, Latency: loadgen.Latency{P50: 1.5, P99: 9}},
-				Profiles:  []capture.ProfileFile{{Kind: capture.KindCPU, File: "cpu.pb.gz"}, {Kind: capture.KindBlock, Error: "disabled"}},
+				Profiles:  []run.ProfileFile{{Kind: run.KindCPU, File: "cpu.pb.gz"}, {Kind: run.KindBlock, Error: "disabled"}},
 			}
 			if err := s.SaveProfileRun(ctx, r); err != nil {
 				t.Fatal(err)
@@ -267,7 +267,7 @@ func runStoreSuite(t *testing.T, s Store) {
 		if rs, err := s.ProfileRuns(ctx, Filter{Limit: 1}); err != nil || len(rs) != 1 {
 			t.Errorf("limit: %v, %v", rs, err)
 		}
-		if err := s.SaveProfileRun(ctx, &capture.Run{}); err == nil {
+		if err := s.SaveProfileRun(ctx, &run.Run{}); err == nil {
 			t.Error("run without id indexed")
 		}
 	})

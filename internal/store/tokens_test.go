@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // runServerLookupSuite checks tokens and the lookups the dashboard server
@@ -59,9 +59,9 @@ func runServerLookupSuite(t *testing.T, s Store) {
 		t.Errorf("ProfileRun(unknown) = %v", err)
 	}
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	run := &capture.Run{ID: "r1", Dir: "/data/r1", Target: "http://x/", Start: start, End: start.Add(time.Second),
-		Profiles: []capture.ProfileFile{{Kind: "cpu", File: "cpu.pb.gz"}}}
-	if err := s.SaveProfileRun(ctx, run); err != nil {
+	saved := &run.Run{ID: "r1", Dir: "/data/r1", Target: "http://x/", Start: start, End: start.Add(time.Second),
+		Profiles: []run.ProfileFile{{Kind: "cpu", File: "cpu.pb.gz"}}}
+	if err := s.SaveProfileRun(ctx, saved); err != nil {
 		t.Fatal(err)
 	}
 	pr, err := rl.ProfileRun(ctx, "r1")

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // sqlStore is the Store both engines share: they differ only in their
@@ -28,20 +28,20 @@ func (s *sqlStore) Close() error { return s.db.Close() }
 func (s *sqlStore) q(query string) string { return s.d.rebind(query) }
 
 // SaveBenchRun implements Store.
-func (s *sqlStore) SaveBenchRun(ctx context.Context, run BenchRun) (int64, error) {
-	if run.Commit == "" {
+func (s *sqlStore) SaveBenchRun(ctx context.Context, saved BenchRun) (int64, error) {
+	if saved.Commit == "" {
 		return 0, errors.New("save benchmark run: no commit (results are kept per commit)")
 	}
-	keys, values := groupSamples(run)
+	keys, values := groupSamples(saved)
 	if len(keys) == 0 {
 		return 0, errors.New("save benchmark run: no benchmark results")
 	}
-	if run.Time.IsZero() {
-		run.Time = time.Now()
+	if saved.Time.IsZero() {
+		saved.Time = time.Now()
 	}
-	sortTime := run.CommitTime
+	sortTime := saved.CommitTime
 	if sortTime.IsZero() {
-		sortTime = run.Time
+		sortTime = saved.Time
 	}
 
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -50,7 +50,7 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, run BenchRun) (int64, error
 	}
 	defer tx.Rollback()
 
-	machineID, err := s.machineID(ctx, tx, run.Machine)
+	machineID, err := s.machineID(ctx, tx, saved.Machine)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
@@ -58,8 +58,8 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, run BenchRun) (int64, error
 	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO bench_runs
 		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		run.Commit, run.Branch, run.Dirty, nanos(run.CommitTime), nanos(run.Time), nanos(sortTime),
-		machineID, run.GoVersion, run.Package).Scan(&runID)
+		saved.Commit, saved.Branch, saved.Dirty, nanos(saved.CommitTime), nanos(saved.Time), nanos(sortTime),
+		machineID, saved.GoVersion, saved.Package).Scan(&runID)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
@@ -67,7 +67,7 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, run BenchRun) (int64, error
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
-	if err := s.markSeen(ctx, tx, ids, run.Branch, machineID); err != nil {
+	if err := s.markSeen(ctx, tx, ids, saved.Branch, machineID); err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
 	ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO samples (series_id, run_id, n, vals) VALUES (?, ?, ?, ?)`))
@@ -88,16 +88,16 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, run BenchRun) (int64, error
 
 // groupSamples collects the values of run's result lines per benchmark
 // metric, in the order the metrics first appear.
-func groupSamples(run BenchRun) ([]SeriesKey, map[SeriesKey][]float64) {
+func groupSamples(saved BenchRun) ([]SeriesKey, map[SeriesKey][]float64) {
 	var keys []SeriesKey
 	values := make(map[SeriesKey][]float64)
-	for _, r := range run.Results {
+	for _, r := range saved.Results {
 		if r == nil {
 			continue
 		}
 		pkg := r.GetConfig("pkg")
 		if pkg == "" {
-			pkg = run.Package
+			pkg = saved.Package
 		}
 		for _, v := range r.Values {
 			k := SeriesKey{Package: pkg, Name: r.Name.String(), Unit: v.Unit}
@@ -208,24 +208,24 @@ func (s *sqlStore) markSeen(ctx context.Context, tx *sql.Tx, ids []int64, branch
 }
 
 // SaveProfileRun implements Store.
-func (s *sqlStore) SaveProfileRun(ctx context.Context, run *capture.Run) error {
-	if run == nil || run.ID == "" {
+func (s *sqlStore) SaveProfileRun(ctx context.Context, saved *run.Run) error {
+	if saved == nil || saved.ID == "" {
 		return errors.New("index profiling run: no run id")
 	}
 	var requests, failures int64
 	var rps, p50, p99 float64
-	if l := run.Load; l != nil {
+	if l := saved.Load; l != nil {
 		requests, failures, rps = l.Requests, l.Failures, l.Throughput
 		p50, p99 = l.Latency.P50, l.Latency.P99
 	}
 	profiles := 0
-	for _, p := range run.Profiles {
+	for _, p := range saved.Profiles {
 		if p.Error == "" && p.File != "" {
 			profiles++
 		}
 	}
 	// The index outlives the working directory it was written from.
-	dir := run.Dir
+	dir := saved.Dir
 	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
 		dir = abs
 	}
@@ -237,10 +237,10 @@ func (s *sqlStore) SaveProfileRun(ctx context.Context, run *capture.Run) error {
 			commit_hash = excluded.commit_hash, dirty = excluded.dirty, version = excluded.version,
 			requests = excluded.requests, failures = excluded.failures, rps = excluded.rps,
 			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles`),
-		run.ID, dir, run.Target, nanos(run.Start), nanos(run.End), run.GitCommit, run.GitDirty, run.Version,
+		saved.ID, dir, saved.Target, nanos(saved.Start), nanos(saved.End), saved.GitCommit, saved.GitDirty, saved.Version,
 		requests, failures, rps, p50, p99, profiles)
 	if err != nil {
-		return fmt.Errorf("index profiling run %s: %w", run.ID, err)
+		return fmt.Errorf("index profiling run %s: %w", saved.ID, err)
 	}
 	return nil
 }

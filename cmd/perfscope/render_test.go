@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/server"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// committedRun is a real run of the leftpad example in its naive mode,
+// saved by 'perfscope demo'.
+const committedRun = "../../internal/analysis/testdata/leftpad-naive"
+
+// textFinding matches a finding's heading in the text report:
+// "1. Title  [49.2% of allocated bytes]  (rule)".
+var textFinding = regexp.MustCompile(`(?m)^\d+\. (.+)  \[(.+)\]  \((\S+)\)$`)
+
+// pageFinding matches a finding on the dashboard's run page.
+var pageFinding = regexp.MustCompile(`<li(?: class="high")?><strong>(.*?)</strong> <span class="summary">\((.*?)\)</span>`)
+
+// TestSameFindingsEverywhere renders one committed run as 'perfscope
+// profile' prints it, as 'perfscope report' prints it with and without the
+// source, and as the dashboard shows it, and checks that each shows the
+// same findings with the same shares.
+func TestSameFindingsEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example's source for the compiler's reasons")
+	}
+	dir, err := filepath.Abs(committedRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := run.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// perfscope profile renders the run it saved with its own flags.
+	var rf reportFlags
+	c := &cobra.Command{}
+	addFormatFlag(c, &rf.format, report.Formats()...)
+	rf.register(c.Flags())
+	if err := c.ParseFlags(nil); err != nil {
+		t.Fatal(err)
+	}
+	var profileOut bytes.Buffer
+	if err := writeRunReport(t.Context(), &profileOut, rf, r); err != nil {
+		t.Fatal(err)
+	}
+	want := textFindings(t, "perfscope profile", profileOut.String())
+	if len(want) < 2 {
+		t.Fatalf("perfscope profile shows %d findings, want the naive leftpad's several:\n%s", len(want), profileOut.String())
+	}
+	for _, rule := range []string{"concat-loop", "built-per-call"} {
+		if !slices.ContainsFunc(want, func(f string) bool { return strings.HasSuffix(f, "("+rule+")") }) {
+			t.Errorf("perfscope profile does not find %s in the naive leftpad: %q", rule, want)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"report", dir},
+		{"report", "--list", "3", dir},
+	} {
+		checkReport(t, want, args...)
+	}
+	cliJSON := jsonFindings(t, perfscope(t, "report", "--format", "json", dir))
+
+	ts := dashboard(t, r, false)
+	page := get(t, ts.URL+"/runs/"+r.ID)
+	checkPage(t, want, page)
+	if strings.Contains(page, "Compiler reasons skipped") {
+		t.Error("the run page says compiler reasons were skipped, though the server builds them")
+	}
+	if got := jsonFindings(t, get(t, ts.URL+"/api/v1/runs/"+r.ID+"/report")); !slices.Equal(got, cliJSON) {
+		t.Errorf("the API's report has findings\n%q\nwant, as perfscope report --format json,\n%q", got, cliJSON)
+	}
+
+	// Without the source, the findings that rest on the compiler's
+	// reasons (fmt arguments boxed at the call) charge less; the
+	// dashboard told to skip the build shows what the CLI does.
+	wantNoSource := checkReport(t, nil, "report", "--no-source", dir)
+	if !slices.Equal(wantNoSource, want) {
+		t.Logf("without the source:\n%q\nwith it:\n%q", wantNoSource, want)
+	}
+	page = get(t, dashboard(t, r, true).URL+"/runs/"+r.ID)
+	checkPage(t, wantNoSource, page)
+	if !strings.Contains(page, "Compiler reasons skipped") {
+		t.Error("a server told not to build the source does not say on the run page that compiler reasons were skipped")
+	}
+}
+
+// checkReport runs perfscope with args and checks that its report shows
+// the findings want, when want is not nil; it returns the findings.
+func checkReport(t *testing.T, want []string, args ...string) []string {
+	t.Helper()
+	what := "perfscope " + strings.Join(args[:len(args)-1], " ")
+	got := textFindings(t, what, perfscope(t, args...))
+	if want != nil && !slices.Equal(got, want) {
+		t.Errorf("%s shows\n%q\nwant\n%q", what, got, want)
+	}
+	return got
+}
+
+// checkPage checks that a run page lists the findings want, both in its
+// findings list and in the text report it embeds.
+func checkPage(t *testing.T, want []string, page string) {
+	t.Helper()
+	var onPage []string
+	rules := textFinding.FindAllStringSubmatch(strings.Join(want, "\n"), -1)
+	for i, m := range pageFinding.FindAllStringSubmatch(page, -1) {
+		rule := ""
+		if i < len(rules) {
+			rule = rules[i][3] // the list names no rule; the rest must match
+		}
+		onPage = append(onPage, "1. "+html.UnescapeString(m[1])+"  ["+html.UnescapeString(m[2])+"]  ("+rule+")")
+	}
+	if !slices.Equal(onPage, want) {
+		t.Errorf("the run page lists\n%q\nwant\n%q", onPage, want)
+	}
+	i := strings.Index(page, `<pre class="report">`)
+	if i < 0 {
+		t.Fatalf("the run page has no report:\n%s", page)
+	}
+	if got := textFindings(t, "the run page's report", html.UnescapeString(page[i:])); !slices.Equal(got, want) {
+		t.Errorf("the run page's report shows\n%q\nwant\n%q", got, want)
+	}
+}
+
+// textFindings lists the findings' headings of a text report, numbered
+// "1." each so that lists compare whatever their place in the report.
+func textFindings(t *testing.T, what, out string) []string {
+	t.Helper()
+	var fs []string
+	for _, m := range textFinding.FindAllStringSubmatch(out, -1) {
+		fs = append(fs, "1. "+m[1]+"  ["+m[2]+"]  ("+m[3]+")")
+	}
+	if len(fs) == 0 {
+		t.Errorf("%s shows no findings:\n%s", what, out)
+	}
+	return fs
+}
+
+// jsonFindings lists a JSON report's findings as rule, title and
+// severity, the share at full precision.
+func jsonFindings(t *testing.T, out string) []string {
+	t.Helper()
+	var rep struct {
+		Findings []struct {
+			Rule     string  `json:"rule"`
+			Title    string  `json:"title"`
+			Severity float64 `json:"severity"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("JSON report: %v\n%s", err, out)
+	}
+	var fs []string
+	for _, f := range rep.Findings {
+		b, _ := json.Marshal(f)
+		fs = append(fs, string(b))
+	}
+	return fs
+}
+
+// perfscope runs the command line in this process and returns its output.
+func perfscope(t *testing.T, args ...string) string {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(t.Context()); err != nil {
+		t.Fatalf("perfscope %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String()
+}
+
+// dashboard serves the dashboard on a loopback port with r indexed.
+func dashboard(t *testing.T, r *run.Run, noCompiler bool) *httptest.Server {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "perfscope.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.SaveProfileRun(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st.(server.Backend), DataDir: t.TempDir(), PublicRead: true, NoCompiler: noCompiler, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v\n%s", url, resp.Status, err, body)
+	}
+	return string(body)
+}

@@ -1,0 +1,423 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// UnitInstructions is the unit of instruction counts per benchmark
+// operation. Counts do not vary with the machine's load, so results carry
+// "Unit instructions/op assume=exact" and benchstat tests them as exact.
+const UnitInstructions = "instructions/op"
+
+// ErrNoValgrind means valgrind, which counts instructions, is not
+// installed.
+var ErrNoValgrind = errors.New("valgrind is not installed (Debian/Ubuntu: apt-get install valgrind; macOS: not available, use --measure time)")
+
+// FindValgrind returns the path of valgrind, or ErrNoValgrind.
+func FindValgrind() (string, error) {
+	p, err := exec.LookPath("valgrind")
+	if err != nil {
+		return "", ErrNoValgrind
+	}
+	return p, nil
+}
+
+// InstructionOptions configure instruction counting. The zero value is
+// usable once Valgrind is set.
+type InstructionOptions struct {
+	// Valgrind is the valgrind executable (FindValgrind).
+	Valgrind string
+	// Target is how many instructions the counted operations of one
+	// measurement should add up to; more makes the fixed noise of a run
+	// (scheduler, timers: tens of thousands of instructions) a smaller
+	// share. Default 200 million, about a second under valgrind.
+	Target int64
+	// MaxAlloc caps what a measurement may allocate: the collector is off
+	// while counting (its work depends on timing), so every allocation
+	// stays in memory until the run ends. Default 2 GiB.
+	MaxAlloc int64
+	// Timeout bounds one run under valgrind. Default 3 minutes.
+	Timeout time.Duration
+}
+
+func (o InstructionOptions) withDefaults() InstructionOptions {
+	if o.Target <= 0 {
+		o.Target = 200_000_000
+	}
+	if o.MaxAlloc <= 0 {
+		o.MaxAlloc = 2 << 30
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 3 * time.Minute
+	}
+	return o
+}
+
+// An IterationPlan is how many operations an instruction count of one
+// benchmark runs, and why.
+type IterationPlan struct {
+	// N is the number of operations of the shorter of the two runs; the
+	// longer runs 2N.
+	N int
+	// Note, when set, says the plan had to give up precision (the
+	// allocation cap allowed fewer operations than wanted).
+	Note string
+}
+
+// assumedInstructionsPerNs estimates the instructions one nanosecond of a
+// benchmark executes, to size the first count before any is known; a wrong
+// guess costs time, never accuracy, and Count re-plans from the count.
+const assumedInstructionsPerNs = 3
+
+// PlanIterations chooses N for a benchmark from its ordinary run's ns/op
+// and B/op (0 when unknown), or from a previous count's instructions/op
+// when instrPerOp > 0.
+func (o InstructionOptions) PlanIterations(nsPerOp, bytesPerOp, instrPerOp float64) IterationPlan {
+	o = o.withDefaults()
+	perOp := instrPerOp
+	if perOp <= 0 {
+		perOp = nsPerOp * assumedInstructionsPerNs
+	}
+	n := 1000
+	if perOp > 0 {
+		n = int(math.Ceil(float64(o.Target) / perOp))
+	}
+	n = max(n, 1)
+	var plan IterationPlan
+	// Both runs together execute 1 + N and 1 + 2N operations (testing
+	// runs every benchmark once before the requested count).
+	if bytesPerOp > 0 {
+		if most := int((float64(o.MaxAlloc)/bytesPerOp - 1) / 2); most < n {
+			plan.Note = fmt.Sprintf("%s of allocation per operation: counted over %d operations instead of %d to stay under %d MiB with the collector off; the count is less precise",
+				strconv.FormatFloat(bytesPerOp, 'f', 0, 64)+" B", max(most, 1), n, o.MaxAlloc>>20)
+			n = max(most, 1)
+		}
+	}
+	plan.N = min(n, 1_000_000_000)
+	return plan
+}
+
+// An InstructionCount is the instructions one operation of a benchmark
+// executes, from the difference of two runs under valgrind.
+type InstructionCount struct {
+	// Name is the benchmark's full name without the GOMAXPROCS suffix.
+	Name string
+	// PerOp is instructions per operation.
+	PerOp float64
+	// N is the operations of the shorter run (the longer ran 2N).
+	N int
+	// Short and Long are the two runs' whole-program counts.
+	Short, Long int64
+}
+
+// CountInstructions runs benchmark name (full name, sub-benchmarks
+// included, without a "-N" GOMAXPROCS suffix) of bin under valgrind's
+// cachegrind at n and 2n operations and returns the instructions of one
+// operation: everything the process does besides the operations — start-up,
+// testing's own work, the benchmark's set-up — is the same in both runs and
+// cancels. The runs use one processor and no garbage collector, the two
+// sources of instructions whose amount depends on timing; allocation itself
+// is counted, the collector's work is not (allocs/op and B/op report it).
+func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (InstructionCount, error) {
+	opts = opts.withDefaults()
+	short, err := cachegrind(ctx, bin, name, n, opts)
+	if err != nil {
+		return InstructionCount{}, err
+	}
+	long, err := cachegrind(ctx, bin, name, 2*n, opts)
+	if err != nil {
+		return InstructionCount{}, err
+	}
+	c := InstructionCount{Name: name, N: n, Short: short, Long: long, PerOp: float64(long-short) / float64(n)}
+	if long <= short {
+		return c, fmt.Errorf("%s: %d operations counted no more instructions than %d (%d, %d): the benchmark does not run b.N operations", name, 2*n, n, long, short)
+	}
+	return c, nil
+}
+
+// BenchPattern is the -test.bench pattern that selects exactly one
+// benchmark by its full name: testing matches each slash-separated level
+// of a name with its own expression.
+func BenchPattern(name string) string {
+	levels := strings.Split(name, "/")
+	for i, l := range levels {
+		levels[i] = "^" + regexp.QuoteMeta(l) + "$"
+	}
+	return strings.Join(levels, "/")
+}
+
+// cachegrind runs one benchmark at n operations under cachegrind and
+// returns the instructions the whole process executed.
+func cachegrind(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	out, err := os.CreateTemp("", "perfscope-cachegrind-")
+	if err != nil {
+		return 0, fmt.Errorf("count instructions: %w", err)
+	}
+	out.Close()
+	defer os.Remove(out.Name())
+	cmd := exec.CommandContext(ctx, opts.Valgrind, "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no",
+		"--cachegrind-out-file="+out.Name(),
+		bin.Path, "-test.run=^$", "-test.bench="+BenchPattern(name), "-test.benchtime="+strconv.Itoa(n)+"x",
+		"-test.count=1", "-test.cpu=1")
+	cmd.Dir = bin.Package.Dir
+	// GODEBUG=cpu.rdtscp=off keeps the runtime off an instruction some
+	// valgrind builds cannot run.
+	cmd.Env = append(os.Environ(), "GOGC=off", "GOMAXPROCS=1", "GODEBUG=cpu.rdtscp=off")
+	var stderr, stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return 0, fmt.Errorf("%s: no result under valgrind within %v", name, opts.Timeout)
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		msg := strings.TrimSpace(failureLines(stdout.String()) + "\n" + valgrindErrors(stderr.String()))
+		return 0, fmt.Errorf("%s under valgrind: %w: %s", name, err, firstLines(msg, 10))
+	}
+	if !ranBenchmark(stdout.String(), name) {
+		return 0, fmt.Errorf("%s: the test binary of %s ran no such benchmark", name, bin.Package.ImportPath)
+	}
+	return readCachegrindTotal(out.Name())
+}
+
+// ranBenchmark reports whether test output holds a result line of the
+// benchmark name.
+func ranBenchmark(out, name string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// valgrindErrors keeps valgrind's own lines that explain a failure,
+// dropping its banner.
+func valgrindErrors(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "==") && (strings.Contains(l, "Copyright") || strings.Contains(l, "Command:") ||
+			strings.Contains(l, "Cachegrind, ") || strings.Contains(l, "Using Valgrind") || strings.TrimSpace(strings.TrimLeft(l, "=0123456789")) == "") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// readCachegrindTotal reads the "summary:" line of a cachegrind output
+// file: the instructions the whole program executed.
+func readCachegrindTotal(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read cachegrind output: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "summary:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				break
+			}
+			return strconv.ParseInt(fields[0], 10, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("read cachegrind output %s: %w", filepath.Base(path), err)
+	}
+	return 0, fmt.Errorf("cachegrind output %s has no summary line", filepath.Base(path))
+}
+
+// A CountedBenchmark is one benchmark's instruction count, or why it has
+// none.
+type CountedBenchmark struct {
+	// Result is the benchmark's result in the ordinary run the count was
+	// planned from; its name and configuration label the count.
+	Result *benchfmt.Result
+	// Counts holds one count per repetition.
+	Counts []InstructionCount
+	// Note says what limited the count (the allocation cap).
+	Note string
+	// Err is why the benchmark could not be counted (it crashed, timed out
+	// or does not run b.N operations under valgrind); its other measures
+	// still stand.
+	Err error
+}
+
+// PerOp is the median of the repetitions' counts, rounded to whole
+// instructions.
+func (c *CountedBenchmark) PerOp() float64 {
+	v := make([]float64, len(c.Counts))
+	for i, n := range c.Counts {
+		v[i] = n.PerOp
+	}
+	slices.Sort(v)
+	switch len(v) {
+	case 0:
+		return math.NaN()
+	case 1:
+		return math.Round(v[0])
+	}
+	if len(v)%2 == 1 {
+		return math.Round(v[len(v)/2])
+	}
+	return math.Round((v[len(v)/2-1] + v[len(v)/2]) / 2)
+}
+
+// CountBenchmarks counts the instructions of every benchmark of bin that
+// ordinary — results of an ordinary run of the same binary — holds, reps
+// times each, planning each benchmark's operations from its ns/op and
+// B/op. A benchmark that cannot be counted keeps its error in its
+// CountedBenchmark; the others go on. The error is only for
+// cancellation. progress, when set, is called before each benchmark.
+func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps int, opts InstructionOptions, progress func(done, total int, name string)) ([]*CountedBenchmark, error) {
+	opts = opts.withDefaults()
+	reps = max(reps, 1)
+	type stats struct {
+		first     *benchfmt.Result
+		ns, bytes []float64
+	}
+	byName := make(map[string]*stats)
+	var order []string
+	for _, r := range ordinary.Results {
+		if pkg := r.GetConfig("pkg"); pkg != "" && pkg != bin.Package.ImportPath {
+			continue
+		}
+		name := string(r.Name)
+		s := byName[name]
+		if s == nil {
+			s = &stats{first: r}
+			byName[name] = s
+			order = append(order, name)
+		}
+		if v, ok := r.Value("sec/op"); ok {
+			s.ns = append(s.ns, v*1e9)
+		}
+		if v, ok := r.Value("B/op"); ok {
+			s.bytes = append(s.bytes, v)
+		}
+	}
+	var out []*CountedBenchmark
+	for i, name := range order {
+		if progress != nil {
+			progress(i, len(order), name)
+		}
+		s := byName[name]
+		cb := &CountedBenchmark{Result: s.first}
+		out = append(out, cb)
+		plan := opts.PlanIterations(median(s.ns), slices.Max(append(s.bytes, 0)), 0)
+		cb.Note = plan.Note
+		// benchfmt names drop the "Benchmark" prefix; testing needs it.
+		base := "Benchmark" + stripProcs(name)
+		for range reps {
+			c, err := CountInstructions(ctx, bin, base, plan.N, opts)
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			if err != nil {
+				cb.Err = err
+				break
+			}
+			// The first count replaces the guess from time: a count far
+			// below the target is re-planned from what one operation
+			// really executes.
+			if len(cb.Counts) == 0 && float64(c.Long-c.Short) < float64(opts.Target)/4 {
+				if again := opts.PlanIterations(0, slices.Max(append(s.bytes, 0)), c.PerOp); again.N > plan.N {
+					plan = again
+					cb.Note = plan.Note
+					if c, err = CountInstructions(ctx, bin, base, plan.N, opts); err != nil {
+						if ctx.Err() != nil {
+							return out, ctx.Err()
+						}
+						cb.Err = err
+						break
+					}
+				}
+			}
+			// Operations that add almost nothing over a run at twice the
+			// count planned for the target are not operations: the
+			// benchmark does its work regardless of b.N.
+			if float64(c.Long-c.Short) < float64(opts.Target)/10 {
+				cb.Err = fmt.Errorf("%s: %d more operations added only %d instructions: the benchmark does not run b.N operations", base, c.N, c.Long-c.Short)
+				break
+			}
+			cb.Counts = append(cb.Counts, c)
+		}
+	}
+	if progress != nil {
+		progress(len(order), len(order), "")
+	}
+	return out, nil
+}
+
+// WriteInstructions writes counted benchmarks in Go benchmark format:
+// the unit's "assume=exact" metadata, then one result line per counted
+// benchmark, under its ordinary result's name and configuration, so the
+// counts group with the benchmark's other measures.
+func WriteInstructions(w io.Writer, counted []*CountedBenchmark) error {
+	bw := benchfmt.NewWriter(w)
+	meta := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitInstructions, Key: "assume"}, OrigUnit: UnitInstructions, Value: "exact"}
+	if err := bw.Write(meta); err != nil {
+		return fmt.Errorf("write instruction counts: %w", err)
+	}
+	for _, c := range counted {
+		if len(c.Counts) == 0 {
+			continue
+		}
+		r := c.Result.Clone()
+		r.Iters = c.Counts[len(c.Counts)-1].N
+		v := c.PerOp()
+		r.Values = []benchfmt.Value{{Value: v, Unit: UnitInstructions, OrigValue: v, OrigUnit: UnitInstructions}}
+		if err := bw.Write(r); err != nil {
+			return fmt.Errorf("write instruction counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// stripProcs removes the "-N" GOMAXPROCS suffix testing adds to a
+// benchmark's name when N is not 1.
+func stripProcs(name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || i == len(name)-1 {
+		return name
+	}
+	if _, err := strconv.Atoi(name[i+1:]); err != nil {
+		return name
+	}
+	return name[:i]
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

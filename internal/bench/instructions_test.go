@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// workBinary builds testdata/work's test binary.
+func workBinary(t *testing.T) Binary {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "work"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "work.test")
+	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build testdata/work: %v\n%s", err, out)
+	}
+	return Binary{Package: Package{ImportPath: "example.com/work", Dir: dir}, Path: bin}
+}
+
+func valgrind(t *testing.T) string {
+	t.Helper()
+	p, err := FindValgrind()
+	if err != nil {
+		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return p
+}
+
+// TestCountInstructions checks counts against work known in proportion:
+// twice the loop is twice the instructions, and counting again gives the
+// same number. Counts do not depend on the machine's load.
+func TestCountInstructions(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 20_000_000}
+	bin := workBinary(t)
+	ctx := context.Background()
+	count := func(name string) InstructionCount {
+		t.Helper()
+		n := opts.PlanIterations(0, 0, 10_000).N
+		c, err := CountInstructions(ctx, bin, name, n, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	one, two := count("BenchmarkSpin/1000"), count("BenchmarkSpin/2000")
+	t.Logf("Spin/1000: %.1f instructions/op over %d ops; Spin/2000: %.1f over %d", one.PerOp, one.N, two.PerOp, two.N)
+	// The loop body is a handful of instructions per iteration.
+	if one.PerOp < 3000 || one.PerOp > 20000 {
+		t.Errorf("Spin/1000: %.0f instructions/op, want a few per loop iteration", one.PerOp)
+	}
+	if r := two.PerOp / one.PerOp; math.Abs(r-2) > 0.02 {
+		t.Errorf("Spin/2000 / Spin/1000 = %.4f, want 2 (±1%%)", r)
+	}
+	again := count("BenchmarkSpin/1000")
+	if d := math.Abs(again.PerOp/one.PerOp - 1); d > 0.005 {
+		t.Errorf("Spin/1000 counted %.1f then %.1f: %.2f%% apart, want under 0.5%%", one.PerOp, again.PerOp, 100*d)
+	}
+}
+
+func TestCountInstructionsErrors(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t)}
+	bin := workBinary(t)
+	ctx := context.Background()
+	if _, err := CountInstructions(ctx, bin, "BenchmarkMissing", 10, opts); err == nil || !strings.Contains(err.Error(), "no such benchmark") {
+		t.Errorf("a missing benchmark: %v", err)
+	}
+}
+
+func TestPlanIterations(t *testing.T) {
+	o := InstructionOptions{Target: 1_000_000, MaxAlloc: 1 << 20}
+	if p := o.PlanIterations(100, 0, 0); p.N != 3334 || p.Note != "" {
+		t.Errorf("from ns/op: %+v", p)
+	}
+	if p := o.PlanIterations(100, 0, 500); p.N != 2000 {
+		t.Errorf("from a count: %+v", p)
+	}
+	// 4 KiB per op under a 1 MiB cap: (256-1)/2 = 127 ops.
+	if p := o.PlanIterations(0, 4096, 100); p.N != 127 || !strings.Contains(p.Note, "less precise") {
+		t.Errorf("allocation cap: %+v", p)
+	}
+	if p := o.PlanIterations(0, 1<<30, 100); p.N != 1 {
+		t.Errorf("huge allocations: %+v", p)
+	}
+}
+
+func TestBenchPattern(t *testing.T) {
+	if got := BenchPattern("BenchmarkA/x.y(1)/z"); got != `^BenchmarkA$/^x\.y\(1\)$/^z$` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestCountBenchmarks counts every benchmark of an ordinary run and writes
+// the counts in Go benchmark format that reads back as exact.
+func TestCountBenchmarks(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000, MaxAlloc: 64 << 20}
+	bin := workBinary(t)
+	ctx := context.Background()
+	cmd := exec.Command(bin.Path, "-test.run=^$", "-test.bench=.", "-test.benchmem", "-test.benchtime=100x", "-test.count=2")
+	cmd.Dir = bin.Package.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ordinary run: %v\n%s", err, out)
+	}
+	ordinary, err := Parse(bytes.NewReader(out), "ordinary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	counted, err := CountBenchmarks(ctx, bin, ordinary, 2, opts, func(done, total int, name string) { seen = append(seen, name) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*CountedBenchmark{}
+	for _, c := range counted {
+		byName[stripProcs(string(c.Result.Name))] = c
+	}
+	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc"} {
+		c := byName[name]
+		if c == nil || c.Err != nil || len(c.Counts) != 2 {
+			t.Fatalf("%s: %+v (counted: %v)\n%s", name, c, slices.Collect(maps.Keys(byName)), out)
+		}
+	}
+	if c := byName["Fixed"]; c == nil || c.Err == nil || !strings.Contains(c.Err.Error(), "does not run b.N") {
+		t.Errorf("BenchmarkFixed ignores b.N but was counted: %+v", c)
+	}
+	if len(seen) != len(counted)+1 || seen[len(seen)-1] != "" {
+		t.Errorf("progress calls: %q", seen)
+	}
+	// 4 KiB per operation: the cap allows (64 MiB / 4 KiB - 1) / 2 ops.
+	if a := byName["Alloc"]; a.Counts[0].N > 8191 {
+		t.Errorf("BenchmarkAlloc counted over %d ops, above the allocation cap", a.Counts[0].N)
+	}
+
+	var buf bytes.Buffer
+	if err := WriteInstructions(&buf, counted); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(&buf, "counts")
+	if err != nil || len(back.Warnings) > 0 {
+		t.Fatalf("reading the counts back: %v %v\n%s", err, back.Warnings, buf.String())
+	}
+	if got := back.Units.GetAssumption(UnitInstructions); got != benchmath.AssumeExact {
+		t.Errorf("instructions/op assumption %v, want exact:\n%s", got, buf.String())
+	}
+	if len(back.Results) != 3 {
+		t.Fatalf("%d results, want 3:\n%s", len(back.Results), buf.String())
+	}
+	for _, r := range back.Results {
+		v, ok := r.Value(UnitInstructions)
+		want := byName[stripProcs(string(r.Name))].PerOp()
+		if !ok || v != want || r.GetConfig("pkg") != "example.com/work" {
+			t.Errorf("%s: %v %v (want %v), pkg %q", r.Name, v, ok, want, r.GetConfig("pkg"))
+		}
+	}
+}

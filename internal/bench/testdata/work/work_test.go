@@ -1,0 +1,50 @@
+// Package work has benchmarks whose work per operation is known, for
+// testing instruction counts: Spin/1000 does half the loop iterations of
+// Spin/2000, Fixed ignores b.N.
+package work
+
+import "testing"
+
+var (
+	sink uint64
+	kept []byte
+)
+
+//go:noinline
+func spin(n int) uint64 {
+	x := uint64(88172645463325252)
+	for range n {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+func BenchmarkSpin(b *testing.B) {
+	for _, n := range []int{1000, 2000} {
+		b.Run(itoa(n), func(b *testing.B) {
+			for range b.N {
+				sink += spin(n)
+			}
+		})
+	}
+}
+
+func BenchmarkAlloc(b *testing.B) {
+	for range b.N {
+		kept = make([]byte, 4096)
+	}
+}
+
+func BenchmarkFixed(b *testing.B) {
+	sink += spin(100_000)
+}
+
+func itoa(n int) string {
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}

@@ -1,0 +1,287 @@
+package gate
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// A Verdict is the gate's conclusion about one measurement.
+type Verdict string
+
+const (
+	// Regression: significant after correction and worse than the
+	// threshold.
+	Regression Verdict = "regression"
+	// Improvement: significant after correction and better than the
+	// threshold.
+	Improvement Verdict = "improvement"
+	// Unchanged: no significant change beyond the threshold.
+	Unchanged Verdict = "unchanged"
+	// TooFewSamples: even perfectly separated samples of these sizes
+	// could not be significant, so nothing can be concluded.
+	TooFewSamples Verdict = "too few samples"
+	// TooNoisy: no significant change, but the samples are so noisy
+	// that a change as large as the threshold could hide in them (the
+	// median's confidence interval is wider than the threshold). The
+	// gate says so rather than pass a regression it could not see.
+	TooNoisy Verdict = "too noisy"
+	// NotGated: a unit the gate does not judge, or one ignored by
+	// configuration; reported only.
+	NotGated Verdict = "not gated"
+	// Added and Removed: the benchmark exists on one side only.
+	Added   Verdict = "added"
+	Removed Verdict = "removed"
+)
+
+// A Judgement is the gate's conclusion about one Measurement with the
+// numbers behind it.
+type Judgement struct {
+	Measurement
+	Verdict Verdict `json:"verdict"`
+	// BaseMedian and HeadMedian are benchstat's centers; Change is
+	// HeadMedian/BaseMedian - 1.
+	BaseMedian float64 `json:"base_median"`
+	HeadMedian float64 `json:"head_median"`
+	Change     float64 `json:"change"`
+	// P is the U-test p-value; AdjustedP is it after Holm–Bonferroni
+	// across all judged measurements (1 when not judged).
+	P         float64 `json:"p"`
+	AdjustedP float64 `json:"adjusted_p"`
+	// Threshold is the relative change that counts (0.05 = 5%); a
+	// regression must exceed it.
+	Threshold float64 `json:"threshold"`
+	// Resolution is the half-width of the 95% confidence interval of
+	// the noisier side's median, relative to that median: changes
+	// smaller than this cannot be told from noise. +Inf when a side has
+	// too few samples for an interval.
+	Resolution float64 `json:"-"`
+	// Warnings are benchmath's warnings about the samples.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// A Decision is the gate's overall result.
+type Decision struct {
+	Judgements []Judgement `json:"judgements"`
+	// Regressions, Improvements and Undecided count judgements.
+	Regressions  int `json:"regressions"`
+	Improvements int `json:"improvements"`
+	Undecided    int `json:"undecided"`
+	// Tests is the size of the family Holm's correction ran over.
+	Tests int     `json:"tests"`
+	Alpha float64 `json:"alpha"`
+}
+
+// ExitCode is the gate's exit status for the decision: 1 on any
+// regression, else 2 if something could not be decided, else 0.
+func (d *Decision) ExitCode() int {
+	switch {
+	case d.Regressions > 0:
+		return 1
+	case d.Undecided > 0:
+		return 2
+	}
+	return 0
+}
+
+// NeedsMoreRounds reports whether more rounds could let an undecided gate
+// decide: some gated measurement has too few samples, or a median less
+// certain than its threshold. It looks only at sample sizes and spread,
+// never at which side is ahead, so measuring more because of it does not
+// bias the test the way rerunning until significant would.
+func (d *Decision) NeedsMoreRounds() bool {
+	for _, j := range d.Judgements {
+		switch j.Verdict {
+		case NotGated, Added, Removed:
+			continue
+		case TooFewSamples:
+			return true
+		}
+		if j.Threshold > 0 && j.Resolution > j.Threshold {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide judges every measurement. A measurement is a regression only if
+// its U-test p-value stays below alpha after Holm–Bonferroni correction
+// across all judged measurements AND its median worsens by more than its
+// threshold. The statistics are benchmath's, exactly as benchstat's.
+//
+// Decide is a pure function of its inputs, so studies of the gate's error
+// rates (resampled A/A runs, injected slowdowns) run the gate's own logic.
+func Decide(ms []Measurement, cfg Config) *Decision {
+	cfg = cfg.withDefaults()
+	// Compile the rules on a copy: callers validated them when loading,
+	// and Decide must not write to a config shared between goroutines.
+	cfg.Benchmarks = slices.Clone(cfg.Benchmarks)
+	_ = cfg.Validate()
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = cfg.Alpha
+	d := &Decision{Alpha: cfg.Alpha}
+	var tested []int
+	for _, m := range ms {
+		j := Judgement{Measurement: m, P: 1, AdjustedP: 1}
+		threshold, gated := cfg.rule(m.Package, m.Benchmark, m.Unit)
+		j.Threshold = threshold
+		switch {
+		case len(m.Base) == 0:
+			j.Verdict = Added
+		case len(m.Head) == 0:
+			j.Verdict = Removed
+		default:
+			bs := benchmath.NewSample(slices.Clone(m.Base), &th)
+			hs := benchmath.NewSample(slices.Clone(m.Head), &th)
+			bsum := benchmath.AssumeNothing.Summary(bs, 0.95)
+			hsum := benchmath.AssumeNothing.Summary(hs, 0.95)
+			j.BaseMedian, j.HeadMedian = bsum.Center, hsum.Center
+			j.Resolution = max(halfWidth(bsum), halfWidth(hsum))
+			j.Change = relChange(j.BaseMedian, j.HeadMedian)
+			c := benchmath.AssumeNothing.Compare(bs, hs)
+			j.P = c.P
+			for _, w := range c.Warnings {
+				j.Warnings = append(j.Warnings, w.Error())
+			}
+			switch {
+			case !gated:
+				j.Verdict = NotGated
+			case constant(m.Base, m.Head):
+				// Identical constant samples (allocs/op
+				// usually) cannot reject anything; like
+				// Tarone's rule for discrete tests, leaving
+				// them out of the family costs no error
+				// control and keeps power for the rest.
+				j.Verdict = Unchanged
+			default:
+				j.Verdict = Unchanged
+				tested = append(tested, len(d.Judgements))
+			}
+		}
+		d.Judgements = append(d.Judgements, j)
+	}
+
+	// A test whose samples are too small to ever reach alpha/m cannot
+	// be decided at all: say so instead of passing it silently.
+	candidates := len(tested)
+	type sizes struct{ n1, n2 int }
+	minPs := make(map[sizes]float64) // the exact test is costly; sizes repeat
+	tested = slices.DeleteFunc(tested, func(i int) bool {
+		j := &d.Judgements[i]
+		sz := sizes{len(j.Base), len(j.Head)}
+		p, ok := minPs[sz]
+		if !ok {
+			p = minP(sz.n1, sz.n2, &th)
+			minPs[sz] = p
+		}
+		if p*float64(candidates) > cfg.Alpha {
+			j.Verdict = TooFewSamples
+			return true
+		}
+		return false
+	})
+
+	// Holm–Bonferroni: the k-th smallest p (0-based) is compared with
+	// alpha/(m-k); the first failure stops every larger p.
+	d.Tests = len(tested)
+	slices.SortStableFunc(tested, func(a, b int) int { return cmp.Compare(d.Judgements[a].P, d.Judgements[b].P) })
+	running := 0.0
+	for k, i := range tested {
+		j := &d.Judgements[i]
+		// Adjusted p-values are monotone, as Holm's procedure
+		// requires: a larger p never gets a smaller adjusted p.
+		running = max(running, min(1, j.P*float64(d.Tests-k)))
+		j.AdjustedP = running
+	}
+	for _, i := range tested {
+		j := &d.Judgements[i]
+		if j.AdjustedP > cfg.Alpha {
+			continue
+		}
+		worse := j.Change > j.Threshold
+		better := j.Change < -j.Threshold
+		if betterHigher(j.Unit) {
+			worse, better = -j.Change > j.Threshold, j.Change > j.Threshold
+		}
+		switch {
+		case worse:
+			j.Verdict = Regression
+		case better:
+			j.Verdict = Improvement
+		}
+	}
+	for _, i := range tested {
+		j := &d.Judgements[i]
+		if j.Verdict == Unchanged && j.Threshold > 0 && j.Resolution > j.Threshold {
+			j.Verdict = TooNoisy
+		}
+	}
+	for _, j := range d.Judgements {
+		switch j.Verdict {
+		case Regression:
+			d.Regressions++
+		case Improvement:
+			d.Improvements++
+		case TooFewSamples, TooNoisy:
+			d.Undecided++
+		}
+	}
+	return d
+}
+
+// halfWidth is the relative half-width of a summary's confidence
+// interval, as benchmath computed it.
+func halfWidth(s benchmath.Summary) float64 {
+	if s.Center == 0 {
+		if s.Lo == s.Hi {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Abs((s.Hi - s.Lo) / 2 / s.Center)
+}
+
+// minP is the smallest p-value the U-test can give for samples of these
+// sizes: that of two perfectly separated samples, computed by the same
+// test.
+func minP(n1, n2 int, th *benchmath.Thresholds) float64 {
+	a, b := make([]float64, n1), make([]float64, n2)
+	for i := range a {
+		a[i] = float64(i)
+	}
+	for i := range b {
+		b[i] = float64(n1 + i)
+	}
+	return benchmath.AssumeNothing.Compare(benchmath.NewSample(a, th), benchmath.NewSample(b, th)).P
+}
+
+func constant(a, b []float64) bool {
+	v := a[0]
+	for _, s := range [][]float64{a, b} {
+		for _, x := range s {
+			if x != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func relChange(base, head float64) float64 {
+	switch {
+	case base == head:
+		return 0
+	case base == 0:
+		return 1 // from nothing to something: treat as +100%
+	}
+	return head/base - 1
+}
+
+// betterHigher reports units where a larger value is better
+// (throughput); for every other gated unit smaller is better.
+func betterHigher(unit string) bool {
+	return strings.HasSuffix(unit, "/s")
+}

@@ -1,0 +1,207 @@
+package gate
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// noisy returns n samples around center with ±2% uniform noise.
+func noisy(rng *rand.Rand, n int, center float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = center * (1 + 0.04*(rng.Float64()-0.5))
+	}
+	return xs
+}
+
+// spread returns n samples around center with relative uniform noise of
+// the given width.
+func spread(rng *rand.Rand, n int, center, width float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = center * (1 + width*(rng.Float64()-0.5))
+	}
+	return xs
+}
+
+func constantSample(n int, v float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = v
+	}
+	return xs
+}
+
+func TestDecide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	tests := []struct {
+		name string
+		ms   []Measurement
+		cfg  Config
+		want []Verdict
+		exit int
+	}{
+		{
+			name: "unchanged",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 100)},
+				{Benchmark: "A", Unit: "allocs/op", Base: constantSample(10, 3), Head: constantSample(10, 3)},
+			},
+			want: []Verdict{Unchanged, Unchanged},
+		},
+		{
+			name: "3x slower and more allocations",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 300)},
+				{Benchmark: "A", Unit: "allocs/op", Base: constantSample(10, 3), Head: constantSample(10, 4)},
+				{Benchmark: "B", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 100)},
+			},
+			want: []Verdict{Regression, Regression, Unchanged},
+			exit: 1,
+		},
+		{
+			name: "significant but below threshold",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: constantPlusTiny(10, 100, 0), Head: constantPlusTiny(10, 101, 0)},
+			},
+			want: []Verdict{Unchanged},
+		},
+		{
+			name: "faster is an improvement",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 10, 300), Head: noisy(rng, 10, 100)},
+			},
+			want: []Verdict{Improvement},
+		},
+		{
+			name: "throughput lower is worse",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "B/s", Base: noisy(rng, 10, 300), Head: noisy(rng, 10, 100)},
+			},
+			cfg:  Config{Thresholds: map[string]float64{"B/s": 5}},
+			want: []Verdict{Regression},
+			exit: 1,
+		},
+		{
+			name: "too noisy to see the threshold",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1.0), Head: spread(rng, 20, 100, 1.0)},
+			},
+			want: []Verdict{TooNoisy},
+			exit: 2,
+		},
+		{
+			name: "too few rounds",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 3, 100), Head: noisy(rng, 3, 300)},
+			},
+			want: []Verdict{TooFewSamples},
+			exit: 2,
+		},
+		{
+			name: "added, removed and ungated units",
+			ms: []Measurement{
+				{Benchmark: "New", Unit: "sec/op", Head: noisy(rng, 10, 100)},
+				{Benchmark: "Old", Unit: "sec/op", Base: noisy(rng, 10, 100)},
+				{Benchmark: "A", Unit: "widgets/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 300)},
+			},
+			want: []Verdict{Added, Removed, NotGated},
+		},
+		{
+			name: "per-benchmark rules",
+			ms: []Measurement{
+				{Benchmark: "Loose/n=1-2", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 150)},
+				{Benchmark: "Flaky-2", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 300)},
+				{Benchmark: "Strict-2", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 150)},
+			},
+			cfg: Config{Benchmarks: []BenchmarkRule{
+				{Name: "BenchmarkLoose/.*", Threshold: ptr(60.0)},
+				{Name: "Flaky", Ignore: true},
+			}},
+			want: []Verdict{Unchanged, NotGated, Regression},
+			exit: 1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.ms, tc.cfg)
+			if len(d.Judgements) != len(tc.want) {
+				t.Fatalf("got %d judgements, want %d", len(d.Judgements), len(tc.want))
+			}
+			for i, j := range d.Judgements {
+				if j.Verdict != tc.want[i] {
+					t.Errorf("%s: verdict %q, want %q (p=%.4g adj=%.4g change=%+.2f%%)", j.Measurement, j.Verdict, tc.want[i], j.P, j.AdjustedP, 100*j.Change)
+				}
+			}
+			if got := d.ExitCode(); got != tc.exit {
+				t.Errorf("exit code %d, want %d", got, tc.exit)
+			}
+		})
+	}
+}
+
+// constantPlusTiny is a sample that differs significantly but by little:
+// v, v+0.001, v+0.002, ...
+func constantPlusTiny(n int, v, _ float64) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = v + 0.001*float64(i)
+	}
+	return xs
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestHolm checks the correction on a family where uncorrected tests
+// would reject too much: twenty measurements, each with one weak
+// difference, must not all fail.
+func TestHolm(t *testing.T) {
+	var ms []Measurement
+	for i := range 20 {
+		base := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109}
+		head := []float64{104, 105, 106, 107, 108, 109, 110, 111, 112, 113}
+		ms = append(ms, Measurement{Benchmark: string(rune('A' + i)), Unit: "sec/op", Base: base, Head: head})
+	}
+	d := Decide(ms, Config{Alpha: 0.05})
+	j := d.Judgements[0]
+	if j.P >= 0.05 {
+		t.Fatalf("uncorrected p %.4f should be significant for this test to mean anything", j.P)
+	}
+	if d.Regressions != 0 || j.AdjustedP < 0.05 {
+		t.Errorf("got %d regressions, adjusted p %.4f; want none after Holm over %d tests", d.Regressions, j.AdjustedP, d.Tests)
+	}
+	if d.Tests != 20 {
+		t.Errorf("family of %d tests, want 20", d.Tests)
+	}
+}
+
+func TestNeedsMoreRounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, Config{})
+	if quiet.NeedsMoreRounds() {
+		t.Error("quiet samples need no more rounds")
+	}
+	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, Config{})
+	if !loud.NeedsMoreRounds() {
+		t.Error("noisy samples need more rounds")
+	}
+	few := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 3, 100), Head: noisy(rng, 3, 100)}}, Config{})
+	if !few.NeedsMoreRounds() {
+		t.Error("three samples need more rounds")
+	}
+}
+
+func TestMoreRounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	loud := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 20, 100, 1), Head: spread(rng, 20, 100, 1)}}, Config{})
+	cfg := Config{}
+	for _, tc := range []struct{ done, want int }{{20, 10}, {30, 10}, {35, 5}, {40, 0}} {
+		if got := cfg.MoreRounds(tc.done, loud); got != tc.want {
+			t.Errorf("after %d noisy rounds: %d more, want %d", tc.done, got, tc.want)
+		}
+	}
+	quiet := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 20, 100), Head: noisy(rng, 20, 100)}}, Config{})
+	if got := cfg.MoreRounds(20, quiet); got != 0 {
+		t.Errorf("quiet: %d more rounds, want 0", got)
+	}
+}

@@ -1,0 +1,63 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/gitstate"
+)
+
+// ErrNoBenchmarks means the gate measured nothing: no benchmark matched.
+var ErrNoBenchmarks = errors.New("no benchmarks ran: check --bench and the packages")
+
+// Measure is the gate on a git repository: it builds the base
+// (opts.BaseRef) and the working tree (see bench.BuildGate), measures them
+// in interleaved rounds as Run extends them, and reports the decision.
+// opts.Bench and opts.Benchtime are taken from cfg. extending, if not nil,
+// is told before each extension how many rounds are done and how many
+// more follow. Once measuring began, the returned GateRun holds everything
+// measured even when the error is not nil, so the raw results can be kept.
+func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending func(done, more int)) (*Report, *bench.GateRun, error) {
+	cfg = cfg.withDefaults()
+	opts.Bench, opts.Benchtime = cfg.Bench, cfg.Benchtime
+	start := time.Now()
+	g, err := bench.BuildGate(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer g.Close()
+	run := g.Run
+	d, _, err := Run(ctx, func(ctx context.Context, more int) ([]Measurement, error) {
+		if run.Rounds > 0 && extending != nil {
+			extending(run.Rounds, more)
+		}
+		if err := g.Measure(ctx, more); err != nil {
+			return nil, err
+		}
+		return Pair(run.Base.Results, run.Head.Results), nil
+	}, cfg)
+	if err != nil {
+		return nil, run, err
+	}
+	if len(d.Judgements) == 0 {
+		return nil, run, ErrNoBenchmarks
+	}
+	head := "working tree"
+	if c := run.Meta.Commit; c != "" {
+		head += " (" + gitstate.Short(c)
+		if run.Meta.Dirty {
+			head += ", dirty"
+		}
+		head += ")"
+	}
+	r := &Report{
+		Base: opts.BaseRef + " (" + gitstate.Short(run.BaseCommit) + ")", Head: head,
+		Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
+	}
+	for _, p := range run.MissingInBase {
+		r.Notes = append(r.Notes, p+" does not exist in the base; its benchmarks are reported as added")
+	}
+	return r, run, nil
+}

@@ -1,0 +1,18 @@
+package gate
+
+import "time"
+
+// A Report is a gate decision with the context a reader needs: what was
+// compared, how, and how long it took. Its JSON field names are stable;
+// report.WriteGate writes it.
+type Report struct {
+	Base      string        `json:"base"` // "main (1a2b3c4d5e6f)"
+	Head      string        `json:"head"` // "working tree (…)"
+	Rounds    int           `json:"rounds"`
+	Benchtime string        `json:"benchtime"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Decision  *Decision     `json:"decision"`
+	// Notes are things the reader should know that are not failures,
+	// such as packages that exist only in the head.
+	Notes []string `json:"notes,omitempty"`
+}

@@ -1,0 +1,126 @@
+// Package gitstate tells which commit a work tree holds and whether it has
+// changes, once for every result perfscope records. Results are filed under
+// their commit, so every command must agree on what "dirty" means: any
+// change git would see, untracked files included (they can change what
+// gets built), except perfscope's own results (.perfscope/ anywhere, and
+// any extra directories the caller names), which must not make the next
+// measurement dirty.
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ResultsDir is the directory, at any depth of a work tree, where perfscope
+// keeps what it measured. It never counts as a change.
+const ResultsDir = ".perfscope"
+
+// A State is the git state of a work tree.
+type State struct {
+	// Commit is the full hash of HEAD.
+	Commit string
+	// CommitTime is when HEAD was committed (the committer date).
+	CommitTime time.Time
+	// Branch is the checked-out branch, "" on a detached HEAD.
+	Branch string
+	// Dirty is set when the work tree differs from HEAD.
+	Dirty bool
+}
+
+// ErrNoRepository is returned when dir is not inside a git work tree or git
+// is not installed.
+var ErrNoRepository = errors.New("not a git work tree (or git is not installed)")
+
+// Read returns the git state of the work tree holding dir. exclude names
+// further directories, relative to dir, whose changes do not count (a
+// results directory given on the command line); ones outside the work tree
+// are ignored.
+func Read(ctx context.Context, dir string, exclude ...string) (State, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := git(ctx, dir, "rev-parse", "--verify", "HEAD")
+	if err != nil {
+		return State{}, fmt.Errorf("%w: %v", ErrNoRepository, err)
+	}
+	s := State{Commit: strings.TrimSpace(out)}
+	s.CommitTime, _ = CommitTime(ctx, dir, "HEAD")
+	if b, err := git(ctx, dir, "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
+		s.Branch = strings.TrimSpace(b)
+	}
+	s.Dirty, err = dirty(ctx, dir, exclude)
+	return s, err
+}
+
+// CommitTime returns the committer date of rev (a hash, branch or tag) in
+// the repository holding dir; an error when git does not know rev.
+func CommitTime(ctx context.Context, dir, rev string) (time.Time, error) {
+	if rev == "" {
+		return time.Time{}, errors.New("commit time: no revision named")
+	}
+	out, err := git(ctx, dir, "show", "-s", "--format=%cI", rev, "--")
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("commit time of %s: %w", rev, err)
+	}
+	return t, nil
+}
+
+// Dirty reports whether the work tree holding dir has changes, by the
+// package's one definition.
+func Dirty(ctx context.Context, dir string, exclude ...string) (bool, error) {
+	return dirty(ctx, dir, exclude)
+}
+
+func dirty(ctx context.Context, dir string, exclude []string) (bool, error) {
+	spec := []string{"status", "--porcelain", "--untracked-files=normal", "--", ":(top)",
+		":(top,exclude,glob)**/" + ResultsDir + "/**"}
+	for _, e := range exclude {
+		if e == "" || filepath.IsAbs(e) || strings.HasPrefix(filepath.Clean(e), "..") {
+			continue
+		}
+		spec = append(spec, ":(exclude)"+filepath.ToSlash(filepath.Clean(e)))
+	}
+	out, err := git(ctx, dir, spec...)
+	if err != nil {
+		return false, fmt.Errorf("git status: %w", err)
+	}
+	return strings.TrimSpace(out) != "", nil
+}
+
+// Short shortens a commit hash for people to read: 12 characters, as
+// many as stay unique in large repositories. Anything that is not longer
+// is returned as it is.
+func Short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// git runs git in dir and returns its standard output; a failure carries
+// the first line of what git said.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		if msg != "" {
+			return "", fmt.Errorf("git %s: %s: %w", args[0], msg, err)
+		}
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	return string(out), nil
+}

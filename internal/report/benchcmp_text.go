@@ -1,0 +1,199 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/profdiff"
+)
+
+// WriteBenchComparison renders a benchmark comparison in format f, then the
+// profile diffs: text for a terminal, Markdown for a pull-request comment,
+// or one JSON object holding both (see writeBenchJSON for its fields).
+func WriteBenchComparison(w io.Writer, f Format, cmp *benchstats.Comparison, diffs []*profdiff.Diff) error {
+	switch f {
+	case JSON:
+		return writeBenchJSON(w, cmp, diffs)
+	case Markdown:
+		if err := writeBenchMarkdown(w, cmp); err != nil {
+			return err
+		}
+	default:
+		if err := writeBenchText(w, cmp); err != nil {
+			return err
+		}
+	}
+	return WriteProfileDiffs(w, f, diffs)
+}
+
+// writeBenchText renders a benchmark comparison for a terminal: before each
+// table the configuration lines that changed since the previous one, then a
+// table per unit with each input's center ± confidence interval, the change
+// against the base column with its p-value and sample sizes, a geomean row,
+// and the warnings as numbered footnotes.
+func writeBenchText(w io.Writer, cmp *benchstats.Comparison) error {
+	var b strings.Builder
+	for i, t := range cmp.Tables {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		for _, kv := range changedConfig(cmp, i) {
+			fmt.Fprintf(&b, "%s: %s\n", kv.Key, kv.Value)
+		}
+		if err := benchTextTable(t).WriteText(&b); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// changedConfig returns the configuration of table i that differs from the
+// table before it: all of it for the first.
+func changedConfig(cmp *benchstats.Comparison, i int) []benchstats.KeyValue {
+	cur := cmp.Tables[i].Config
+	if i == 0 {
+		return cur
+	}
+	prev := cmp.Tables[i-1].Config
+	var out []benchstats.KeyValue
+	for j, kv := range cur {
+		if j >= len(prev) || prev[j] != kv {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Per input, the text table has a center, an interval and footnote marks;
+// compared inputs add the delta, the test and its marks.
+const (
+	baseCols     = 3
+	comparedCols = 6
+)
+
+// inputCol returns the first table column of input i.
+func inputCol(i int) int {
+	if i == 0 {
+		return 1
+	}
+	return 1 + baseCols + (i-1)*comparedCols
+}
+
+func benchTextTable(t *benchstats.Table) *TextTable {
+	tt := &TextTable{Columns: []TextColumn{{Heading: t.Unit}}}
+	for i := range t.Columns {
+		tt.Columns = append(tt.Columns, TextColumn{Heading: t.Center, Align: Right}, TextColumn{Heading: "CI", Align: Right}, TextColumn{})
+		if i > 0 {
+			tt.Columns = append(tt.Columns, TextColumn{Heading: "vs base", Align: Right}, TextColumn{}, TextColumn{})
+		}
+	}
+	tt.Groups = columnGroups(t.Columns)
+	class := benchunit.ClassOf(t.Unit)
+	for _, r := range t.Rows {
+		cells := make([]string, len(tt.Columns))
+		cells[0] = r.Name
+		scale := rowScale(r, class)
+		for i, c := range r.Cells {
+			if c == nil {
+				continue
+			}
+			at := inputCol(i)
+			cells[at] = scale.Format(c.Summary.Center)
+			cells[at+1] = "± " + c.Summary.PctRangeString()
+			cells[at+2] = tt.Note(errorTexts(c.Warnings)...)
+			if ch := c.Change; ch != nil {
+				cells[at+3] = ch.Delta
+				cells[at+4] = "(" + ch.Test.String() + ")"
+				cells[at+5] = tt.Note(errorTexts(ch.Test.Warnings)...)
+			}
+		}
+		tt.AddRow(cells...)
+	}
+	if len(t.Rows) > 1 {
+		cells := make([]string, len(tt.Columns))
+		cells[0] = "geomean"
+		for i, g := range t.Geomeans {
+			at := inputCol(i)
+			if g.HasCenter {
+				cells[at] = benchunit.Scale(g.Center, class)
+			}
+			if i == 0 {
+				cells[at+2] = tt.Note(errorTexts(g.Warnings)...)
+				continue
+			}
+			cells[at+3] = geomeanDelta(g)
+			cells[at+5] = tt.Note(errorTexts(g.Warnings)...)
+		}
+		tt.AddRow(cells...)
+	}
+	return tt
+}
+
+// columnGroups heads the inputs' table columns with their labels: one row
+// per field of the column projection, adjacent inputs that share a value
+// (and every value above it) under one heading.
+func columnGroups(cols []benchstats.Column) [][]Span {
+	if len(cols) == 0 {
+		return nil
+	}
+	levels := len(cols[0].Fields)
+	groups := make([][]Span, levels)
+	for level := range levels {
+		for i := 0; i < len(cols); {
+			j := i + 1
+			for j < len(cols) && sameUpTo(cols[i], cols[j], level) {
+				j++
+			}
+			// Input j's first column is the one after input j-1's last.
+			end := inputCol(j)
+			groups[level] = append(groups[level], Span{Text: cols[i].Fields[level].Value, Start: inputCol(i), Len: end - inputCol(i)})
+			i = j
+		}
+	}
+	return groups
+}
+
+// sameUpTo reports whether two columns have the same values in their
+// fields up to and including level.
+func sameUpTo(a, b benchstats.Column, level int) bool {
+	for l := 0; l <= level && l < len(a.Fields) && l < len(b.Fields); l++ {
+		if a.Fields[l].Value != b.Fields[l].Value {
+			return false
+		}
+	}
+	return true
+}
+
+// rowScale picks one SI prefix for a row's centers, so the inputs of a
+// benchmark read in the same unit.
+func rowScale(r *benchstats.Row, class benchunit.Class) benchunit.Scaler {
+	var centers []float64
+	for _, c := range r.Cells {
+		if c != nil {
+			centers = append(centers, c.Summary.Center)
+		}
+	}
+	return benchunit.CommonScale(centers, class)
+}
+
+// geomeanDelta writes a geomean's change from the base as a signed
+// percentage, "?" where no ratio could be computed.
+func geomeanDelta(g *benchstats.Geomean) string {
+	if !g.HasRatio {
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", (g.Ratio-1)*100)
+}
+
+func errorTexts(errs []error) []string {
+	var s []string
+	for _, e := range errs {
+		s = append(s, e.Error())
+	}
+	return s
+}

@@ -1,0 +1,263 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/perfscope/perfscope/internal/gate"
+)
+
+// WriteGate renders a gate report in format f: the outcome, the
+// judgements that matter, then every measurement. Its JSON form is the
+// gate.Report object plus "outcome" (the one-line conclusion) and
+// "exit_code"; in judgements, "resolution" is the relative half-width of
+// the noisier median's 95% confidence interval (null when unbounded).
+func WriteGate(w io.Writer, f Format, r *gate.Report) error {
+	switch f {
+	case JSON:
+		return writeJSON(w, gateJSON(r))
+	case Markdown:
+		return writeGateMarkdown(w, r)
+	case Text:
+		return writeGateText(w, r)
+	}
+	return fmt.Errorf("unknown format %q", f)
+}
+
+// gateJSON is the JSON form of a gate report: its own fields, with null
+// for numbers JSON cannot carry (a benchmark may report +Inf, and an
+// unbounded resolution is +Inf).
+func gateJSON(r *gate.Report) any {
+	type judgement struct {
+		gate.Judgement
+		// These shadow the embedded fields of the same names.
+		Base       []*float64 `json:"base"`
+		Head       []*float64 `json:"head"`
+		BaseMedian *float64   `json:"base_median"`
+		HeadMedian *float64   `json:"head_median"`
+		Change     *float64   `json:"change"`
+		Resolution *float64   `json:"resolution"`
+	}
+	type decision struct {
+		*gate.Decision
+		Judgements []judgement `json:"judgements"`
+	}
+	d := decision{Decision: r.Decision, Judgements: make([]judgement, len(r.Decision.Judgements))}
+	for i, j := range r.Decision.Judgements {
+		d.Judgements[i] = judgement{j, finites(j.Base), finites(j.Head), finite(j.BaseMedian), finite(j.HeadMedian), finite(j.Change), finite(j.Resolution)}
+	}
+	return struct {
+		*gate.Report
+		Decision decision `json:"decision"`
+		Outcome  string   `json:"outcome"`
+		ExitCode int      `json:"exit_code"`
+	}{r, d, gateOutcome(r.Decision), r.Decision.ExitCode()}
+}
+
+func finites(xs []float64) []*float64 {
+	out := make([]*float64, len(xs))
+	for i, x := range xs {
+		out[i] = finite(x)
+	}
+	return out
+}
+
+// finite is x, or nil for values JSON cannot carry (±Inf, NaN).
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+// gateOutcome is the one-line conclusion of a decision.
+func gateOutcome(d *gate.Decision) string {
+	switch d.ExitCode() {
+	case 1:
+		return fmt.Sprintf("FAIL: %d regression%s", d.Regressions, plural(d.Regressions))
+	case 2:
+		few, noisy := 0, 0
+		worst := 0.0
+		for _, j := range d.Judgements {
+			switch j.Verdict {
+			case gate.TooFewSamples:
+				few++
+			case gate.TooNoisy:
+				noisy++
+				worst = max(worst, j.Resolution)
+			}
+		}
+		var why []string
+		if few > 0 {
+			why = append(why, fmt.Sprintf("%d measurement%s had too few samples to conclude (raise --rounds)", few, plural(few)))
+		}
+		if noisy > 0 {
+			w := "unbounded"
+			if !math.IsInf(worst, 1) {
+				w = fmt.Sprintf("±%.0f%%", 100*worst)
+			}
+			why = append(why, fmt.Sprintf("%d measurement%s too noisy to see a change of the threshold's size (median uncertain by up to %s; run on a quieter machine, raise --rounds or use --max-rounds)", noisy, plural(noisy), w))
+		}
+		return "UNDECIDED: " + strings.Join(why, "; ")
+	}
+	if d.Improvements > 0 {
+		return fmt.Sprintf("PASS: no regression, %d improvement%s", d.Improvements, plural(d.Improvements))
+	}
+	return "PASS: no regression"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// gateRow is the cells of one judgement: benchmark, base, head, change,
+// threshold, verdict, test.
+func gateRow(j gate.Judgement, withPackage bool) []string {
+	name := "Benchmark" + j.Benchmark + " " + j.Unit
+	if withPackage && j.Package != "" {
+		name = j.Package + " " + name
+	}
+	threshold := ""
+	switch j.Verdict {
+	case gate.NotGated, gate.Added, gate.Removed:
+	default:
+		threshold = fmt.Sprintf("%.4g%%", j.Threshold*100)
+	}
+	cls := benchunit.ClassOf(j.Unit)
+	switch j.Verdict {
+	case gate.Added:
+		return []string{name, "", middle(j.Head, cls), "", threshold, string(j.Verdict), ""}
+	case gate.Removed:
+		return []string{name, middle(j.Base, cls), "", "", threshold, string(j.Verdict), ""}
+	}
+	sc := benchunit.CommonScale([]float64{j.BaseMedian, j.HeadMedian}, cls)
+	test := fmt.Sprintf("p=%.3f adj=%.3f n=%d+%d", j.P, j.AdjustedP, len(j.Base), len(j.Head))
+	if j.Verdict == gate.TooNoisy {
+		if math.IsInf(j.Resolution, 1) {
+			test += " ±∞"
+		} else {
+			test += fmt.Sprintf(" ±%.0f%%", 100*j.Resolution)
+		}
+	}
+	return []string{name, sc.Format(j.BaseMedian), sc.Format(j.HeadMedian), fmt.Sprintf("%+.2f%%", j.Change*100), threshold, string(j.Verdict), test}
+}
+
+// middle shows the one side a benchmark ran on by its middle sample.
+func middle(xs []float64, cls benchunit.Class) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return benchunit.Scale(xs[len(xs)/2], cls)
+}
+
+// interesting reports whether a judgement belongs in the short list that
+// leads a Markdown report.
+func interesting(j gate.Judgement) bool {
+	switch j.Verdict {
+	case gate.Regression, gate.Improvement, gate.TooFewSamples, gate.TooNoisy, gate.Added, gate.Removed:
+		return true
+	}
+	return false
+}
+
+// writeGateText lays the report out for a terminal or CI log: one table,
+// with a "pkg:" line before each package's rows (as benchstat does for
+// configuration), which keeps the rows short.
+func writeGateText(w io.Writer, r *gate.Report) error {
+	bw := bufio.NewWriter(w)
+	d := r.Decision
+	fmt.Fprintf(bw, "gate: base %s vs head %s\n", r.Base, r.Head)
+	fmt.Fprintf(bw, "%d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s\n\n",
+		r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	gateHeader := []string{"benchmark", "base", "head", "change", "threshold", "verdict", "test"}
+	gateRight := []bool{false, true, true, true, true, false, false} // numbers
+	rows := make([][]string, len(d.Judgements))
+	widths := make([]int, len(gateHeader))
+	for i, h := range gateHeader {
+		widths[i] = width(h)
+	}
+	for i, j := range d.Judgements {
+		rows[i] = gateRow(j, false)
+		rows[i][5] = strings.ToUpper(rows[i][5])
+		for c, cell := range rows[i] {
+			widths[c] = max(widths[c], width(cell))
+		}
+	}
+	line := func(cells []string) {
+		var sb strings.Builder
+		for c, cell := range cells {
+			if c > 0 {
+				sb.WriteString("  ")
+			}
+			sb.WriteString(pad(cell, widths[c], gateRight[c]))
+		}
+		bw.WriteString(strings.TrimRight(sb.String(), " ") + "\n")
+	}
+	line(gateHeader)
+	for i, j := range d.Judgements {
+		if i == 0 || j.Package != d.Judgements[i-1].Package {
+			bw.WriteString("pkg: " + j.Package + "\n")
+		}
+		line(rows[i])
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "note: %s\n", n)
+	}
+	fmt.Fprintf(bw, "\n%s\n", gateOutcome(d))
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write gate report: %w", err)
+	}
+	return nil
+}
+
+// writeGateMarkdown lays the report out as a pull-request comment: the
+// outcome as the heading, the judgements that matter, then every
+// measurement folded away.
+func writeGateMarkdown(w io.Writer, r *gate.Report) error {
+	bw := bufio.NewWriter(w)
+	d := r.Decision
+	icon := map[int]string{0: "✅", 1: "❌", 2: "⚠️"}[d.ExitCode()]
+	fmt.Fprintf(bw, "### %s perfscope gate — %s\n\n", icon, gateOutcome(d))
+	fmt.Fprintf(bw, "Base %s vs head %s: %d interleaved rounds, benchtime %s, α = %.3g with Holm–Bonferroni over %d tests, %s.\n\n",
+		mdText(r.Base), mdText(r.Head), r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	table := func(keep func(gate.Judgement) bool) {
+		bw.WriteString("| benchmark | base | head | change | threshold | verdict | test |\n| --- | --: | --: | --: | --: | --- | --- |\n")
+		for _, j := range d.Judgements {
+			if !keep(j) {
+				continue
+			}
+			cells := gateRow(j, true)
+			cells[0] = strings.ReplaceAll(mdText(cells[0]), "|", `\|`)
+			if j.Verdict == gate.Regression {
+				cells[3], cells[5] = "**"+cells[3]+"**", "**"+cells[5]+"**"
+			}
+			bw.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+	}
+	for _, j := range d.Judgements {
+		if interesting(j) {
+			table(interesting)
+			bw.WriteString("\n")
+			break
+		}
+	}
+	bw.WriteString("<details><summary>All measurements</summary>\n\n")
+	table(func(gate.Judgement) bool { return true })
+	bw.WriteString("\n</details>\n")
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "\n> %s\n", mdText(n))
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write gate report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/perfscope/perfscope/internal/gitstate"
+	"github.com/perfscope/perfscope/internal/history"
+)
+
+// WriteHistory renders per-commit series in format f: in Text one table
+// per metric, a line per commit with the median, its confidence interval,
+// the change from the commit before and a mark where the metric changed;
+// with changedOnly, only the marked commits (and metrics that have one).
+// The JSON form is {"series": [history.Series...]}, every commit included.
+func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bool) error {
+	switch f {
+	case JSON:
+		return writeJSON(w, struct {
+			Series []history.Series `json:"series"`
+		}{nonNil(series)})
+	case Text:
+	default:
+		return fmt.Errorf("history has no %s form: use text or json", f)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	first := true
+	for _, s := range series {
+		if changedOnly && !slices.ContainsFunc(s.Commits, func(c history.Commit) bool { return c.Changed }) {
+			continue
+		}
+		if !first {
+			fmt.Fprintln(tw)
+		}
+		first = false
+		fmt.Fprintf(tw, "%s %s  %s\n", s.Package, s.Name, s.Unit)
+		switch {
+		case s.Noise != nil && *s.Noise == 0:
+			fmt.Fprintln(tw, "no noise between commits: every significant change is marked")
+		case s.Noise != nil:
+			fmt.Fprintf(tw, "noise ±%.1f%% per commit; changes beyond %+.1f%% / %+.1f%% are marked\n",
+				100**s.Noise, 100**s.Threshold, 100*(1/(1+*s.Threshold)-1))
+		}
+		centers := make([]float64, len(s.Commits))
+		for i, c := range s.Commits {
+			centers[i] = c.Median
+		}
+		scale := benchunit.CommonScale(centers, benchunit.ClassOf(s.Unit))
+		orUnknown := func(v *float64) string {
+			if v == nil {
+				return "?"
+			}
+			return scale.Format(*v)
+		}
+		fmt.Fprintln(tw, "commit\tdate\tmedian\t95% CI\tn\tvs previous\t")
+		for _, c := range s.Commits {
+			if changedOnly && !c.Changed {
+				continue
+			}
+			ref := gitstate.Short(c.Commit)
+			if c.Dirty {
+				ref += "+dirty"
+			}
+			vs := ""
+			switch {
+			case c.P == nil && c.Delta == nil:
+			case c.Delta == nil:
+				vs = fmt.Sprintf("from 0  p=%.3f", *c.P)
+			default:
+				vs = fmt.Sprintf("%+.1f%%  p=%.3f", 100**c.Delta, *c.P)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t[%s, %s]\t%d\t%s\t%s\n", ref, c.Time.Local().Format("2006-01-02 15:04"),
+				scale.Format(c.Median), orUnknown(c.Lo), orUnknown(c.Hi), c.N, vs, historyMark(c))
+		}
+		for _, warn := range s.Warnings {
+			fmt.Fprintf(tw, "note: %s\n", warn)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// historyMark names a marked change in words.
+func historyMark(c history.Commit) string {
+	if !c.Changed {
+		return ""
+	}
+	switch c.Better {
+	case 1:
+		return "<- improvement"
+	case -1:
+		return "<- REGRESSION"
+	}
+	return "<- changed"
+}
