@@ -16,7 +16,7 @@ import (
 // have values with units, every skipped line must be named by a line of
 // the input, and writing the results back must read back as many.
 func FuzzParse(f *testing.F) {
-	seeds, _ := filepath.Glob("../compare/testdata/*.txt")
+	seeds, _ := filepath.Glob("../benchstats/testdata/*.txt")
 	for _, s := range seeds {
 		if data, err := os.ReadFile(s); err == nil {
 			f.Add(data)
