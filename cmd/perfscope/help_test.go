@@ -23,7 +23,7 @@ var (
 // handListedFlags are the commands whose Long still lists their flags by
 // hand. The list only shrinks: a command missing from it must not list
 // flags by hand, and one on it that no longer does must leave it.
-var handListedFlags = []string{"compare"}
+var handListedFlags []string
 
 // TestHelpListsEachFlagOnce renders the help of perfscope and of every
 // command, and fails when a flag is listed twice or Long lists flags by
