@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"io"
-	"math"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/profdiff"
@@ -95,12 +94,12 @@ func writeBenchJSON(w io.Writer, cmp *benchstats.Comparison, profileDiffs []*pro
 		for i, g := range t.Geomeans {
 			jg := benchGeomeanJSON{Warnings: errorTexts(g.Warnings)}
 			if g.HasCenter {
-				jg.Center = JSONFloat(g.Center)
+				jg.Center = finite(g.Center)
 			}
 			if i > 0 {
 				jg.Delta = geomeanDelta(g)
 				if g.HasRatio {
-					jg.Ratio = JSONFloat(g.Ratio)
+					jg.Ratio = finite(g.Ratio)
 				}
 			}
 			jt.Geomean = append(jt.Geomean, jg)
@@ -117,33 +116,15 @@ func benchCellOf(c *benchstats.Cell) *benchCellJSON {
 		return nil
 	}
 	jc := &benchCellJSON{
-		Center: JSONFloat(c.Summary.Center), Lo: JSONFloat(c.Summary.Lo), Hi: JSONFloat(c.Summary.Hi),
-		Range: c.Summary.PctRangeString(), N: len(c.Values), Values: JSONFloats(c.Values),
+		Center: finite(c.Summary.Center), Lo: finite(c.Summary.Lo), Hi: finite(c.Summary.Hi),
+		Range: c.Summary.PctRangeString(), N: len(c.Values), Values: finites(c.Values),
 		Warnings: errorTexts(c.Warnings),
 	}
 	if ch := c.Change; ch != nil {
 		jc.VsBase = &benchChangeJSON{
-			Delta: ch.Delta, Ratio: JSONFloat(ch.Ratio), P: ch.Test.P, N1: ch.Test.N1, N2: ch.Test.N2,
+			Delta: ch.Delta, Ratio: finite(ch.Ratio), P: ch.Test.P, N1: ch.Test.N1, N2: ch.Test.N2,
 			Significant: ch.Significant, Warnings: errorTexts(ch.Test.Warnings),
 		}
 	}
 	return jc
-}
-
-// JSONFloats maps JSONFloat over xs.
-func JSONFloats(xs []float64) []*float64 {
-	out := make([]*float64, len(xs))
-	for i, x := range xs {
-		out[i] = JSONFloat(x)
-	}
-	return out
-}
-
-// JSONFloat returns x to encode as a JSON number, or nil (null) for the
-// values JSON cannot carry: ±Inf and NaN.
-func JSONFloat(x float64) *float64 {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return nil
-	}
-	return &x
 }

@@ -41,10 +41,10 @@ func benchMarkdownTable(b *strings.Builder, t *benchstats.Table) {
 		}
 		return s
 	}
-	head := []string{"**" + MarkdownCell(t.Unit) + "**"}
+	head := []string{"**" + mdCell(t.Unit) + "**"}
 	rule := []string{"---"}
 	for i, c := range t.Columns {
-		head = append(head, MarkdownCell(c.Label))
+		head = append(head, mdCell(c.Label))
 		rule = append(rule, "--:")
 		if i > 0 {
 			head = append(head, "vs base")
@@ -54,7 +54,7 @@ func benchMarkdownTable(b *strings.Builder, t *benchstats.Table) {
 	fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
 	class := benchunit.ClassOf(t.Unit)
 	for _, r := range t.Rows {
-		row := []string{MarkdownCell(r.Name)}
+		row := []string{mdCell(r.Name)}
 		scale := rowScale(r, class)
 		for i, c := range r.Cells {
 			center, change := "", ""

@@ -182,7 +182,7 @@ func writeMarkdownTable(w *bufio.Writer, t *table) {
 		if t.code[i] {
 			return mdCode(c)
 		}
-		return MarkdownCell(c)
+		return mdCell(c)
 	}
 	w.WriteString("|")
 	for _, h := range t.header {
@@ -213,9 +213,9 @@ func mdText(s string) string {
 	return r.Replace(s)
 }
 
-// MarkdownCell escapes s for a Markdown table cell: as mdText, and a pipe
+// mdCell escapes s for a Markdown table cell: as mdText, and a pipe
 // would end the cell.
-func MarkdownCell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
+func mdCell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
 
 // mdCode wraps s in a code span, whose contents Markdown leaves alone; a
 // pipe still ends a table cell, so it is escaped, which GitHub honours
