@@ -96,35 +96,18 @@ func (d *doc) writeText(w io.Writer) error {
 }
 
 func writeTextTable(w *bufio.Writer, t *table) {
-	widths := make([]int, len(t.header))
+	tt := &TextTable{Indent: "  "}
 	for i, h := range t.header {
-		widths[i] = width(h)
+		a := Left
+		if t.right[i] {
+			a = Right
+		}
+		tt.Columns = append(tt.Columns, TextColumn{Heading: h, Align: a})
 	}
 	for _, r := range t.rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], width(c))
-		}
+		tt.AddRow(r...)
 	}
-	line := func(cells []string) {
-		var sb strings.Builder
-		sb.WriteString("  ")
-		for i, c := range cells {
-			if i > 0 {
-				sb.WriteString("  ")
-			}
-			last := i == len(cells)-1
-			if last && !t.right[i] {
-				sb.WriteString(c) // no trailing padding
-				continue
-			}
-			sb.WriteString(pad(c, widths[i], t.right[i]))
-		}
-		w.WriteString(strings.TrimRight(sb.String(), " ") + "\n")
-	}
-	line(t.header)
-	for _, r := range t.rows {
-		line(r)
-	}
+	tt.WriteText(w) // a bufio.Writer reports its errors on Flush
 }
 
 // writeMarkdown lays the doc out as GitHub-flavoured Markdown.

@@ -178,36 +178,20 @@ func writeGateText(w io.Writer, r *gate.Report) error {
 	fmt.Fprintf(bw, "gate: base %s vs head %s\n", r.Base, r.Head)
 	fmt.Fprintf(bw, "%d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s\n\n",
 		r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
-	gateHeader := []string{"benchmark", "base", "head", "change", "threshold", "verdict", "test"}
-	gateRight := []bool{false, true, true, true, true, false, false} // numbers
-	rows := make([][]string, len(d.Judgements))
-	widths := make([]int, len(gateHeader))
-	for i, h := range gateHeader {
-		widths[i] = width(h)
-	}
-	for i, j := range d.Judgements {
-		rows[i] = gateRow(j, false)
-		rows[i][5] = strings.ToUpper(rows[i][5])
-		for c, cell := range rows[i] {
-			widths[c] = max(widths[c], width(cell))
-		}
-	}
-	line := func(cells []string) {
-		var sb strings.Builder
-		for c, cell := range cells {
-			if c > 0 {
-				sb.WriteString("  ")
-			}
-			sb.WriteString(pad(cell, widths[c], gateRight[c]))
-		}
-		bw.WriteString(strings.TrimRight(sb.String(), " ") + "\n")
-	}
-	line(gateHeader)
+	tt := &TextTable{Columns: []TextColumn{
+		{Heading: "benchmark"}, {Heading: "base", Align: Right}, {Heading: "head", Align: Right}, {Heading: "change", Align: Right},
+		{Heading: "threshold", Align: Right}, {Heading: "verdict"}, {Heading: "test"},
+	}}
 	for i, j := range d.Judgements {
 		if i == 0 || j.Package != d.Judgements[i-1].Package {
-			bw.WriteString("pkg: " + j.Package + "\n")
+			tt.AddLine("pkg: " + j.Package)
 		}
-		line(rows[i])
+		row := gateRow(j, false)
+		row[5] = strings.ToUpper(row[5])
+		tt.AddRow(row...)
+	}
+	if err := tt.WriteText(bw); err != nil {
+		return err
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(bw, "note: %s\n", n)
@@ -236,7 +220,7 @@ func writeGateMarkdown(w io.Writer, r *gate.Report) error {
 				continue
 			}
 			cells := gateRow(j, true)
-			cells[0] = strings.ReplaceAll(mdText(cells[0]), "|", `\|`)
+			cells[0] = mdCell(cells[0])
 			if j.Verdict == gate.Regression {
 				cells[3], cells[5] = "**"+cells[3]+"**", "**"+cells[5]+"**"
 			}
