@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // metricLabels names the comparison's metrics for people; an unknown
@@ -64,17 +65,17 @@ func metricValue(v *float64, unit string) string {
 	}
 	switch unit {
 	case "req/s":
-		return rate(*v)
+		return units.Rate(*v)
 	case "ms":
-		return millis(*v)
+		return units.Millis(*v)
 	case "seconds":
-		return seconds(*v)
+		return units.Seconds(*v)
 	case "bytes":
-		return size(*v)
+		return units.Bytes(*v)
 	case "fraction":
-		return percent(*v)
+		return units.Percent(*v)
 	default:
-		return count(*v)
+		return units.Count(*v)
 	}
 }
 
@@ -95,7 +96,7 @@ func change(m profiles.Metric) string {
 	}
 	r := *m.Ratio
 	if r >= 2 || (r > 0 && r <= 0.5) {
-		return fmt.Sprintf("%s×", sig(r))
+		return fmt.Sprintf("%s×", units.Sig(r))
 	}
 	p := (r - 1) * 100
 	if math.Abs(p) < 0.05 {
