@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/units"
 )
 
@@ -37,9 +37,9 @@ func metricLabel(name string) string {
 }
 
 // comparisonDoc lays out two analyses side by side.
-func comparisonDoc(c *profiles.Comparison) *doc {
+func comparisonDoc(c *analysis.SideBySide) *doc {
 	d := &doc{title: fmt.Sprintf("perfscope comparison: %s vs %s", c.Base.Name, c.Head.Name)}
-	for _, s := range []profiles.Side{c.Base, c.Head} {
+	for _, s := range []analysis.Side{c.Base, c.Head} {
 		if s.RunID != "" {
 			d.meta = append(d.meta, fmt.Sprintf("%s: run %s, target %s", s.Name, s.RunID, s.Target))
 		}
@@ -81,7 +81,7 @@ func metricValue(v *float64, unit string) string {
 
 // change is the relative change, or for fractions the difference in
 // percentage points, which reads better than a ratio of percentages.
-func change(m profiles.Metric) string {
+func change(m analysis.Metric) string {
 	if m.Base == nil || m.Head == nil {
 		return ""
 	}
