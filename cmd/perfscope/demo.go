@@ -108,5 +108,5 @@ func writeDemo(w io.Writer, f report.Format, res *demo.Result) error {
 	if f != report.JSON {
 		fmt.Fprintln(w)
 	}
-	return report.WriteComparison(w, f, res.Comparison)
+	return report.WriteSideBySide(w, f, res.Comparison)
 }

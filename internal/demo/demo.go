@@ -10,7 +10,6 @@ import (
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/loadgen"
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
 )
 
@@ -44,7 +43,7 @@ type Result struct {
 	Analyses []*analysis.Result
 	// Comparison sets the modes side by side; nil unless every mode was
 	// profiled.
-	Comparison *profiles.Comparison
+	Comparison *analysis.SideBySide
 }
 
 // Run builds the leftpad example, then for each mode starts it on free
@@ -96,7 +95,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	if modes := Modes(); len(res.Analyses) == len(modes) {
-		res.Comparison = profiles.Compare(modes[0], res.Analyses[0].Analysis, modes[1], res.Analyses[1].Analysis)
+		res.Comparison = analysis.Beside(modes[0], res.Analyses[0].Analysis, modes[1], res.Analyses[1].Analysis)
 	}
 	return res, nil
 }

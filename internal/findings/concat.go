@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the concat-loop rule: the share of each resource that the
@@ -45,7 +46,7 @@ When the source is found it checks that the line is inside a loop.
 
 It fires when the concatenating lines of one function take at least %s of
 CPU, %s of allocated objects or %s of allocated bytes.`,
-			Percent(concatCPU), Percent(concatObjects), Percent(concatBytes)),
+			units.Percent(concatCPU), units.Percent(concatObjects), units.Percent(concatBytes)),
 		Fix: Fix{
 			Summary: "Build the string once with a strings.Builder (or an append to a []byte), sized up front with Grow when the final length is known.",
 			Example: `// before: one allocation and a full copy per character

@@ -2,7 +2,8 @@ package findings
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // A Resource is what a finding's severity is a share of.
@@ -93,7 +94,7 @@ func (e Evidence) Where() string {
 
 // String formats a measure for people: "12.3% of CPU (1.23s)".
 func (m Measure) String() string {
-	return fmt.Sprintf("%s of %s (%s)", Percent(m.Share), m.Resource.Noun(), FormatValue(m.Value, m.Unit))
+	return fmt.Sprintf("%s of %s (%s)", units.Percent(m.Share), m.Resource.Noun(), units.Value(m.Value, m.Unit))
 }
 
 // Noun is how a sentence names the resource: "CPU", "allocated objects".
@@ -115,47 +116,4 @@ func (r Resource) Noun() string {
 		return "available CPU unused"
 	}
 	return string(r)
-}
-
-// Percent formats a share as a percentage with one decimal, or more
-// digits for small shares so they do not read as 0.
-func Percent(share float64) string {
-	p := share * 100
-	switch {
-	case p == 0:
-		return "0%"
-	case p < 0.1:
-		return fmt.Sprintf("%.2f%%", p)
-	}
-	return fmt.Sprintf("%.1f%%", p)
-}
-
-// FormatValue formats a profile value in its unit.
-func FormatValue(v int64, unit string) string {
-	f := float64(v)
-	switch unit {
-	case "nanoseconds":
-		switch {
-		case f >= 1e9:
-			return fmt.Sprintf("%.2fs", f/1e9)
-		case f >= 1e6:
-			return fmt.Sprintf("%.1fms", f/1e6)
-		case f >= 1e3:
-			return fmt.Sprintf("%.1fµs", f/1e3)
-		}
-		return fmt.Sprintf("%dns", v)
-	case "bytes":
-		for _, u := range []struct {
-			n    float64
-			name string
-		}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-			if f >= u.n {
-				return fmt.Sprintf("%.1f%s", f/u.n, u.name)
-			}
-		}
-		return fmt.Sprintf("%dB", v)
-	case "count", "":
-		return fmt.Sprint(v)
-	}
-	return fmt.Sprintf("%d %s", v, strings.TrimSuffix(unit, "s")+"s")
 }

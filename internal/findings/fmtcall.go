@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the fmt-hot rule, for the fmt calls of one function.
@@ -51,7 +52,7 @@ Faster options: strconv.AppendInt, AppendFloat and AppendQuote into a reused
 []byte (or a sync.Pool of them); strings.Builder; for logs, a structured
 logger whose typed attributes avoid boxing (log/slog's slog.Int, zap's
 zap.Int). They trade fmt's convenience for a few more lines.`,
-			Percent(fmtCPU), Percent(fmtObjects), Percent(fmtBytes), Percent(hotFuncCPU), Percent(hotFmtShare)),
+			units.Percent(fmtCPU), units.Percent(fmtObjects), units.Percent(fmtBytes), units.Percent(hotFuncCPU), units.Percent(hotFmtShare)),
 		Fix: Fix{
 			Summary: "Append to a reused []byte with strconv (or a strings.Builder) instead of fmt on the hot path.",
 			Example: `// before
@@ -121,7 +122,7 @@ func checkFmt(e *env, r *Rule) []Finding {
 		summary := fmt.Sprintf("%s formats with %s on a hot path: %s.", g.fn, strings.Join(calls, ", "), shareText(g, order))
 		if fnOf[g] {
 			summary = fmt.Sprintf("%s is hot (%s of CPU, with what it calls) and formats with %s on every call: %s.",
-				g.fn, Percent(e.share(CPU, cum[g.fn].value)), strings.Join(calls, ", "), shareText(g, order))
+				g.fn, units.Percent(e.share(CPU, cum[g.fn].value)), strings.Join(calls, ", "), shareText(g, order))
 		}
 		out = append(out, r.finding(sev, res, summary, evs))
 	}

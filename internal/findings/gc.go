@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // gcShare is the share of CPU that the garbage collector and the
@@ -29,7 +30,7 @@ allocator's functions on their stack (see profiles.GCFunctions and
 AllocatorFunctions) and fires when together they take at least %s of CPU. The
 evidence lists the lines of your code that allocate the most objects, which
 is where to start. Like every CPU-based rule, it needs at least %d CPU samples
-to say anything.`, Percent(gcShare), minCPUSamples),
+to say anything.`, units.Percent(gcShare), minCPUSamples),
 		Fix: Fix{
 			Summary: "Allocate less on the hot path: reuse buffers (sync.Pool, fields), preallocate slices and maps, avoid pointers in large long-lived structures; as a stopgap, raise GOGC or set GOMEMLIMIT to trade memory for CPU.",
 			Example: `// before: a new buffer per request
@@ -68,7 +69,7 @@ func checkGC(e *env, r *Rule) []Finding {
 	// Rank lines across functions by objects, the collector's work.
 	sortEvidence(evs, AllocObjects)
 	summary := fmt.Sprintf("The garbage collector and the allocator take %s of CPU (collector %s, allocator %s).",
-		Percent(gc.CombinedFraction), Percent(gc.GCFraction), Percent(gc.AllocatorFraction))
+		units.Percent(gc.CombinedFraction), units.Percent(gc.GCFraction), units.Percent(gc.AllocatorFraction))
 	if len(evs) > 0 {
 		summary += " The top allocating line is " + evs[0].Function + " at " + short(evs[0].File, evs[0].Line) + "."
 	}

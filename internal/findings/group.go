@@ -3,6 +3,8 @@ package findings
 import (
 	"cmp"
 	"slices"
+
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // A line is one user source line with its measured values, the unit most
@@ -151,7 +153,7 @@ func shareText(g *group, order []Resource) string {
 	var parts []string
 	for _, r := range order {
 		if s := g.shares[r]; s > 0 {
-			parts = append(parts, Percent(s)+" of "+r.Noun())
+			parts = append(parts, units.Percent(s)+" of "+r.Noun())
 		}
 	}
 	if len(parts) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the growth rule, for the growing appends and map
@@ -54,7 +55,7 @@ source shows appending to its own slice in a loop (s = append(s, x)) counts
 even when the window caught no CPU sample in growslice. It fires when
 one function's growing lines take at least %s of CPU, %s of allocated objects
 or %s of allocated bytes.`,
-			Percent(growthCPU), Percent(growthObjects), Percent(growthBytes)),
+			units.Percent(growthCPU), units.Percent(growthObjects), units.Percent(growthBytes)),
 		Fix: Fix{
 			Summary: "Give make a capacity (slices) or a size hint (maps) when the size is known or can be estimated; Grow a strings.Builder or bytes.Buffer first; reuse the slice across calls with s[:0].",
 			Example: `// before

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the not-bottleneck rule.
@@ -46,7 +47,7 @@ use (when the available cores are known; otherwise less than %.2f of a core),
 or when system calls and the network poller take at least %s of CPU. Look at
 latency and the load generator instead: raise the load (more connections, a
 higher rate), profile the dependency, or look at the block profile for what
-requests wait on.`, Percent(idleUsedShare), idleCores, Percent(syscallShare)),
+requests wait on.`, units.Percent(idleUsedShare), idleCores, units.Percent(syscallShare)),
 		Fix: Fix{
 			Summary: "Make the service the bottleneck before optimizing its code: raise the load until its CPU is busy or its latency rises, or find what requests wait on (block profile, traces of the dependency).",
 			Example: `# more load: more connections for longer
@@ -88,7 +89,7 @@ func checkIdle(e *env, r *Rule) []Finding {
 				sev = 1 - used/avail
 				ev.Detail += fmt.Sprintf(" of %.0f available", avail)
 				summary = fmt.Sprintf("The target kept %.2f of its %.0f cores busy (%s): the load was too light or requests wait on something else, so this CPU profile is mostly noise.",
-					used, avail, Percent(used/avail))
+					used, avail, units.Percent(used/avail))
 			} else {
 				summary = fmt.Sprintf("The target kept only %.2f cores busy: the load was too light or requests wait on something else, so this CPU profile is mostly noise.", used)
 			}
@@ -98,7 +99,7 @@ func checkIdle(e *env, r *Rule) []Finding {
 	sys := e.stackSum(CPU, func(fs []frame) bool { return anyFrame(fs, syscallFuncs.match) })
 	if s := profiles.Share(sys, total); e.enoughCPU(sys) && s >= syscallShare {
 		ev := Evidence{Function: "(system calls and network poller)", Measures: []Measure{e.measure(CPU, sys)}}
-		summary := fmt.Sprintf("System calls and the network poller take %s of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", Percent(s))
+		summary := fmt.Sprintf("System calls and the network poller take %s of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", units.Percent(s))
 		out = append(out, r.finding(s, CPU, summary, []Evidence{ev}))
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the iface-escape rule, for the boxing lines of one
@@ -38,7 +39,7 @@ with compiler diagnostics (--source-dir), the lines where the compiler says a
 value "escapes to heap" being "passed as interface argument" or in a
 "... argument". Calls into fmt and log are left to the fmt-hot rule. It fires
 when one function's boxing lines take at least %s of CPU or %s of allocated
-objects.`, Percent(ifaceCPU), Percent(ifaceObjects)),
+objects.`, units.Percent(ifaceCPU), units.Percent(ifaceObjects)),
 		Fix: Fix{
 			Summary: "Check the level before calling (if logger.Enabled(...)), pass typed attributes (slog.Int, zap.Int) instead of ...any, or give the callee a concrete parameter type.",
 			Example: `// before: id, size and user are boxed on the heap even when debug is off

@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the json-reflect rule, for the encoding/json work one
@@ -48,7 +50,7 @@ Faster options, from least to most invasive, with their trade-offs:
     github.com/go-json-experiment/json) is markedly faster with nearly the same API;
   - code generators (easyjson, ffjson) or hand-written appends with strconv
     remove reflection entirely, at the cost of generated code to keep in sync.`,
-			Percent(jsonCPU), Percent(jsonObjects)),
+			units.Percent(jsonCPU), units.Percent(jsonObjects)),
 		Fix: Fix{
 			Summary: "Decode into typed structs, cache results that repeat, and where it still dominates use encoding/json/v2, a code generator or a hand-written encoder.",
 			Example: `// before
@@ -97,7 +99,7 @@ func checkJSON(e *env, r *Rule) []Finding {
 			var details []string
 			if s := reflectCPU[l.siteKey]; s != nil && l.values[CPU] > 0 {
 				refl += s.value
-				details = append(details, Percent(float64(s.value)/float64(l.values[CPU]))+" of this CPU is in reflect")
+				details = append(details, units.Percent(float64(s.value)/float64(l.values[CPU]))+" of this CPU is in reflect")
 			}
 			if ifaceCPU[l.siteKey] != nil || ifaceObjects[l.siteKey] != nil {
 				iface = true
@@ -112,7 +114,7 @@ func checkJSON(e *env, r *Rule) []Finding {
 		}
 		summary := fmt.Sprintf("%s spends %s in encoding/json (%s)", g.fn, shareText(g, order), strings.Join(calls, ", "))
 		if cpu > 0 && refl > 0 {
-			summary += fmt.Sprintf(", %s of that CPU in reflect", Percent(float64(refl)/float64(cpu)))
+			summary += fmt.Sprintf(", %s of that CPU in reflect", units.Percent(float64(refl)/float64(cpu)))
 		}
 		summary += "."
 		if iface {

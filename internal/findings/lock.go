@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // lockShare is the share of lock waiting that one function's locks must
@@ -38,7 +39,7 @@ leaving out the standard logger's mutex, which std-logger-lock reports, and
 the runtime's internal locks. It fires when the locks of one function take at
 least %s of the mutex profile's delay, or of the block profile's delay in
 Lock calls, and at least %s of waiting per second of the profiled window.`,
-			Percent(lockShare), FormatValue(minWaitPerSecond, "nanoseconds")),
+			units.Percent(lockShare), units.Value(minWaitPerSecond, "nanoseconds")),
 		Fix: Fix{
 			Summary: "Hold the lock for less: do the work (hashing, formatting, I/O) before taking it; shard the state (one lock per shard, or per goroutine with a merge); use atomics or sync.Map for counters and read-mostly maps.",
 			Example: `// before: the hash is computed while holding the lock
@@ -98,8 +99,8 @@ func checkLock(e *env, r *Rule) []Finding {
 			evs = append(evs, ev)
 		}
 		summary := fmt.Sprintf("The lock in %s (%s) accounts for %s of lock waiting (%s per second).",
-			g.fn, strings.Join(where, ", "), Percent(max(mshare, bshare)),
-			FormatValue(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
+			g.fn, strings.Join(where, ", "), units.Percent(max(mshare, bshare)),
+			units.Value(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the std-logger-lock rule: the logger's share of the mutex
@@ -36,7 +38,7 @@ log to the line of your code that logged. It fires when that reaches %s of the
 mutex profile's delay or %s of the block profile's delay, and at least %s of
 waiting per second of the profiled window (less is too small to matter
 whatever its share).`,
-			Percent(loggerMutexShare), Percent(loggerBlockShare), FormatValue(minWaitPerSecond, "nanoseconds")),
+			units.Percent(loggerMutexShare), units.Percent(loggerBlockShare), units.Value(minWaitPerSecond, "nanoseconds")),
 		Fix: Fix{
 			Summary: "Keep the lock short and the write out of it: log into a buffer the logger flushes in the background, or hand lines to one writer goroutine; log less on the hot path.",
 			Example: `// before: every request takes the logger's lock across a write(2)
@@ -80,7 +82,7 @@ func checkLogger(e *env, r *Rule) []Finding {
 			evs = append(evs, ev)
 		}
 		summary := fmt.Sprintf("%s waits for the standard logger's mutex when it calls %s: %s (%s of waiting per second).",
-			g.fn, strings.Join(calls, ", "), shareText(g, order), FormatValue(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
+			g.fn, strings.Join(calls, ", "), shareText(g, order), units.Value(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -17,6 +17,7 @@ import (
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // The rule tests run real programs: testdata/<rule>/bad shows a problem,
@@ -205,7 +206,7 @@ func diagnose(t *testing.T, program string, ix *escape.Index) []Finding {
 
 func describe(f Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s %s %s] %s", f.Rule, Percent(f.Severity), f.Resource, f.Summary)
+	fmt.Fprintf(&b, "[%s %s %s] %s", f.Rule, units.Percent(f.Severity), f.Resource, f.Summary)
 	for _, ev := range f.Evidence {
 		fmt.Fprintf(&b, "\n\t%s %s call=%s %v %s", ev.Function, ev.Where(), ev.Call, ev.Measures, ev.Detail)
 		for _, c := range ev.Compiler {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the built-per-call rule, for what one function spends
@@ -91,7 +92,7 @@ least %s of CPU, %s of allocated objects or %s of allocated bytes.
 json.NewEncoder and json.NewDecoder per request are usual and cheap next to
 the encoding itself; they fire only when their own allocations pass the same
 thresholds.`,
-			strings.Join(names, ", "), Percent(perCallCPU), Percent(perCallObjects), Percent(perCallBytes)),
+			strings.Join(names, ", "), units.Percent(perCallCPU), units.Percent(perCallObjects), units.Percent(perCallBytes)),
 		Fix: Fix{
 			Summary: "Build it once (a package-level variable, a field set in the constructor, or sync.OnceValue) and reuse it: these types are safe for concurrent use.",
 			Example: `// before: compiled and built on every call

@@ -3,6 +3,8 @@ package findings
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the reread rule, for the file reads one function makes
@@ -51,7 +53,7 @@ os.Open and os.(*File).Read to the line of your code that read, and counts the
 decoding (encoding/json, xml, csv, yaml, toml, templates) done by the same
 function. Static file handlers (http.ServeFile, http.FileServer) are left out:
 reading files is their job. It fires when one function's reading and parsing
-take at least %s of CPU or %s of allocated bytes.`, Percent(rereadCPU), Percent(rereadBytes)),
+take at least %s of CPU or %s of allocated bytes.`, units.Percent(rereadCPU), units.Percent(rereadBytes)),
 		Fix: Fix{
 			Summary: "Read and parse once at start and keep the result (reload on a signal, a timer or when the file's modification time changes); hold it in an atomic.Pointer if it can be swapped.",
 			Example: `// before: per request

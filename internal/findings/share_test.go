@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // TestSharesMatchTables diagnoses a run captured by `perfscope profile`

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the small-writes rule, for the write system calls started
@@ -58,7 +59,7 @@ One write per request to a socket is not flagged: it is often the protocol.
 
 Responses written by net/http are not counted: the server buffers them and
 writes once per response on its own, below no line of yours.`,
-			Percent(writesServingCPU), writesServingSamples, Percent(writesCPU), Percent(writesCPU)),
+			units.Percent(writesServingCPU), writesServingSamples, units.Percent(writesCPU), units.Percent(writesCPU)),
 		Fix: Fix{
 			Summary: "Buffer: append lines to a buffer and write it out in batches (a bufio.Writer flushed on a timer, or a goroutine owning the file); batch metrics into one packet.",
 			Example: `// before: one write system call per request

@@ -7,6 +7,7 @@ import (
 	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // analysisDoc lays out one analysis: the load, CPU, allocations, waits,
@@ -38,9 +39,9 @@ func runMeta(a *profiles.Analysis) []string {
 		when = append(when, "started "+r.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
 	if r.Window > 0 {
-		w := "profile window " + seconds(r.Window)
+		w := "profile window " + units.Seconds(r.Window)
 		if r.Warmup > 0 {
-			w += " after a " + seconds(r.Warmup) + " warm-up"
+			w += " after a " + units.Seconds(r.Warmup) + " warm-up"
 		}
 		when = append(when, w)
 	}
@@ -82,13 +83,13 @@ func loadSection(l *loadgen.Result, pr *profiles.PerRequest) section {
 	if pr != nil {
 		var per []string
 		if pr.AllocObjects != nil {
-			per = append(per, count(*pr.AllocObjects)+" allocations")
+			per = append(per, units.Count(*pr.AllocObjects)+" allocations")
 		}
 		if pr.AllocBytes != nil {
-			per = append(per, size(*pr.AllocBytes)+" allocated")
+			per = append(per, units.Bytes(*pr.AllocBytes)+" allocated")
 		}
 		if pr.CPUSeconds != nil {
-			per = append(per, seconds(*pr.CPUSeconds)+" CPU")
+			per = append(per, units.Seconds(*pr.CPUSeconds)+" CPU")
 		}
 		if len(per) > 0 {
 			pairs = append(pairs, [2]string{"per request", strings.Join(per, ", ") + " (profile window)"})
@@ -104,25 +105,25 @@ func cpuSection(a *profiles.Analysis) section {
 	if c == nil {
 		return s
 	}
-	summary := fmt.Sprintf("%s of CPU samples over %s", value(c.ProfileTotal, c.Unit), seconds(c.Seconds))
+	summary := fmt.Sprintf("%s of CPU samples over %s", units.Value(c.ProfileTotal, c.Unit), units.Seconds(c.Seconds))
 	if c.Cores > 0 {
-		summary += fmt.Sprintf(", %s cores busy on average", sig(c.Cores))
+		summary += fmt.Sprintf(", %s cores busy on average", units.Sig(c.Cores))
 	}
 	lines := []string{summary}
 	if a.Options.Route != "" {
 		lines = append(lines, fmt.Sprintf("route %q: %s (%s of the CPU); the tables below are shares of the route",
-			a.Options.Route, value(c.Total, c.Unit), percent(profiles.Share(c.Total, c.ProfileTotal))))
+			a.Options.Route, units.Value(c.Total, c.Unit), units.Percent(profiles.Share(c.Total, c.ProfileTotal))))
 	}
 	if c.Flat != nil && len(c.Flat.Classes) > 0 {
 		var kinds []string
 		for _, r := range c.Flat.Classes {
-			kinds = append(kinds, kindName(r.Class)+" "+percent(r.FlatShare))
+			kinds = append(kinds, kindName(r.Class)+" "+units.Percent(r.FlatShare))
 		}
 		lines = append(lines, "own CPU by kind of code: "+strings.Join(kinds, ", "))
 	}
 	if g := c.GC; g != nil && g.Total > 0 {
 		lines = append(lines, fmt.Sprintf("garbage collector %s, allocator %s, together %s of CPU",
-			percent(g.GCFraction), percent(g.AllocatorFraction), percent(g.CombinedFraction)))
+			units.Percent(g.GCFraction), units.Percent(g.AllocatorFraction), units.Percent(g.CombinedFraction)))
 	}
 	s.blocks = append(s.blocks, block{lines: lines})
 	if c.Flat != nil {
@@ -153,7 +154,7 @@ func funcBlock(caption string, t *profiles.FuncTable) block {
 		code:   []bool{false, false, false, false, true, true},
 	}
 	for _, r := range t.Rows {
-		tb.add(value(r.Flat, t.Unit), percent(r.FlatShare), value(r.Cum, t.Unit), percent(r.CumShare),
+		tb.add(units.Value(r.Flat, t.Unit), units.Percent(r.FlatShare), units.Value(r.Cum, t.Unit), units.Percent(r.CumShare),
 			location(r.File, r.Line), funcName(r.Function, r.Folded))
 	}
 	if t.Omitted > 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/findings"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // RenderFindings writes diagnosed findings, in the order given (Diagnose
@@ -124,7 +125,7 @@ func RenderFindingsMarkdown(w io.Writer, fs []findings.Finding) error {
 
 // severityText is "28.8% of allocated objects".
 func severityText(f findings.Finding) string {
-	return findings.Percent(f.Severity) + " of " + f.Resource.Noun()
+	return units.Percent(f.Severity) + " of " + f.Resource.Noun()
 }
 
 func evidenceHead(ev findings.Evidence) string {

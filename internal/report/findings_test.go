@@ -51,7 +51,7 @@ func TestRenderFindingsText(t *testing.T) {
 		"1. String concatenation in a loop  [28.8% of allocated objects]  (concat-loop)",
 		"main.leftpad  /src/leftpad/leftpad.go:109  calls runtime.concatstring2",
 		"| s = string(chr) + s",
-		"2.1% of CPU (20.0ms), 28.8% of allocated objects (436915)",
+		"2.1% of CPU (20ms), 28.8% of allocated objects (437k)",
 		"compiler: `string(chr) + s` escapes to heap",
 		"fix: Build the string once with a strings.Builder",
 		"var b strings.Builder",

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
@@ -68,9 +69,9 @@ func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) e
 	return renderDoc(w, f, body)
 }
 
-// WriteComparison renders a side-by-side comparison in format f; its JSON
-// form is the Comparison object.
-func WriteComparison(w io.Writer, f Format, c *profiles.Comparison) error {
+// WriteSideBySide renders two analyses side by side in format f; its JSON
+// form is the SideBySide object.
+func WriteSideBySide(w io.Writer, f Format, c *analysis.SideBySide) error {
 	if f == JSON {
 		return writeJSON(w, c)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // siteColumns names the columns of a site table.
@@ -29,8 +30,8 @@ func siteBlock(caption string, t *profiles.SiteTable, cols siteColumns) block {
 		tb.header = []string{cols.count, "%", cols.amount, "%", "location", "function", cols.callee}
 	}
 	for _, r := range t.Rows {
-		amount, amountPct := value(r.Amount, t.AmountUnit), percent(r.AmountShare)
-		cnt, cntPct := count(float64(r.Count)), percent(r.CountShare)
+		amount, amountPct := units.Value(r.Amount, t.AmountUnit), units.Percent(r.AmountShare)
+		cnt, cntPct := units.Count(float64(r.Count)), units.Percent(r.CountShare)
 		name := foldedName(r.Function, r.Folded, "site")
 		if cols.byCount {
 			tb.add(cnt, cntPct, amount, amountPct, location(r.File, r.Line), name, r.Callee)
@@ -49,7 +50,7 @@ func allocsSection(al *profiles.Allocs) section {
 	if al == nil {
 		return s
 	}
-	line := fmt.Sprintf("%s objects, %s allocated over %s", count(float64(al.Objects)), size(float64(al.Bytes)), seconds(al.Seconds))
+	line := fmt.Sprintf("%s objects, %s allocated over %s", units.Count(float64(al.Objects)), units.Bytes(float64(al.Bytes)), units.Seconds(al.Seconds))
 	s.blocks = append(s.blocks, block{lines: []string{line}})
 	where := "by the user line that allocates (directly or through what it calls)"
 	if al.ByObjects != nil && al.ByObjects.Attribution == profiles.AttributeLeaf {
@@ -76,7 +77,7 @@ func waitSection(title, what, callee string, t *profiles.SiteTable) section {
 		return s
 	}
 	s.blocks = append(s.blocks, block{lines: []string{fmt.Sprintf("%s of delay over %s events",
-		value(t.TotalAmount, t.AmountUnit), count(float64(t.TotalCount)))}})
+		units.Value(t.TotalAmount, t.AmountUnit), units.Count(float64(t.TotalCount)))}})
 	s.blocks = append(s.blocks, siteBlock("Top sites by delay: "+what, t,
 		siteColumns{amount: "delay", count: "events", callee: callee}))
 	return s
@@ -88,7 +89,7 @@ func goroutineSection(g *profiles.Goroutines) section {
 		return s
 	}
 	s.blocks = append(s.blocks, block{lines: []string{fmt.Sprintf("%s at the start, %s at the end (%+d)",
-		thousands(g.Start), thousands(g.End), g.End-g.Start)}})
+		units.Thousands(g.Start), units.Thousands(g.End), g.End-g.Start)}})
 	if len(g.Grew) == 0 {
 		return s
 	}
@@ -98,7 +99,7 @@ func goroutineSection(g *profiles.Goroutines) section {
 		code:   []bool{false, false, false, true, true, true},
 	}
 	for _, sg := range g.Grew {
-		tb.add(fmt.Sprintf("%+d", sg.Delta), thousands(sg.Start), thousands(sg.End), location(sg.File, sg.Line), sg.Function, sg.Wait)
+		tb.add(fmt.Sprintf("%+d", sg.Delta), units.Thousands(sg.Start), units.Thousands(sg.End), location(sg.File, sg.Line), sg.Function, sg.Wait)
 	}
 	caption := "Stacks that grew most"
 	if g.Omitted > 0 {
@@ -125,9 +126,9 @@ func routeSection(routes []profiles.RouteShare) section {
 		}
 		var top []string
 		for _, f := range r.Top {
-			top = append(top, fmt.Sprintf("%s %s", f.Function, percent(f.Share)))
+			top = append(top, fmt.Sprintf("%s %s", f.Function, units.Percent(f.Share)))
 		}
-		tb.add(percent(r.Share), value(r.Value, r.Unit), route, strings.Join(top, ", "))
+		tb.add(units.Percent(r.Share), units.Value(r.Value, r.Unit), route, strings.Join(top, ", "))
 	}
 	s.blocks = append(s.blocks, block{caption: "CPU split by the http.route profiler label; each sample is charged to its innermost user function", table: tb})
 	return s

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // sourceSection lays out the per-line listings (pprof's list) of the
@@ -17,7 +18,7 @@ func sourceSection(views []*profiles.SourceView) section {
 		for _, fn := range v.Functions {
 			caption := fmt.Sprintf("%s: %s at %s — self %s (%s), cum %s (%s)",
 				v.SampleType, fn.Function, location(fn.File, fn.StartLine),
-				value(fn.Self, v.Unit), percent(fn.SelfShare), value(fn.Cum, v.Unit), percent(fn.CumShare))
+				units.Value(fn.Self, v.Unit), units.Percent(fn.SelfShare), units.Value(fn.Cum, v.Unit), units.Percent(fn.CumShare))
 			t := &table{
 				header: []string{"line", "self", "flat", "cum", "source"},
 				right:  []bool{true, true, true, true, false},
@@ -46,5 +47,5 @@ func nonZero(v int64, unit string) string {
 	if v == 0 {
 		return "."
 	}
-	return value(v, unit)
+	return units.Value(v, unit)
 }

@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/findings"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 //go:embed web
@@ -38,9 +38,9 @@ func newPages(version string) (*pages, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04")
 		},
-		"pct": func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"pct": units.Percent,
 		// share writes a finding's severity as the CLI's report does.
-		"share": findings.Percent,
+		"share": units.Percent,
 		"pctOf": func(f float64) float64 { return 100 * f },
 		"signedPct": func(p *float64) string {
 			if p == nil {
@@ -48,7 +48,7 @@ func newPages(version string) (*pages, error) {
 			}
 			return fmt.Sprintf("%+.1f%%", 100**p)
 		},
-		"num": func(f float64) string { return fmt.Sprintf("%.4g", f) },
+		"num": units.Number,
 		"query": func(kv ...string) template.URL {
 			q := url.Values{}
 			for i := 0; i+1 < len(kv); i += 2 {

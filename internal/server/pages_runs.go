@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/findings"
 
 	"github.com/google/pprof/profile"
@@ -218,7 +219,7 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runCo
 	ba, _ := profiles.Analyze(base, profiles.Options{})
 	ha, _ := profiles.Analyze(head, profiles.Options{})
 	var text bytes.Buffer
-	if err := report.WriteComparison(&text, report.Text, profiles.Compare(base.ID, ba, head.ID, ha)); err != nil {
+	if err := report.WriteSideBySide(&text, report.Text, analysis.Beside(base.ID, ba, head.ID, ha)); err != nil {
 		return nil, err
 	}
 	rc := &runComparison{Text: text.String()}

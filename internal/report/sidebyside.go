@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // metricLabels names the comparison's metrics for people; an unknown
@@ -36,9 +37,9 @@ func metricLabel(name string) string {
 }
 
 // comparisonDoc lays out two analyses side by side.
-func comparisonDoc(c *profiles.Comparison) *doc {
+func comparisonDoc(c *analysis.SideBySide) *doc {
 	d := &doc{title: fmt.Sprintf("perfscope comparison: %s vs %s", c.Base.Name, c.Head.Name)}
-	for _, s := range []profiles.Side{c.Base, c.Head} {
+	for _, s := range []analysis.Side{c.Base, c.Head} {
 		if s.RunID != "" {
 			d.meta = append(d.meta, fmt.Sprintf("%s: run %s, target %s", s.Name, s.RunID, s.Target))
 		}
@@ -64,23 +65,23 @@ func metricValue(v *float64, unit string) string {
 	}
 	switch unit {
 	case "req/s":
-		return rate(*v)
+		return units.Rate(*v)
 	case "ms":
-		return millis(*v)
+		return units.Millis(*v)
 	case "seconds":
-		return seconds(*v)
+		return units.Seconds(*v)
 	case "bytes":
-		return size(*v)
+		return units.Bytes(*v)
 	case "fraction":
-		return percent(*v)
+		return units.Percent(*v)
 	default:
-		return count(*v)
+		return units.Count(*v)
 	}
 }
 
 // change is the relative change, or for fractions the difference in
 // percentage points, which reads better than a ratio of percentages.
-func change(m profiles.Metric) string {
+func change(m analysis.Metric) string {
 	if m.Base == nil || m.Head == nil {
 		return ""
 	}
@@ -95,7 +96,7 @@ func change(m profiles.Metric) string {
 	}
 	r := *m.Ratio
 	if r >= 2 || (r > 0 && r <= 0.5) {
-		return fmt.Sprintf("%s×", sig(r))
+		return fmt.Sprintf("%s×", units.Sig(r))
 	}
 	p := (r - 1) * 100
 	if math.Abs(p) < 0.05 {

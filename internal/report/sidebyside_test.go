@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/analysis"
 )
 
-func comparisonFixture() *profiles.Comparison {
+func comparisonFixture() *analysis.SideBySide {
 	f := func(v float64) *float64 { return &v }
-	return &profiles.Comparison{
-		Base: profiles.Side{Name: "naive", RunID: "r1", Target: "http://127.0.0.1:8080/"},
-		Head: profiles.Side{Name: "optimized", RunID: "r2", Target: "http://127.0.0.1:8081/"},
-		Metrics: []profiles.Metric{
+	return &analysis.SideBySide{
+		Base: analysis.Side{Name: "naive", RunID: "r1", Target: "http://127.0.0.1:8080/"},
+		Head: analysis.Side{Name: "optimized", RunID: "r2", Target: "http://127.0.0.1:8081/"},
+		Metrics: []analysis.Metric{
 			{Name: "throughput_rps", Unit: "req/s", Base: f(22800), Head: f(32600), Ratio: f(32600.0 / 22800), Better: "higher", Verdict: "better"},
 			{Name: "p99_ms", Unit: "ms", Base: f(4), Head: f(1.5), Ratio: f(0.375), Better: "lower", Verdict: "better"},
 			{Name: "alloc_objects_per_request", Unit: "objects", Base: f(12), Head: f(3), Ratio: f(0.25), Better: "lower", Verdict: "better"},
@@ -27,7 +27,7 @@ func comparisonFixture() *profiles.Comparison {
 
 func TestComparisonText(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, Text, comparisonFixture()); err != nil {
+	if err := WriteSideBySide(&buf, Text, comparisonFixture()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -50,7 +50,7 @@ func TestComparisonText(t *testing.T) {
 
 func TestComparisonMarkdownAndJSON(t *testing.T) {
 	var md bytes.Buffer
-	if err := WriteComparison(&md, Markdown, comparisonFixture()); err != nil {
+	if err := WriteSideBySide(&md, Markdown, comparisonFixture()); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "| metric | naive | optimized | change |  |\n|---|---:|---:|---:|---|\n") ||
@@ -58,10 +58,10 @@ func TestComparisonMarkdownAndJSON(t *testing.T) {
 		t.Errorf("markdown comparison:\n%s", md.String())
 	}
 	var js bytes.Buffer
-	if err := WriteComparison(&js, JSON, comparisonFixture()); err != nil {
+	if err := WriteSideBySide(&js, JSON, comparisonFixture()); err != nil {
 		t.Fatal(err)
 	}
-	var back profiles.Comparison
+	var back analysis.SideBySide
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}

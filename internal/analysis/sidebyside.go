@@ -1,18 +1,22 @@
-package profiles
+package analysis
 
-import "math"
+import (
+	"math"
 
-// A Comparison puts two analyses side by side, such as a service's naive
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// A SideBySide puts two analyses side by side, such as a service's naive
 // and optimized variants under the same load. It compares one run of each,
 // so its verdicts are directions, not statistics: for significance, compare
 // repeated benchmarks (perfscope bench, perfscope compare).
-type Comparison struct {
+type SideBySide struct {
 	Base    Side     `json:"base"`
 	Head    Side     `json:"head"`
 	Metrics []Metric `json:"metrics"`
 }
 
-// A Side names one analysis of a comparison.
+// A Side names one analysis of a SideBySide.
 type Side struct {
 	Name   string `json:"name"` // e.g. "naive", "optimized"
 	RunID  string `json:"run_id"`
@@ -45,10 +49,10 @@ type Metric struct {
 // count as the same: a single run of a load varies by a few percent.
 const SameWithin = 0.03
 
-// Compare puts base and head side by side.
-func Compare(baseName string, base *Analysis, headName string, head *Analysis) *Comparison {
-	c := &Comparison{Base: side(baseName, base), Head: side(headName, head)}
-	add := func(name, unit, better string, get func(*Analysis) *float64) {
+// Beside puts base and head side by side.
+func Beside(baseName string, base *profiles.Analysis, headName string, head *profiles.Analysis) *SideBySide {
+	c := &SideBySide{Base: side(baseName, base), Head: side(headName, head)}
+	add := func(name, unit, better string, get func(*profiles.Analysis) *float64) {
 		m := Metric{Name: name, Unit: unit, Better: better, Base: get(base), Head: get(head)}
 		if m.Base == nil && m.Head == nil {
 			return
@@ -62,44 +66,44 @@ func Compare(baseName string, base *Analysis, headName string, head *Analysis) *
 		}
 		c.Metrics = append(c.Metrics, m)
 	}
-	load := func(f func(*Analysis) float64) func(*Analysis) *float64 {
-		return func(a *Analysis) *float64 {
+	load := func(f func(*profiles.Analysis) float64) func(*profiles.Analysis) *float64 {
+		return func(a *profiles.Analysis) *float64 {
 			if a == nil || a.Run.Load == nil {
 				return nil
 			}
 			return ptr(f(a))
 		}
 	}
-	add("throughput_rps", "req/s", "higher", load(func(a *Analysis) float64 { return a.Run.Load.Throughput }))
-	add("p50_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Run.Load.Latency.P50 }))
-	add("p99_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Run.Load.Latency.P99 }))
-	add("p999_ms", "ms", "lower", load(func(a *Analysis) float64 { return a.Run.Load.Latency.P999 }))
-	add("errors", "count", "lower", load(func(a *Analysis) float64 { return float64(a.Run.Load.Failures) }))
-	perReq := func(f func(*PerRequest) *float64) func(*Analysis) *float64 {
-		return func(a *Analysis) *float64 {
+	add("throughput_rps", "req/s", "higher", load(func(a *profiles.Analysis) float64 { return a.Run.Load.Throughput }))
+	add("p50_ms", "ms", "lower", load(func(a *profiles.Analysis) float64 { return a.Run.Load.Latency.P50 }))
+	add("p99_ms", "ms", "lower", load(func(a *profiles.Analysis) float64 { return a.Run.Load.Latency.P99 }))
+	add("p999_ms", "ms", "lower", load(func(a *profiles.Analysis) float64 { return a.Run.Load.Latency.P999 }))
+	add("errors", "count", "lower", load(func(a *profiles.Analysis) float64 { return float64(a.Run.Load.Failures) }))
+	perReq := func(f func(*profiles.PerRequest) *float64) func(*profiles.Analysis) *float64 {
+		return func(a *profiles.Analysis) *float64 {
 			if a == nil || a.PerRequest == nil {
 				return nil
 			}
 			return f(a.PerRequest)
 		}
 	}
-	add("alloc_objects_per_request", "objects", "lower", perReq(func(p *PerRequest) *float64 { return p.AllocObjects }))
-	add("alloc_bytes_per_request", "bytes", "lower", perReq(func(p *PerRequest) *float64 { return p.AllocBytes }))
-	add("cpu_seconds_per_request", "seconds", "lower", perReq(func(p *PerRequest) *float64 { return p.CPUSeconds }))
-	gc := func(f func(*GCShare) float64) func(*Analysis) *float64 {
-		return func(a *Analysis) *float64 {
+	add("alloc_objects_per_request", "objects", "lower", perReq(func(p *profiles.PerRequest) *float64 { return p.AllocObjects }))
+	add("alloc_bytes_per_request", "bytes", "lower", perReq(func(p *profiles.PerRequest) *float64 { return p.AllocBytes }))
+	add("cpu_seconds_per_request", "seconds", "lower", perReq(func(p *profiles.PerRequest) *float64 { return p.CPUSeconds }))
+	gc := func(f func(*profiles.GCShare) float64) func(*profiles.Analysis) *float64 {
+		return func(a *profiles.Analysis) *float64 {
 			if a == nil || a.CPU == nil || a.CPU.GC == nil || a.CPU.GC.Total == 0 {
 				return nil
 			}
 			return ptr(f(a.CPU.GC))
 		}
 	}
-	add("gc_fraction", "fraction", "lower", gc(func(g *GCShare) float64 { return g.GCFraction }))
-	add("allocator_fraction", "fraction", "lower", gc(func(g *GCShare) float64 { return g.AllocatorFraction }))
+	add("gc_fraction", "fraction", "lower", gc(func(g *profiles.GCShare) float64 { return g.GCFraction }))
+	add("allocator_fraction", "fraction", "lower", gc(func(g *profiles.GCShare) float64 { return g.AllocatorFraction }))
 	return c
 }
 
-func side(name string, a *Analysis) Side {
+func side(name string, a *profiles.Analysis) Side {
 	s := Side{Name: name}
 	if a != nil {
 		s.RunID, s.Target = a.Run.ID, a.Run.Target
