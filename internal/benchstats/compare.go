@@ -1,6 +1,7 @@
 package benchstats
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,7 +84,55 @@ type grouping struct {
 	unitField                      *benchproc.Field
 	renames                        []Rename
 	spacing                        spacing
+	prev                           projected
 	byKey                          map[benchproc.Key]*tableCells
+}
+
+// projected remembers the keys of the last result projected. A benchmark's
+// samples come one after another and differ only in their values, so most
+// results reuse the keys of the one before instead of projecting again.
+type projected struct {
+	valid   bool
+	name    []byte
+	config  []benchfmt.Config
+	units   []string
+	tables  []benchproc.Key
+	cell    cellKey
+	residue benchproc.Key
+}
+
+// same reports whether res has the name, configuration and units of the
+// result the keys were projected from.
+func (p *projected) same(res *benchfmt.Result) bool {
+	if !p.valid || !bytes.Equal(p.name, res.Name) || len(p.config) != len(res.Config) || len(p.units) != len(res.Values) {
+		return false
+	}
+	for i, c := range res.Config {
+		if p.config[i].Key != c.Key || p.config[i].File != c.File || !bytes.Equal(p.config[i].Value, c.Value) {
+			return false
+		}
+	}
+	for i, v := range res.Values {
+		if p.units[i] != v.Unit {
+			return false
+		}
+	}
+	return true
+}
+
+// set remembers res and its keys, copying what the reader will reuse.
+func (p *projected) set(res *benchfmt.Result, tables []benchproc.Key, cell cellKey, residue benchproc.Key) {
+	p.valid = true
+	p.name = append(p.name[:0], res.Name...)
+	p.config = p.config[:0]
+	for _, c := range res.Config {
+		p.config = append(p.config, benchfmt.Config{Key: c.Key, Value: bytes.Clone(c.Value), File: c.File})
+	}
+	p.units = p.units[:0]
+	for _, v := range res.Values {
+		p.units = append(p.units, v.Unit)
+	}
+	p.tables, p.cell, p.residue = tables, cell, residue
 }
 
 // tableCells are the cells of one table while results are read.
@@ -150,9 +199,10 @@ func (g *grouping) add(res *benchfmt.Result, label string) error {
 	if ok, err := g.filter.Apply(res); !ok {
 		return err
 	}
-	tableKeys := g.tableBy.ProjectValues(res)
-	ck := cellKey{g.rowBy.Project(res), g.colBy.Project(res)}
-	residue := g.residue.Project(res)
+	if !g.prev.same(res) {
+		g.prev.set(res, g.tableBy.ProjectValues(res), cellKey{g.rowBy.Project(res), g.colBy.Project(res)}, g.residue.Project(res))
+	}
+	tableKeys, ck, residue := g.prev.tables, g.prev.cell, g.prev.residue
 	for i, tk := range tableKeys {
 		t := g.byKey[tk]
 		if t == nil {
