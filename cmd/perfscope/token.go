@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
+	"strconv"
 
+	"github.com/perfscope/perfscope/internal/report"
 	"github.com/spf13/cobra"
 )
 
@@ -58,12 +59,11 @@ to 'perfscope push' as --token or the PERFSCOPE_TOKEN environment variable.`,
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+			tt := &report.TextTable{Columns: []report.TextColumn{{Heading: "ID", Align: report.Right}, {Heading: "NAME"}, {Heading: "CREATED"}}}
 			for _, t := range tokens {
-				fmt.Fprintf(tw, "%d\t%s\t%s\n", t.ID, t.Name, t.Created.Local().Format("2006-01-02 15:04"))
+				tt.AddRow(strconv.FormatInt(t.ID, 10), t.Name, t.Created.Local().Format("2006-01-02 15:04"))
 			}
-			return tw.Flush()
+			return tt.WriteText(cmd.OutOrStdout())
 		},
 	}
 	list.Flags().StringVar(&db, "db", "", "the server's store: a SQLite file or a postgres:// URL (default ~/.perfscope/perfscope.db)")

@@ -1,10 +1,11 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
+	"strconv"
 
 	"golang.org/x/perf/benchunit"
 
@@ -27,7 +28,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 	default:
 		return fmt.Errorf("history has no %s form: use text or json", f)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := bufio.NewWriter(w)
 	first := true
 	for _, s := range series {
 		if changedOnly && !slices.ContainsFunc(s.Commits, func(c history.Commit) bool { return c.Changed }) {
@@ -56,7 +57,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			}
 			return scale.Format(*v)
 		}
-		fmt.Fprintln(tw, "commit\tdate\tmedian\t95% CI\tn\tvs previous\t")
+		tt := &TextTable{Columns: []TextColumn{{Heading: "commit"}, {Heading: "date"}, {Heading: "median"}, {Heading: "95% CI"}, {Heading: "n"}, {Heading: "vs previous"}, {}}}
 		for _, c := range s.Commits {
 			if changedOnly && !c.Changed {
 				continue
@@ -73,8 +74,11 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			default:
 				vs = fmt.Sprintf("%+.1f%%  p=%.3f", 100**c.Delta, *c.P)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t[%s, %s]\t%d\t%s\t%s\n", ref, c.Time.Local().Format("2006-01-02 15:04"),
-				scale.Format(c.Median), orUnknown(c.Lo), orUnknown(c.Hi), c.N, vs, historyMark(c))
+			tt.AddRow(ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
+				"["+orUnknown(c.Lo)+", "+orUnknown(c.Hi)+"]", strconv.Itoa(c.N), vs, historyMark(c))
+		}
+		if err := tt.WriteText(tw); err != nil {
+			return fmt.Errorf("write history: %w", err)
 		}
 		for _, warn := range s.Warnings {
 			fmt.Fprintf(tw, "note: %s\n", warn)
