@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -77,8 +78,22 @@ func (FileResolver) Resolve(ctx context.Context, ref string) (*Input, error) {
 			return fmt.Errorf("open benchmark file: %w", err)
 		}
 		defer f.Close()
-		return bench.Scan(f, ref, add)
+		return bench.Scan(contextReader{ctx, f}, ref, add)
 	}}, nil
+}
+
+// contextReader stops a read once ctx is done, so a cancelled comparison
+// does not read the rest of a large file.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // TextInput returns an Input reading Go benchmark format from text, labelled
