@@ -19,9 +19,10 @@ import (
 // rowJob is one row still to be summarized: its cells' values in column
 // order (nil where a column lacks the row) and the row's Cells to fill.
 type rowJob struct {
-	table  *Table
-	values []*cellValues
-	row    *Row
+	table      *Table
+	assumption benchmath.Assumption
+	values     []*cellValues
+	row        *Row
 }
 
 // tables lays the grouped cells out as tables in benchstat's order, then
@@ -53,7 +54,7 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 				values[i] = tc.cells[cellKey{rk, col}]
 			}
 			t.Rows = append(t.Rows, row)
-			jobs = append(jobs, rowJob{t, values, row})
+			jobs = append(jobs, rowJob{t, units.GetAssumption(unit), values, row})
 		}
 		out = append(out, t)
 	}
@@ -61,7 +62,6 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 	// only give the collector more to scan while the tests run.
 	g.byKey = nil
 
-	assumption := func(t *Table) benchmath.Assumption { return units.GetAssumption(t.Unit) }
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -78,8 +78,7 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 				if i >= len(jobs) {
 					return
 				}
-				j := jobs[i]
-				summarizeRow(j, assumption(j.table), th)
+				summarizeRow(jobs[i], th)
 			}
 		}()
 	}
@@ -95,7 +94,8 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 
 // summarizeRow fills a row's cells: each sample's summary and warnings,
 // then each cell's test against the base column's cell of the row.
-func summarizeRow(j rowJob, a benchmath.Assumption, th *benchmath.Thresholds) {
+func summarizeRow(j rowJob, th *benchmath.Thresholds) {
+	a := j.assumption
 	samples := make([]*benchmath.Sample, len(j.values))
 	for i, cv := range j.values {
 		if cv == nil {
