@@ -19,61 +19,60 @@ import (
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
-// These tests profile the bundled example services under load, as
-// `perfscope profile` does, and check that the findings name what each
-// naive mode does wrong and nothing of it in the optimized mode.
+// These tests diagnose runs of the bundled example services that
+// `perfscope profile` captured under load (testdata/capture.sh) and check
+// that the findings name what each naive mode does wrong and nothing of
+// it in the optimized mode. The compiler's diagnostics are built from the
+// examples' source, which TestRunsMatchSources holds to the source the
+// runs were taken from.
 
-// The load of each capture: short, on loopback. Naive leftpad's StatsD
-// formatting is about 1% of its work, so it gets a longer window to be
-// sampled reliably.
-const (
-	exampleLoad     = 3 * time.Second
-	exampleLongLoad = 5 * time.Second
-	exampleWarmup   = 500 * time.Millisecond
-)
-
-// minExampleCPU is the least CPU a capture must hold for its findings to
-// be judged: on a machine busy with other work the service gets too
-// little CPU for its profile to say anything, and the test skips.
-const minExampleCPU = int64(300 * time.Millisecond)
-
-// examples holds each example built once per test run, with its compiler
-// diagnostics.
-var examples struct {
+// exampleIndexes holds each example's compiler diagnostics, built once per
+// test run.
+var exampleIndexes struct {
 	mu    sync.Mutex
-	built map[string]*example
+	built map[string]*exampleIndex
 }
 
-type example struct {
+type exampleIndex struct {
 	once sync.Once
-	dir  string
-	bin  string
 	ix   *escape.Index
 	err  error
 }
 
-// buildExample builds examples/<name> and its escape index once.
-func buildExample(t *testing.T, name, src string) *example {
+// exampleSource returns the absolute directory of examples/<name>.
+func exampleSource(t *testing.T, name string) string {
 	t.Helper()
-	examples.mu.Lock()
-	if examples.built == nil {
-		examples.built = map[string]*example{}
+	src, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		t.Fatal(err)
 	}
-	ex := examples.built[name]
+	if !fileExists(filepath.Join(src, "main.go")) {
+		t.Fatalf("examples/%s is not in this checkout", name)
+	}
+	return src
+}
+
+// exampleEscapeIndex builds the compiler diagnostics of examples/<name>
+// once: compiling takes as long as it takes, its output does not depend on
+// how busy the machine is.
+func exampleEscapeIndex(t *testing.T, name string) *escape.Index {
+	t.Helper()
+	src := exampleSource(t, name)
+	exampleIndexes.mu.Lock()
+	if exampleIndexes.built == nil {
+		exampleIndexes.built = map[string]*exampleIndex{}
+	}
+	ex := exampleIndexes.built[name]
 	if ex == nil {
-		ex = &example{dir: filepath.Join(workloads.dir, "examples", name)}
-		examples.built[name] = ex
+		ex = &exampleIndex{}
+		exampleIndexes.built[name] = ex
 	}
-	examples.mu.Unlock()
+	exampleIndexes.mu.Unlock()
 	ex.once.Do(func() {
-		ex.bin = filepath.Join(ex.dir, name)
-		if msg, err := exec.Command(goCommand(), "build", "-o", ex.bin, src).CombinedOutput(); err != nil {
-			ex.err = fmt.Errorf("build %s: %w\n%s", name, err, msg)
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		var warns []error
 		ex.ix, warns = escape.Build(ctx, src, nil, escape.Options{})
@@ -84,30 +83,50 @@ func buildExample(t *testing.T, name, src string) *example {
 	if ex.err != nil {
 		t.Fatal(ex.err)
 	}
-	return ex
+	return ex.ix
+}
+
+// exampleFindings diagnoses the committed run of examples/<name> in mode
+// with the example's compiler diagnostics.
+func exampleFindings(t *testing.T, name, mode string) []Finding {
+	t.Helper()
+	a := workload(t, name+"-"+mode)
+	fs, warns := Diagnose(a, exampleEscapeIndex(t, name), Options{AvailableCores: float64(a.Run.TargetCPUs)})
+	for _, w := range warns {
+		t.Errorf("%s %s: diagnose warning: %v", name, mode, w)
+	}
+	if a.Run.TargetCPUs == 0 {
+		t.Errorf("%s %s: the run does not record the target's CPUs", name, mode)
+	}
+	for _, f := range fs {
+		t.Logf("%s %s: %s", name, mode, describe(f))
+	}
+	return fs
 }
 
 // listeningRE matches the line an example prints when it is ready.
 var listeningRE = regexp.MustCompile(`listening on (http://\S+), pprof on (http://\S+)`)
 
-// exampleFindings builds examples/<name>, runs it in mode with args,
-// profiles it under load on path and diagnoses the run with its compiler
-// diagnostics.
-func exampleFindings(t *testing.T, name, mode, path string, load time.Duration, args ...string) []Finding {
-	t.Helper()
-	src, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
-	if err != nil {
-		t.Fatal(err)
+// TestExampleProfileLive profiles the naive leftpad example under real
+// load as `perfscope profile` does and diagnoses the run. On a busy
+// machine the service gets little CPU, so it checks only what holds
+// however busy the machine is: the load was served, the run holds a CPU
+// profile that analyses, and every rule runs on it without warnings. What
+// the rules find is tested on committed runs above.
+func TestExampleProfileLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("profiles a service under load for seconds")
 	}
-	if !fileExists(filepath.Join(src, "main.go")) {
-		t.Skipf("examples/%s is not in this checkout", name)
-	}
-	ex := buildExample(t, name, src)
+	src := exampleSource(t, "leftpad")
 	tmp := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	bin := filepath.Join(tmp, "leftpad")
+	if msg, err := exec.Command(goCommand(), "build", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("build leftpad: %v\n%s", err, msg)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	args = append([]string{"-mode", mode, "-addr", "127.0.0.1:0", "-pprof-addr", "127.0.0.1:0"}, args...)
-	cmd := exec.Command(ex.bin, args...)
+	cmd := exec.Command(bin, "-mode", "naive", "-addr", "127.0.0.1:0", "-pprof-addr", "127.0.0.1:0",
+		"-statsd", udpSink(t), "-log", filepath.Join(tmp, "access.log"))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -122,7 +141,7 @@ func exampleFindings(t *testing.T, name, mode, path string, load time.Duration, 
 		cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
 			<-exited
 		}
@@ -142,42 +161,43 @@ func exampleFindings(t *testing.T, name, mode, path string, load time.Duration, 
 	case line := <-lines:
 		m := listeningRE.FindStringSubmatch(line)
 		if m == nil {
-			t.Fatalf("%s printed %q, want its addresses", name, line)
+			t.Fatalf("leftpad printed %q, want its addresses", line)
 		}
 		apiURL, pprofURL = strings.TrimSuffix(m[1], ","), m[2]
 	case err := <-exited:
-		t.Fatalf("%s exited: %v", name, err)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not start", name)
+		t.Fatalf("leftpad exited: %v", err)
+	case <-ctx.Done():
+		t.Fatal("leftpad did not start")
 	}
 
-	run, err := capture.Profile(ctx, capture.Options{
-		Load:     loadgen.Config{URL: apiURL + path, Concurrency: 8, Duration: load},
+	saved, err := capture.Profile(ctx, capture.Options{
+		Load:     loadgen.Config{URL: apiURL + "/v1/leftpad/?str=test&len=24&chr=*", Concurrency: 4, Duration: 2 * time.Second},
 		PprofURL: pprofURL,
-		Warmup:   exampleWarmup,
 		OutDir:   filepath.Join(tmp, "run"),
 	})
 	if err != nil {
-		t.Fatalf("profile %s: %v", name, err)
+		t.Fatalf("profile leftpad: %v", err)
 	}
-	a, errs := profiles.Analyze(run, profiles.Options{})
+	if saved.Load == nil || saved.Load.Successes == 0 {
+		t.Fatalf("no request was served: %+v", saved.Load)
+	}
+	if !saved.Has(run.KindCPU) {
+		t.Fatalf("the run has no CPU profile: %+v", saved.Profiles)
+	}
+	a, errs := profiles.Analyze(saved, profiles.Options{})
 	for _, err := range errs {
-		t.Logf("%s %s: analysis warning: %v", name, mode, err)
+		t.Errorf("analysis: %v", err)
 	}
-	if a.CPU == nil || a.CPU.Total < minExampleCPU {
-		t.Skipf("%s %s: the CPU profile holds too little (%v): the machine is too busy to tell anything", name, mode, a.CPU)
+	if a == nil || a.CPU == nil {
+		t.Fatal("the run's CPU profile was not analysed")
 	}
-	fs, warns := Diagnose(a, ex.ix, Options{AvailableCores: float64(runtime.NumCPU())})
+	fs, warns := Diagnose(a, exampleEscapeIndex(t, "leftpad"), Options{AvailableCores: float64(runtime.NumCPU())})
 	for _, w := range warns {
-		t.Errorf("%s %s: diagnose warning: %v", name, mode, w)
-	}
-	if l := a.Run.Load; l != nil {
-		t.Logf("%s %s: %.0f requests/s, %d failures", name, mode, l.Throughput, l.Failures)
+		t.Errorf("diagnose: %v", w)
 	}
 	for _, f := range fs {
-		t.Logf("%s %s: %s", name, mode, describe(f))
+		t.Logf("%s", describe(f))
 	}
-	return fs
 }
 
 // udpSink receives and drops StatsD packets until the test ends.
@@ -222,13 +242,9 @@ func finds(fs []Finding, rule, fn string, words ...string) bool {
 }
 
 func TestExampleLeftpad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("profiles a service under load for seconds")
-	}
-	path := "/v1/leftpad/?str=test&len=24&chr=*"
 	named := []string{"concat-loop", "fmt-hot", "built-per-call", "small-writes", "std-logger-lock"}
 	t.Run("naive", func(t *testing.T) {
-		fs := exampleFindings(t, "leftpad", "naive", path, exampleLongLoad, "-statsd", udpSink(t), "-log", filepath.Join(t.TempDir(), "access.log"))
+		fs := exampleFindings(t, "leftpad", "naive")
 		for _, c := range []struct {
 			rule, fn string
 			words    []string
@@ -245,7 +261,7 @@ func TestExampleLeftpad(t *testing.T) {
 		}
 	})
 	t.Run("optimized", func(t *testing.T) {
-		fs := exampleFindings(t, "leftpad", "optimized", path, exampleLoad, "-statsd", udpSink(t), "-log", filepath.Join(t.TempDir(), "access.log"))
+		fs := exampleFindings(t, "leftpad", "optimized")
 		for _, rule := range append(named, "json-reflect", "reread") {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))
@@ -255,12 +271,8 @@ func TestExampleLeftpad(t *testing.T) {
 }
 
 func TestExampleTxsummary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("profiles a service under load for seconds")
-	}
-	data := filepath.Join(t.TempDir(), "transactions.json")
 	t.Run("naive", func(t *testing.T) {
-		fs := exampleFindings(t, "txsummary", "naive", "/summary", exampleLoad, "-data", data)
+		fs := exampleFindings(t, "txsummary", "naive")
 		if !finds(fs, "reread", "main.summarizeNaive", "reads and parses") {
 			t.Errorf("no reread finding in main.summarizeNaive")
 		}
@@ -269,7 +281,7 @@ func TestExampleTxsummary(t *testing.T) {
 		}
 	})
 	t.Run("optimized", func(t *testing.T) {
-		fs := exampleFindings(t, "txsummary", "optimized", "/summary", exampleLoad, "-data", data)
+		fs := exampleFindings(t, "txsummary", "optimized")
 		for _, rule := range []string{"reread", "json-reflect"} {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))

@@ -3,9 +3,10 @@ package findings
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,22 +15,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/units"
 )
 
-// The rule tests run real programs: testdata/<rule>/bad shows a problem,
-// testdata/<rule>/good is its fix. Each is built and run once per test
-// run, the first time a test needs its profiles, under the profilers, by
-// testdata/harness. Lines a rule must name carry a "// want: RULE" comment.
-// Rule tests run in parallel (two at a time on two cores): a program's
-// CPU shares are its own, whatever else runs.
+// The rule tests diagnose real programs: testdata/<rule>/bad shows a
+// problem, testdata/<rule>/good is its fix. Each was run once under the
+// profilers by testdata/harness (testdata/capture.sh), and its run is
+// committed under testdata/runs/<rule>-<bad|good>, so no verdict depends
+// on how busy the machine running the tests is. Lines a rule must name
+// carry a "// want: RULE" comment; TestRunsMatchSources fails when a
+// program changed after its run was captured.
 
-// workloads holds the built programs and, once run, their profiles.
+// runsDir holds the committed runs, one directory per program.
+const runsDir = "testdata/runs"
+
+// workloads holds, once loaded, the analyses of the committed runs.
 var workloads struct {
-	dir    string // temporary directory holding binaries and profiles
+	dir    string // temporary directory holding the runs moved to this checkout
 	mu     sync.Mutex
 	runs   map[string]*workloadRun
 	ixOnce sync.Once
@@ -80,31 +87,26 @@ func goCommand() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// buildWorkload builds one program. Symbols and DWARF are left out to
-// link faster: the runtime symbolizes its own profiles.
-func buildWorkload(program string) error {
-	out := filepath.Join(workloads.dir, "bin", strings.ReplaceAll(program, "/", "-"))
-	cmd := exec.Command(goCommand(), "build", "-ldflags=-s -w", "-o", out, "./testdata/"+program)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", program, err, msg)
-	}
-	return nil
-}
+// runName is the directory under testdata/runs of a program ("concat/bad")
+// or an example's mode ("leftpad-naive").
+func runName(program string) string { return strings.ReplaceAll(program, "/", "-") }
 
-// workload runs the program once per test run and returns the analysis
-// of its profiles.
+// workload returns the analysis of a program's committed run, loaded once
+// per test run.
 func workload(t *testing.T, program string) *profiles.Analysis {
 	t.Helper()
+	name := runName(program)
 	workloads.mu.Lock()
-	r := workloads.runs[program]
+	r := workloads.runs[name]
 	if r == nil {
 		r = &workloadRun{}
-		workloads.runs[program] = r
+		workloads.runs[name] = r
 	}
 	workloads.mu.Unlock()
 	r.once.Do(func() {
-		if r.err = buildWorkload(program); r.err == nil {
-			r.analysis, r.err = runWorkload(program)
+		var moved *run.Run
+		if moved, r.err = checkoutRun(name); r.err == nil {
+			r.analysis, r.err = analyze(moved)
 		}
 	})
 	if r.err != nil {
@@ -113,40 +115,120 @@ func workload(t *testing.T, program string) *profiles.Analysis {
 	return r.analysis
 }
 
-func runWorkload(program string) (*profiles.Analysis, error) {
-	name := strings.ReplaceAll(program, "/", "-")
-	out := filepath.Join(workloads.dir, "runs", name)
-	if err := os.MkdirAll(out, 0o755); err != nil {
+// checkoutRun copies the committed run name into the temporary directory
+// with the files its profiles name moved to this checkout: they are the
+// absolute paths of the checkout that captured it, and source lines and
+// compiler reasons are looked up by them.
+func checkoutRun(name string) (*run.Run, error) {
+	saved, err := run.Load(filepath.Join(runsDir, name))
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, filepath.Join(workloads.dir, "bin", name), "-out", out)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("run %s: %w\n%s", program, err, msg)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		return nil, err
 	}
-	return analyzeDir(out, name, time.Since(start))
-}
-
-// analyzeDir turns a directory of <kind>.pb.gz files into a run and
-// analyses it as `perfscope report` would.
-func analyzeDir(dir, id string, took time.Duration) (*profiles.Analysis, error) {
-	saved := &run.Run{ID: id, Dir: dir, Target: "http://127.0.0.1/", Start: time.Now().Add(-took), End: time.Now()}
-	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindBlock, run.KindMutex,
-		run.KindGoroutineStart, run.KindGoroutineEnd} {
-		if fileExists(filepath.Join(dir, kind+".pb.gz")) {
-			saved.Profiles = append(saved.Profiles, run.ProfileFile{Kind: kind, File: kind + ".pb.gz"})
+	from := saved.Dir
+	saved.Dir = filepath.Join(workloads.dir, "runs", name)
+	if err := os.MkdirAll(saved.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, pf := range saved.Profiles {
+		if pf.File == "" {
+			continue
+		}
+		p, err := (&run.Run{Dir: from, Profiles: []run.ProfileFile{pf}}).Open(pf.Kind)
+		if err != nil {
+			return nil, err
+		}
+		moveToCheckout(p, root)
+		if _, err := saved.SaveProfile(pf.Kind, p); err != nil {
+			return nil, err
 		}
 	}
+	return saved, saved.Save()
+}
+
+// moveToCheckout rewrites the module's file names in p to lie under root.
+func moveToCheckout(p *profile.Profile, root string) {
+	for _, fn := range p.Function {
+		for _, dir := range []string{"/internal/findings/testdata/", "/examples/"} {
+			if i := strings.Index(fn.Filename, dir); i >= 0 {
+				fn.Filename = filepath.Join(root, filepath.FromSlash(fn.Filename[i+1:]))
+				break
+			}
+		}
+	}
+}
+
+// analyze analyses a run as `perfscope report` would.
+func analyze(saved *run.Run) (*profiles.Analysis, error) {
 	a, errs := profiles.Analyze(saved, profiles.Options{})
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("analyze %s: %v", dir, errs)
-	}
-	if a.CPU != nil {
-		a.Run.Window = a.CPU.Seconds
+		return nil, fmt.Errorf("analyze %s: %v", saved.Dir, errs)
 	}
 	return a, nil
+}
+
+// TestRunsMatchSources fails when a program changed after its run was
+// captured: the tests look up lines marked "// want:" in its source, which
+// must be the source the profiles were taken from. The digest is the one
+// testdata/capture.sh writes.
+func TestRunsMatchSources(t *testing.T) {
+	harness, err := filepath.Glob(filepath.Join("testdata", "harness", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, err := filepath.Glob(filepath.Join("testdata", "harness", "httpload", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness = append(harness, load...)
+	sources := map[string][]string{}
+	for _, program := range programs() {
+		files, err := filepath.Glob(filepath.Join("testdata", filepath.FromSlash(program), "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[runName(program)] = append(files, harness...)
+	}
+	for _, ex := range []string{"leftpad", "txsummary"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", "examples", ex, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
+		for _, mode := range []string{"naive", "optimized"} {
+			sources[ex+"-"+mode] = files
+		}
+	}
+	dirs, err := os.ReadDir(runsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, ok := sources[d.Name()]; !ok {
+			t.Errorf("%s/%s is the run of no program: remove it", runsDir, d.Name())
+		}
+	}
+	for name, files := range sources {
+		want, err := os.ReadFile(filepath.Join(runsDir, name, "source.sha256"))
+		if err != nil {
+			t.Errorf("no run of %s: run bash internal/findings/testdata/capture.sh %s", name, name)
+			continue
+		}
+		h := sha256.New()
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(b)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != strings.TrimSpace(string(want)) {
+			t.Errorf("the source of %s changed since its run was captured: run bash internal/findings/testdata/capture.sh %s", name, name)
+		}
+	}
 }
 
 // escapeIndex builds the compiler diagnostics of every program once.
@@ -194,7 +276,7 @@ func wantLines(t *testing.T, program, rule string) map[string][]int64 {
 func diagnose(t *testing.T, program string, ix *escape.Index) []Finding {
 	t.Helper()
 	a := workload(t, program)
-	fs, warns := Diagnose(a, ix, Options{AvailableCores: float64(runtime.NumCPU())})
+	fs, warns := Diagnose(a, ix, Options{AvailableCores: float64(a.Run.TargetCPUs)})
 	for _, w := range warns {
 		t.Logf("%s: warning: %v", program, w)
 	}

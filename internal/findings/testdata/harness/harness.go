@@ -1,7 +1,8 @@
 // Package harness runs the workloads of the findings tests under the
-// profilers and saves their profiles the way a capture would: cpu, allocs,
-// block, mutex and goroutine profiles at the start and end of the work,
-// as <kind>.pb.gz files in the directory given by -out.
+// profilers and saves a run the way a capture would: cpu, allocs, block,
+// mutex and goroutine profiles at the start and end of the work, as
+// <kind>.pb.gz files beside a run.json in the directory given by -out.
+// testdata/capture.sh runs each workload once and commits the run.
 package harness
 
 import (
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // Profiling rates as perfscope's expose package sets them for a service,
@@ -41,11 +44,17 @@ func Main(work func(ctx context.Context)) { MainFor(DefaultDuration, DefaultMinC
 // MainFor is Main with the work's minimum wall time and CPU time; a
 // workload that is meant to idle asks for no CPU time.
 func MainFor(d, minCPU time.Duration, work func(ctx context.Context)) {
-	out := flag.String("out", "", "directory to write profiles into")
+	out := flag.String("out", "", "directory to write the run into")
+	// Longer windows give the committed profiles more samples than a
+	// rule needs, so that they hold what it looks for with room to spare.
+	scale := flag.Float64("scale", 1, "multiply the work's minimum wall time, CPU time and maximum length by this")
 	flag.Parse()
 	if *out == "" {
 		log.Fatal("-out is required")
 	}
+	d = time.Duration(*scale * float64(d))
+	minCPU = time.Duration(*scale * float64(minCPU))
+	maxDuration := time.Duration(*scale * float64(MaxDuration))
 	runtime.SetBlockProfileRate(blockProfileRate)
 	runtime.SetMutexProfileFraction(mutexProfileFraction)
 
@@ -58,10 +67,12 @@ func MainFor(d, minCPU time.Duration, work func(ctx context.Context)) {
 		log.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go stopWhen(cancel, d, minCPU)
+	start := time.Now()
+	go stopWhen(cancel, d, minCPU, maxDuration)
 	work(ctx)
 	cancel()
 	pprof.StopCPUProfile()
+	end := time.Now()
 	if err := cpu.Close(); err != nil {
 		log.Fatal(err)
 	}
@@ -71,16 +82,37 @@ func MainFor(d, minCPU time.Duration, work func(ctx context.Context)) {
 	write(*out, "allocs", "allocs")
 	write(*out, "block", "block")
 	write(*out, "mutex", "mutex")
+	saveRun(*out, start, end)
+}
+
+// saveRun describes the profiles in run.json, as a capture does, with the
+// CPUs the workload could use: the rules judge CPU shares against them.
+func saveRun(dir string, start, end time.Time) {
+	r := &run.Run{
+		ID: filepath.Base(dir), Dir: dir, Target: "http://127.0.0.1/", TargetCPUs: runtime.NumCPU(),
+		Args: os.Args, Start: start, End: end, Window: end.Sub(start).Seconds(), Version: "devel",
+	}
+	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindBlock, run.KindMutex,
+		run.KindGoroutineStart, run.KindGoroutineEnd} {
+		pf := run.ProfileFile{Kind: kind, File: kind + ".pb.gz"}
+		if kind == run.KindCPU || kind == run.KindBlock || kind == run.KindMutex {
+			pf.Seconds = r.Window
+		}
+		r.Profiles = append(r.Profiles, pf)
+	}
+	if err := r.Save(); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // stopWhen cancels once d has passed and the process has used minCPU of
-// CPU time since, or once MaxDuration has passed.
-func stopWhen(cancel context.CancelFunc, d, minCPU time.Duration) {
+// CPU time since, or once maxDuration has passed.
+func stopWhen(cancel context.CancelFunc, d, minCPU, maxDuration time.Duration) {
 	start, cpu0 := time.Now(), cpuTime()
 	for {
 		time.Sleep(20 * time.Millisecond)
 		took := time.Since(start)
-		if took >= MaxDuration || (took >= d && cpuTime()-cpu0 >= minCPU) {
+		if took >= maxDuration || (took >= d && cpuTime()-cpu0 >= minCPU) {
 			cancel()
 			return
 		}
