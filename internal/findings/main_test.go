@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -356,4 +357,51 @@ func named(fs []Finding, file string, line int64) bool {
 		}
 	}
 	return false
+}
+
+// TestHarnessLive builds and runs one program under testdata/harness as
+// testdata/capture.sh does, so that the committed runs can be captured
+// again. It checks only what holds however busy the machine is: the
+// program writes a run that loads, analyses and diagnoses without errors.
+func TestHarnessLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a profiled program")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "concat-bad")
+	if msg, err := exec.Command(goCommand(), "build", "-o", bin, "./testdata/concat/bad").CombinedOutput(); err != nil {
+		t.Fatalf("build concat/bad: %v\n%s", err, msg)
+	}
+	out := filepath.Join(tmp, "run")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if msg, err := exec.CommandContext(ctx, bin, "-out", out).CombinedOutput(); err != nil {
+		t.Fatalf("run concat/bad: %v\n%s", err, msg)
+	}
+	saved, err := run.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{run.KindCPU, run.KindAllocs, run.KindBlock, run.KindMutex, run.KindGoroutineStart, run.KindGoroutineEnd} {
+		if !saved.Has(kind) {
+			t.Errorf("the run has no %s profile: %+v", kind, saved.Profiles)
+		}
+	}
+	if saved.TargetCPUs != runtime.NumCPU() || saved.Window <= 0 {
+		t.Errorf("run.json records %d CPUs and a %gs window, want %d CPUs and the time the work ran", saved.TargetCPUs, saved.Window, runtime.NumCPU())
+	}
+	a, err := analyze(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.CPU == nil || a.Allocs == nil {
+		t.Fatalf("no CPU or allocation analysis: cpu %v, allocs %v", a.CPU, a.Allocs)
+	}
+	_, warns := Diagnose(a, nil, Options{AvailableCores: float64(saved.TargetCPUs)})
+	for _, w := range warns {
+		t.Errorf("diagnose: %v", w)
+	}
 }
