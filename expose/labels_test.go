@@ -305,10 +305,14 @@ func TestLabelsInCPUProfile(t *testing.T) {
 		stop()
 		wg.Wait()
 	}()
-	// On a busy machine a second may hold few samples; try a few times.
+	// On a busy machine a second holds few samples: profiles are taken
+	// until the process has used enough CPU time for the route to show,
+	// however long that takes.
+	const enough = 20 // samples, 200ms of CPU at the default rate
 	var labelled, total int64
-	for try := 0; try < 3 && labelled == 0; try++ {
-		labelled, total = routeSamples(t, s.URL()+"profile?seconds=1")
+	for deadline := time.Now().Add(5 * time.Minute); total < enough && time.Now().Before(deadline); {
+		l, n := routeSamples(t, s.URL()+"profile?seconds=1")
+		labelled, total = labelled+l, total+n
 	}
 	if labelled == 0 {
 		t.Fatalf("no sample of %d labelled %s=GET /spin/{n}", total, LabelRoute)
