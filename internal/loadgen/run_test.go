@@ -419,8 +419,14 @@ func TestCancel(t *testing.T) {
 	})
 	for _, rate := range []float64{0, 500} {
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(300*time.Millisecond, cancel)
-		res, err := Run(ctx, Config{URL: s.URL, Duration: time.Hour, Rate: rate})
+		// Cancelled once requests have completed, not after a fixed time:
+		// on a busy machine none may have completed in the first moments.
+		cancelAfterRequests := func(p Progress) {
+			if p.Requests >= 3 {
+				cancel()
+			}
+		}
+		res, err := Run(ctx, Config{URL: s.URL, Duration: time.Hour, Rate: rate, Progress: cancelAfterRequests})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
