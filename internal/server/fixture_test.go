@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/capture"
-	"github.com/perfscope/perfscope/internal/demo"
-	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server/api"
 )
@@ -53,40 +49,22 @@ func pushBenchmodHistory(t *testing.T, ts *testServer) {
 	}
 }
 
-// pushLeftpadRun profiles the bundled leftpad example (naive mode) under
-// two seconds of load and uploads the run; it returns the run's id.
+// pushLeftpadRun uploads a run of the bundled leftpad example (naive
+// mode) that `perfscope profile` captured once
+// (internal/findings/testdata/capture.sh); it returns the run's id. A
+// committed run shows the same functions however busy the machine is.
 func pushLeftpadRun(t *testing.T, ts *testServer) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	root, err := demo.ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
+	dir := filepath.Join("..", "findings", "testdata", "runs", "leftpad-naive")
+	profiles, err := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
+	if err != nil || len(profiles) == 0 {
+		t.Fatalf("no profiles in %s: %v", dir, err)
 	}
-	tmp := t.TempDir()
-	bin, err := demo.Build(ctx, root, "leftpad", tmp)
-	if err != nil {
-		t.Fatal(err)
+	names := []string{run.File}
+	for _, p := range profiles {
+		names = append(names, filepath.Base(p))
 	}
-	svc, err := demo.Start(ctx, bin, "--mode", "naive", "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0",
-		"--log", filepath.Join(tmp, "access.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Stop()
-	saved, err := capture.Profile(ctx, capture.Options{
-		Load:     loadgen.Config{URL: svc.URL + demo.LeftpadPath, Concurrency: 4, Duration: 3 * time.Second},
-		PprofURL: svc.PprofURL,
-		Warmup:   500 * time.Millisecond,
-		OutDir:   filepath.Join(tmp, "leftpad-naive"),
-	})
-	if err != nil {
-		t.Fatalf("profile leftpad: %v", err)
-	}
-	if !saved.Has(run.KindCPU) {
-		t.Fatalf("the leftpad run has no CPU profile: %+v", saved.Profiles)
-	}
-	ct, body := multipartRun(t, saved.Dir)
+	ct, body := multipartRun(t, dir, names...)
 	code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body)
 	if code != http.StatusCreated {
 		t.Fatalf("upload leftpad run = %d %s", code, resp)
