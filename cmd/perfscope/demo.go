@@ -57,6 +57,7 @@ that.`,
 					fmt.Fprintf(os.Stderr, format+"\n", a...)
 				}
 			}
+			rf.opts.Status = func(msg string) { logf("%s", msg) }
 			res, err := demo.Run(cmd.Context(), demo.Options{
 				Duration:    duration,
 				Concurrency: concurrency,
