@@ -24,8 +24,9 @@ func perfscopeVersion() string {
 	if v == "" || v == "(devel)" {
 		v = "devel"
 	}
+	// A pseudo-version (v0.0.0-date-revision) names the revision already.
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 && v == "devel" {
 			v += "+" + gitstate.Short(s.Value)
 		}
 	}

@@ -52,8 +52,9 @@ type Result struct {
 	Comparison *analysis.SideBySide
 }
 
-// Run starts the leftpad example for each mode on free loopback ports, profiles it under load with capture.Profile and stops it,
-// and analyses each run with analysis.Analyze. The runs are saved under
+// Run starts the leftpad example for each mode on free loopback ports (as
+// o.Command), profiles it under load with capture.Profile and stops it, and
+// analyses each run with analysis.Analyze. The runs are saved under
 // run.DefaultRoot like any profiling run. The result holds what was
 // measured even when Run fails part way.
 func Run(ctx context.Context, o Options) (*Result, error) {
