@@ -18,6 +18,7 @@ func newBenchCmd() *cobra.Command {
 		opts   bench.Options
 		format string
 		rec    recordFlags
+		quiet  bool
 	)
 	formats := []string{"text", "json"}
 	c := &cobra.Command{
@@ -25,7 +26,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Run Go benchmarks and save the results with commit and machine metadata",
 		Long: `bench runs "go test -run '^$' -bench REGEX -benchmem -count N" on the packages
 (default ".") one package at a time, shows which benchmark and round is running
-when stderr is a terminal, and writes the results in standard Go benchmark
+when stderr is a terminal (benchmark k of n, the time elapsed and an estimate
+of the time left; -q turns it off), and writes the results in standard Go benchmark
 format, so benchstat reads them, to -o (default .perfscope/bench/<time>-<commit>.txt).
 
 The file starts with configuration lines naming what was measured:
@@ -51,7 +53,8 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 			}
 			opts.Packages = args
 			opts.Log = os.Stderr
-			if stderrIsTerminal() {
+			if !quiet && stderrIsTerminal() {
+				opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 				opts.Progress = terminalProgress(os.Stderr)
 			}
 			run, err := bench.Run(cmd.Context(), opts)
@@ -84,6 +87,7 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "results file (default .perfscope/bench/<time>-<commit>.txt)")
 	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results")
 	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line")
 	addFormatFlag(c, &format, formats...)
 	rec.register(f, "the results")
 	return c
