@@ -42,9 +42,9 @@ type progressWriter struct {
 	rounds  map[string]int
 	// order numbers the top-level benchmarks in the order they start,
 	// from base.BenchmarkIndex.
-	order   map[string]int
-	base    Progress
-	report  func(Progress)
+	order  map[string]int
+	base   Progress
+	report func(Progress)
 }
 
 func newProgressWriter(w io.Writer, base Progress, report func(Progress)) *progressWriter {
