@@ -23,6 +23,7 @@ func newProfileCmd() *cobra.Command {
 		out             string
 		warmup          time.Duration
 		allowNoProfiles bool
+		pprofUnverified bool
 		quiet           bool
 		rec             recordFlags
 	)
@@ -50,6 +51,14 @@ machine, http://127.0.0.1:6060/debug/pprof/ — where perfscope's expose package
 and the bundled examples serve them by default. -H headers are sent to the
 pprof endpoints too (an Authorization header usually covers both); --pprof-header
 adds headers for pprof only.
+
+Before the load, perfscope proves that the endpoint belongs to the process
+serving URL: it opens a few idle connections to URL and watches them appear
+among the endpoint's connection goroutines, and disappear when they close.
+An endpoint that does not follow them is another program's: profile stops
+with one line saying so and records nothing. Where the proof cannot work (a
+proxy or load balancer between perfscope and the service), --pprof-unverified
+skips it; the report then says the profiles are unverified.
 
 A run is saved whatever happens once the load starts: a profile that cannot be
 fetched is recorded with its error while the others go on, and Ctrl-C stops the
@@ -83,6 +92,7 @@ load and keeps what was measured.`,
 				Header:          hdr,
 				Warmup:          warmup,
 				OutDir:          out,
+				PprofUnverified: pprofUnverified,
 				AllowNoProfiles: allowNoProfiles,
 				Args:            os.Args,
 				Version:         perfscopeVersion(),
@@ -114,6 +124,7 @@ load and keeps what was measured.`,
 	f.StringArrayVar(&pprofHeaders, "pprof-header", nil, `header "Name: value" for the pprof endpoints only; repeatable`)
 	f.StringVar(&out, "out", "", "run directory to create (default "+run.DefaultRoot+"/<time>-<id>)")
 	f.DurationVar(&warmup, "warmup", 0, "load this long before profiling starts (default: the smaller of 1s and a tenth of the load)")
+	f.BoolVar(&pprofUnverified, "pprof-unverified", false, "trust the pprof endpoint without proving it belongs to the process serving URL (for a proxy in between)")
 	f.BoolVar(&allowNoProfiles, "allow-no-profiles", false, "run the load even when no pprof endpoint answers; the run then has the load result only")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
 	rec.register(f, "the run")

@@ -65,6 +65,11 @@ type Options struct {
 	// FetchTimeout bounds each profile request; a CPU profile request
 	// gets its sampling time on top. Default DefaultFetchTimeout.
 	FetchTimeout time.Duration
+	// PprofUnverified skips the proof that the pprof endpoint belongs to
+	// the process serving the load (see ErrNotTarget), for setups where it
+	// cannot work, such as a proxy between perfscope and the target. The
+	// run then says its profiles are unverified.
+	PprofUnverified bool
 	// AllowNoProfiles lets the load run when no pprof endpoint is usable:
 	// the run then holds the load result and a note saying why there are
 	// no profiles. Without it Profile fails before sending any load.
@@ -184,7 +189,8 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		Profiles:    []run.ProfileFile{},
 		// Until the final save says otherwise, a run that never
 		// finished reads as interrupted.
-		Interrupted: true,
+		Interrupted:     true,
+		PprofUnverified: pprofErr == nil && o.PprofUnverified,
 	}
 	if isLocalHost(target.Hostname()) {
 		r.TargetCPUs = runtime.NumCPU()
