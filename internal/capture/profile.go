@@ -24,7 +24,7 @@ import (
 // Defaults for Options.
 const (
 	DefaultMaxWarmup    = time.Second
-	DefaultCPUChunk     = 10 * time.Second
+	DefaultCPUChunk     = 2 * time.Second
 	DefaultFetchTimeout = 10 * time.Second
 )
 
@@ -60,7 +60,9 @@ type Options struct {
 	// CPUChunk is the longest single CPU profile request, in whole
 	// seconds. Longer windows, and loads of unknown length, are covered
 	// by consecutive requests merged into one profile; an interruption
-	// loses at most the chunk in progress. Default DefaultCPUChunk.
+	// waits for the chunk in progress, so the profile covers the elapsed
+	// window. Default DefaultCPUChunk: at most that wait after Ctrl-C, and
+	// a gap of a few milliseconds between chunks.
 	CPUChunk time.Duration
 	// FetchTimeout bounds each profile request; a CPU profile request
 	// gets its sampling time on top. Default DefaultFetchTimeout.
