@@ -110,6 +110,9 @@ load and keeps what was measured.`,
 			if err != nil {
 				return err
 			}
+			if err := loadFailed(saved.Load); err != nil {
+				return err
+			}
 			if saved.Interrupted {
 				return exitError{code: 130, msg: "interrupted: the run holds what was measured until then"}
 			}
