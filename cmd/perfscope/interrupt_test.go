@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
@@ -143,5 +146,65 @@ func TestProfileInterruptKeepsEverything(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].ID != saved.ID {
 		t.Errorf("store holds %+v; want the interrupted run %s", runs, saved.ID)
+	}
+}
+
+// TestBenchInterruptKeepsResults interrupts 'perfscope bench' with SIGINT
+// once its first results are in the file: they stay there and are in the
+// store.
+func TestBenchInterruptKeepsResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds perfscope and runs benchmarks")
+	}
+	bin := buildPerfscope(t)
+	repo := newGateRepo(t)
+	out := filepath.Join(t.TempDir(), "bench.txt")
+	db := filepath.Join(t.TempDir(), "perfscope.db")
+	cmd := exec.Command(bin, "bench", "--count", "1000", "--benchtime", "200x", "-o", out, "--db", db, ".")
+	cmd.Dir = repo.dir
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// The first result line, then the signal: polled, since the file is
+	// all there is to watch.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		data, _ := os.ReadFile(out)
+		if strings.Count(string(data), "BenchmarkWork") >= 2 {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("bench ended before it was interrupted: %v", err)
+		case <-tick.C:
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err == nil {
+		t.Error("interrupted bench exited 0")
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := bench.Parse(bytes.NewReader(data), out)
+	if err != nil || len(results.Results) < 2 {
+		t.Fatalf("results file after SIGINT: %v\n%s", err, data)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	commits, err := st.Commits(context.Background(), store.Filter{})
+	if err != nil || len(commits) != 1 {
+		t.Errorf("store holds commits %+v (%v); want the interrupted run's", commits, err)
 	}
 }
