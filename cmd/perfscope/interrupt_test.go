@@ -7,9 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,16 +46,8 @@ func serveBusy(t *testing.T) string {
 		}
 		w.Write(sum[:4])
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String() + "/work"
+	origin, _ := serveWithPprof(t, mux)
+	return origin + "/work"
 }
 
 // TestProfileInterruptKeepsEverything interrupts a 20 s 'perfscope profile'
