@@ -60,9 +60,15 @@ with one line saying so and records nothing. Where the proof cannot work (a
 proxy or load balancer between perfscope and the service), --pprof-unverified
 skips it; the report then says the profiles are unverified.
 
+A load whose failed requests exceed --max-errors (1% by default) failed: the
+report leads with why, its findings are not presented as a clean bill of
+health, and the exit status is 1.
+
 A run is saved whatever happens once the load starts: a profile that cannot be
 fetched is recorded with its error while the others go on, and Ctrl-C stops the
-load and keeps what was measured.`,
+load and keeps what was measured: every profile taken, the CPU profile of the
+elapsed window (the 2-second chunk in progress is waited for), run.json and
+the store record.`,
 		Example: `  perfscope profile -d 30s http://localhost:8080/v1/leftpad/?str=test&len=50&chr=*
   perfscope profile -c 32 -n 200000 --pprof http://localhost:6060/debug/pprof/ http://localhost:8080/
   perfscope profile --rate 500 -d 1m -H "Authorization: Bearer $TOKEN" https://svc.internal/api`,
