@@ -44,21 +44,17 @@ type Run struct {
 	// PprofSource says where PprofURL came from (capture's PprofGiven,
 	// PprofTarget or PprofFallback); empty when no pprof endpoint was
 	// usable.
-	PprofSource string `json:"pprof_source,omitempty"`
-	// PprofUnverified is set when the capture was told not to prove that
-	// the pprof endpoint belongs to the target's process
-	// (--pprof-unverified).
-	PprofUnverified bool            `json:"pprof_unverified,omitempty"`
-	Args            []string        `json:"args,omitempty"` // the command line that made it
-	Start           time.Time       `json:"start"`
-	End             time.Time       `json:"end"`
-	Warmup          float64         `json:"warmup_seconds"`
-	Window          float64         `json:"profile_window_seconds"`
-	Version         string          `json:"perfscope_version"`
-	GitCommit       string          `json:"git_commit,omitempty"`
-	GitDirty        bool            `json:"git_dirty,omitempty"`
-	Load            *loadgen.Result `json:"load,omitempty"`
-	Profiles        []ProfileFile   `json:"profiles"`
+	PprofSource string          `json:"pprof_source,omitempty"`
+	Args        []string        `json:"args,omitempty"` // the command line that made it
+	Start       time.Time       `json:"start"`
+	End         time.Time       `json:"end"`
+	Warmup      float64         `json:"warmup_seconds"`
+	Window      float64         `json:"profile_window_seconds"`
+	Version     string          `json:"perfscope_version"`
+	GitCommit   string          `json:"git_commit,omitempty"`
+	GitDirty    bool            `json:"git_dirty,omitempty"`
+	Load        *loadgen.Result `json:"load,omitempty"`
+	Profiles    []ProfileFile   `json:"profiles"`
 	// Interrupted is set when the run stopped early (Ctrl-C, a cancelled
 	// context) or never finished (the process died: run.json is first
 	// written with Interrupted set, then rewritten when the run ends).
@@ -69,6 +65,10 @@ type Run struct {
 	// profile and how to enable it, a CPU profile refused because another
 	// profiler was running, ...).
 	Notes []string `json:"notes,omitempty"`
+	// PprofUnverified is set when the capture was told not to prove that
+	// the pprof endpoint belongs to the target's process
+	// (--pprof-unverified).
+	PprofUnverified bool `json:"pprof_unverified,omitempty"`
 }
 
 // A ProfileFile records one profile of a run: where it was saved, or why not.
