@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -68,8 +69,8 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 				fmt.Fprintln(os.Stderr, "skipped malformed line:", w)
 			}
 			if len(run.Results.Results) > 0 {
-				rec.withStore(cmd.Context(), os.Stderr, func(st store.Store) error {
-					_, err := st.SaveBenchRun(cmd.Context(), store.BenchRunOf(run))
+				rec.withStore(cmd.Context(), os.Stderr, func(ctx context.Context, st store.Store) error {
+					_, err := st.SaveBenchRun(ctx, store.BenchRunOf(run))
 					return err
 				})
 			}
