@@ -12,21 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/perfscope/perfscope/internal/testenv"
 )
-
-// buildPerfscope builds this command into a temporary directory, as
-// 'go install' would, and returns the binary's path.
-func buildPerfscope(t *testing.T) string {
-	t.Helper()
-	goTool := testenv.Tool(t, "go", "install Go to build perfscope")
-	bin := filepath.Join(t.TempDir(), "perfscope")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestExampleServes starts each bundled example with 'perfscope example'
 // on free ports and checks that its API and its pprof endpoint answer.
