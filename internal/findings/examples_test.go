@@ -120,7 +120,9 @@ func TestExampleProfileLive(t *testing.T) {
 	src := exampleSource(t, "leftpad")
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "leftpad")
-	if msg, err := exec.Command(goCommand(), "build", "-o", bin, src).CombinedOutput(); err != nil {
+	build := exec.Command(goCommand(), "build", "-o", bin, "./cmd/leftpad")
+	build.Dir = src
+	if msg, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build leftpad: %v\n%s", err, msg)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -249,11 +251,11 @@ func TestExampleLeftpad(t *testing.T) {
 			rule, fn string
 			words    []string
 		}{
-			{"concat-loop", "main.leftpad", []string{"in a loop", "escapes to heap"}},
-			{"fmt-hot", "main.(*statsd).send", []string{"fmt.Sprintf"}},
-			{"built-per-call", "main.(*statsd).send", []string{"strings.NewReplacer"}},
-			{"small-writes", "main.(*accessLog).request", []string{"log"}},
-			{"std-logger-lock", "main.(*accessLog).request", nil},
+			{"concat-loop", "github.com/perfscope/perfscope/examples/leftpad.leftpad", []string{"in a loop", "escapes to heap"}},
+			{"fmt-hot", "github.com/perfscope/perfscope/examples/leftpad.(*statsd).send", []string{"fmt.Sprintf"}},
+			{"built-per-call", "github.com/perfscope/perfscope/examples/leftpad.(*statsd).send", []string{"strings.NewReplacer"}},
+			{"small-writes", "github.com/perfscope/perfscope/examples/leftpad.(*accessLog).request", []string{"log"}},
+			{"std-logger-lock", "github.com/perfscope/perfscope/examples/leftpad.(*accessLog).request", nil},
 		} {
 			if !finds(fs, c.rule, c.fn, c.words...) {
 				t.Errorf("no %s finding in %s mentioning %q", c.rule, c.fn, c.words)
@@ -273,10 +275,10 @@ func TestExampleLeftpad(t *testing.T) {
 func TestExampleTxsummary(t *testing.T) {
 	t.Run("naive", func(t *testing.T) {
 		fs := exampleFindings(t, "txsummary", "naive")
-		if !finds(fs, "reread", "main.summarizeNaive", "reads and parses") {
+		if !finds(fs, "reread", "github.com/perfscope/perfscope/examples/txsummary.summarizeNaive", "reads and parses") {
 			t.Errorf("no reread finding in main.summarizeNaive")
 		}
-		if !finds(fs, "json-reflect", "main.summarizeNaive", "interface values") {
+		if !finds(fs, "json-reflect", "github.com/perfscope/perfscope/examples/txsummary.summarizeNaive", "interface values") {
 			t.Errorf("no json-reflect finding in main.summarizeNaive naming interface decoding")
 		}
 	})

@@ -198,7 +198,11 @@ func TestRunsMatchSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
+		command, err := filepath.Glob(filepath.Join("..", "..", "examples", ex, "cmd", ex, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = slices.DeleteFunc(append(files, command...), func(f string) bool { return strings.HasSuffix(f, "_test.go") })
 		for _, mode := range []string{"naive", "optimized"} {
 			sources[ex+"-"+mode] = files
 		}

@@ -32,7 +32,7 @@ wanted() { [ $# -eq 0 ] || [[ " $* " == *" $name "* ]]; }
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 harness_sources() { printf '%s\n' testdata/harness/*.go testdata/harness/httpload/*.go; }
-example_sources() { printf '%s\n' "$root/examples/$1"/*.go | grep -v '_test\.go$'; }
+example_sources() { printf '%s\n' "$root/examples/$1"/*.go "$root/examples/$1/cmd/$1"/*.go | grep -v '_test\.go$'; }
 
 for main in testdata/*/*/main.go; do
 	program="${main#testdata/}"
@@ -72,7 +72,7 @@ example() {
 	wanted "${targets[@]}" || return 0
 	echo "capture: $name"
 	[ -x "$tmp/perfscope" ] || (cd "$root" && go build -o "$tmp/perfscope" ./cmd/perfscope)
-	[ -x "$tmp/$ex" ] || (cd "$root/examples/$ex" && go build -o "$tmp/$ex" .)
+	[ -x "$tmp/$ex" ] || (cd "$root/examples/$ex" && go build -o "$tmp/$ex" "./cmd/$ex")
 	"$tmp/$ex" -mode "$mode" -addr 127.0.0.1:0 -pprof-addr 127.0.0.1:0 "$@" >"$tmp/$name.out" &
 	local pid=$!
 	pids+=("$pid")
