@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -144,4 +145,14 @@ func gateErrorLine(err error, ref string) string {
 		return fmt.Sprintf("cannot decide: %s's tests do not build in the %s (%s):\n%s", be.Package, be.Tree, ref, be.Output)
 	}
 	return "cannot decide: " + err.Error()
+}
+
+// countProgress reports instruction counting, which takes seconds per
+// benchmark under valgrind, one line per benchmark.
+func countProgress(w io.Writer) func(done, total int, name string) {
+	return func(done, total int, name string) {
+		if name != "" {
+			fmt.Fprintf(w, "counting instructions (%d/%d): Benchmark%s\n", done+1, total, name)
+		}
+	}
 }
