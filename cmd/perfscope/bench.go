@@ -16,9 +16,9 @@ func init() { register(newBenchCmd) }
 
 func newBenchCmd() *cobra.Command {
 	var (
-		opts   bench.Options
-		format string
-		rec    recordFlags
+		opts    bench.Options
+		format  string
+		rec     recordFlags
 		measure string
 	)
 	formats := []string{"text", "json"}
