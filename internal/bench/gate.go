@@ -29,6 +29,11 @@ type GateOptions struct {
 	Bench, Benchtime string
 	// Progress, if set, is called as benchmarks start and finish.
 	Progress func(Progress)
+	// Instructions configure instruction counts (GateBuild.Count).
+	Instructions InstructionOptions
+	// CountProgress, if set, is called before each instruction count
+	// with the side ("base", "head") and the benchmark.
+	CountProgress func(side string, done, total int, name string)
 }
 
 // A GateRun is what the gate measured: both sides' results from the same
@@ -45,6 +50,9 @@ type GateRun struct {
 	Rounds int
 	// Build and Measure are how long building and running took.
 	Build, Measure time.Duration
+	// Counted are the instruction counts of the base and the head, when
+	// Count ran; their results are part of Base and Head too.
+	CountedBase, CountedHead []*CountedBenchmark
 }
 
 // RunGate builds the test binaries of the base and of the working tree
@@ -185,4 +193,41 @@ func (g *GateBuild) Close() {
 		os.RemoveAll(g.bins)
 	}
 	g.worktree.Remove()
+}
+
+// Count counts the instructions of every benchmark the rounds so far
+// measured, on both sides, reps times each (see CountBenchmarks), and
+// adds the counts to g.Run's Base and Head results and to its raw output,
+// so a saved run keeps them. Benchmarks that could not be counted keep
+// their Err in g.Run.CountedBase and CountedHead; the error is only for
+// cancellation.
+func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions) error {
+	run := g.Run
+	side := func(name string, bins []Binary, ordinary *Results, raw *[]byte) ([]*CountedBenchmark, error) {
+		var progress func(done, total int, bench string)
+		if g.opts.CountProgress != nil {
+			progress = func(done, total int, bench string) { g.opts.CountProgress(name, done, total, bench) }
+		}
+		var all []*CountedBenchmark
+		for _, bin := range bins {
+			c, err := CountBenchmarks(ctx, bin, ordinary, reps, opts, progress)
+			all = append(all, c...)
+			if err != nil {
+				return all, err
+			}
+		}
+		out, res, err := instructionResults(all)
+		if err != nil {
+			return all, err
+		}
+		*raw = append(*raw, out...)
+		addResults(ordinary, res)
+		return all, nil
+	}
+	var err error
+	if run.CountedBase, err = side("base", g.base, run.Base, &run.Raw.Base); err != nil {
+		return err
+	}
+	run.CountedHead, err = side("head", g.head, run.Head, &run.Raw.Head)
+	return err
 }
