@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -196,38 +197,52 @@ func (g *GateBuild) Close() {
 }
 
 // Count counts the instructions of every benchmark the rounds so far
-// measured, on both sides, reps times each (see CountBenchmarks), and
-// adds the counts to g.Run's Base and Head results and to its raw output,
-// so a saved run keeps them. Benchmarks that could not be counted keep
-// their Err in g.Run.CountedBase and CountedHead; the error is only for
-// cancellation.
+// measured, on both sides at once, reps times each (see CountBenchmarks),
+// and adds the counts to g.Run's Base and Head results and to its raw
+// output, so a saved run keeps them. Counts do not depend on what else
+// runs, so the sides share the machine's processors without disturbing
+// each other. Benchmarks that could not be counted keep their Err in
+// g.Run.CountedBase and CountedHead; the error is only for cancellation.
 func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions) error {
 	run := g.Run
-	side := func(name string, bins []Binary, ordinary *Results, raw *[]byte) ([]*CountedBenchmark, error) {
-		var progress func(done, total int, bench string)
-		if g.opts.CountProgress != nil {
-			progress = func(done, total int, bench string) { g.opts.CountProgress(name, done, total, bench) }
-		}
-		var all []*CountedBenchmark
-		for _, bin := range bins {
-			c, err := CountBenchmarks(ctx, bin, ordinary, reps, opts, progress)
-			all = append(all, c...)
-			if err != nil {
-				return all, err
+	type side struct {
+		name    string
+		bins    []Binary
+		results *Results
+		counted []*CountedBenchmark
+		err     error
+	}
+	sides := []*side{{name: "base", bins: g.base, results: run.Base}, {name: "head", bins: g.head, results: run.Head}}
+	var wg sync.WaitGroup
+	for _, s := range sides {
+		wg.Go(func() {
+			var progress func(done, total int, bench string)
+			if g.opts.CountProgress != nil {
+				progress = func(done, total int, bench string) { g.opts.CountProgress(s.name, done, total, bench) }
 			}
+			for _, bin := range s.bins {
+				c, err := CountBenchmarks(ctx, bin, s.results, reps, opts, progress)
+				s.counted = append(s.counted, c...)
+				if err != nil {
+					s.err = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	run.CountedBase, run.CountedHead = sides[0].counted, sides[1].counted
+	for i, raw := range []*[]byte{&run.Raw.Base, &run.Raw.Head} {
+		s := sides[i]
+		if s.err != nil {
+			return s.err
 		}
-		out, res, err := instructionResults(all)
+		out, res, err := instructionResults(s.counted)
 		if err != nil {
-			return all, err
+			return err
 		}
 		*raw = append(*raw, out...)
-		addResults(ordinary, res)
-		return all, nil
+		addResults(s.results, res)
 	}
-	var err error
-	if run.CountedBase, err = side("base", g.base, run.Base, &run.Raw.Base); err != nil {
-		return err
-	}
-	run.CountedHead, err = side("head", g.head, run.Head, &run.Raw.Head)
-	return err
+	return nil
 }

@@ -96,8 +96,9 @@ const (
 	DefaultInstructionsPct   = 1.0
 	DefaultInstructionRounds = 5
 	// DefaultCountReps is how many times each side's benchmark is
-	// counted; the median of the counts decides.
-	DefaultCountReps = 2
+	// counted: once, as repeated counts differ by less than a third of
+	// the threshold and every count costs seconds under valgrind.
+	DefaultCountReps = 1
 )
 
 // Measures of Config.Measure.
