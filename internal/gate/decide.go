@@ -149,9 +149,11 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 			j.Verdict = Removed
 		case exact(m):
 			j.Exact = true
-			j.BaseMedian, j.HeadMedian = median(m.Base), median(m.Head)
+			// benchstat's center, the median, as for every measure.
+			j.BaseMedian = center(m.Base, &th)
+			j.HeadMedian = center(m.Head, &th)
 			j.Change = relChange(j.BaseMedian, j.HeadMedian)
-			j.Resolution = max(halfRange(m.Base), halfRange(m.Head))
+			j.Resolution = max(halfRange(m.Base, j.BaseMedian), halfRange(m.Head, j.HeadMedian))
 			j.Verdict = NotGated
 			if gated {
 				j.Verdict = direction(j)
@@ -277,19 +279,14 @@ func exact(m Measurement) bool {
 	return false
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+// center is benchmath's center of a sample, its median.
+func center(xs []float64, th *benchmath.Thresholds) float64 {
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), th), 0.95).Center
 }
 
-// halfRange is half the range of xs relative to their median: how far
+// halfRange is half the range of xs relative to their median m: how far
 // apart repeated counts of the same code came out.
-func halfRange(xs []float64) float64 {
-	m := median(xs)
+func halfRange(xs []float64, m float64) float64 {
 	if m == 0 {
 		return 0
 	}

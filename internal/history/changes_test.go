@@ -189,3 +189,56 @@ func TestHistoryTooLittleData(t *testing.T) {
 		t.Errorf("got %+v, input now %v", h.Commits, in[0].Values)
 	}
 }
+
+// TestHistoryExactInstructions reads testdata/history-instructions.txt:
+// six commits of a scratch module, each recorded by "perfscope bench
+// --measure instructions". Commits 1, 2, 4 and 5 change only a comment;
+// commit 3 makes BenchmarkLoop's loop 2% longer. Only that commit's
+// instructions/op may be marked, and only for Loop.
+func TestHistoryExactInstructions(t *testing.T) {
+	f, err := os.Open("testdata/history-instructions.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := benchfmt.NewReader(f, f.Name())
+	series := make(map[string][]Point)
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			continue
+		}
+		for _, v := range res.Values {
+			if v.Unit != "instructions/op" {
+				continue
+			}
+			name, commit := string(res.Name), res.GetConfig("commit")
+			ps := series[name]
+			if len(ps) == 0 || ps[len(ps)-1].Commit != commit {
+				ps = append(ps, Point{Commit: commit})
+			}
+			ps[len(ps)-1].Values = append(ps[len(ps)-1].Values, v.Value)
+			series[name] = ps
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Loop-2", "Steady-2"} {
+		ps := series[name]
+		if len(ps) != 6 {
+			t.Fatalf("%s: %d commits of instructions/op, want 6", name, len(ps))
+		}
+		h := DetectChanges("instructions/op", ps, Options{})
+		var want []int
+		if name == "Loop-2" {
+			want = []int{3}
+		}
+		if got := changed(h); !slices.Equal(got, want) {
+			t.Errorf("%s: changed at %v, want %v", name, got, want)
+		}
+		if name == "Loop-2" && (h.Commits[3].Better != -1 || h.Commits[3].Delta < 0.015 || h.Commits[3].Delta > 0.025) {
+			t.Errorf("%s: the 2%% longer loop: delta %+.4f, better %d", name, h.Commits[3].Delta, h.Commits[3].Better)
+		}
+	}
+}
