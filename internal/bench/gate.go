@@ -196,14 +196,16 @@ func (g *GateBuild) Close() {
 	g.worktree.Remove()
 }
 
-// Count counts the instructions of every benchmark the rounds so far
-// measured, on both sides at once, reps times each (see CountBenchmarks),
+// Count counts the instructions of the benchmarks the rounds so far
+// measured for which keep (nil: every one) reports true, given the
+// package's import path and the benchmark's name, on both sides at once,
+// reps times each (see CountBenchmarks),
 // and adds the counts to g.Run's Base and Head results and to its raw
 // output, so a saved run keeps them. Counts do not depend on what else
 // runs, so the sides share the machine's processors without disturbing
 // each other. Benchmarks that could not be counted keep their Err in
 // g.Run.CountedBase and CountedHead; the error is only for cancellation.
-func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions) error {
+func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions, keep func(pkg, name string) bool) error {
 	run := g.Run
 	type side struct {
 		name    string
@@ -220,8 +222,16 @@ func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions
 			if g.opts.CountProgress != nil {
 				progress = func(done, total int, bench string) { g.opts.CountProgress(s.name, done, total, bench) }
 			}
+			// Plan from the ordinary run's results alone: earlier counts
+			// carry neither time nor allocation.
+			ordinary := &Results{}
+			for _, r := range s.results.Results {
+				if _, counted := r.Value(UnitInstructions); !counted && (keep == nil || keep(r.GetConfig("pkg"), string(r.Name))) {
+					ordinary.Results = append(ordinary.Results, r)
+				}
+			}
 			for _, bin := range s.bins {
-				c, err := CountBenchmarks(ctx, bin, s.results, reps, opts, progress)
+				c, err := CountBenchmarks(ctx, bin, ordinary, reps, opts, progress)
 				s.counted = append(s.counted, c...)
 				if err != nil {
 					s.err = err
@@ -231,7 +241,8 @@ func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions
 		})
 	}
 	wg.Wait()
-	run.CountedBase, run.CountedHead = sides[0].counted, sides[1].counted
+	run.CountedBase = append(run.CountedBase, sides[0].counted...)
+	run.CountedHead = append(run.CountedHead, sides[1].counted...)
 	for i, raw := range []*[]byte{&run.Raw.Base, &run.Raw.Head} {
 		s := sides[i]
 		if s.err != nil {

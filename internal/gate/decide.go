@@ -58,7 +58,9 @@ type Judgement struct {
 	Threshold float64 `json:"threshold"`
 	// Exact reports a measurement decided by its medians alone:
 	// instructions/op always, allocs/op and B/op when every sample of
-	// each side is the same number. Its P and AdjustedP stay 1.
+	// each side is the same number. Its P and AdjustedP stay 1, and its
+	// Resolution is half the range of a side's samples relative to their
+	// median; beyond a quarter of the threshold it is too noisy to decide.
 	Exact bool `json:"exact"`
 	// Resolution is the half-width of the 95% confidence interval of
 	// the noisier side's median, relative to that median: changes
@@ -154,8 +156,16 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 			j.HeadMedian = center(m.Head, &th)
 			j.Change = relChange(j.BaseMedian, j.HeadMedian)
 			j.Resolution = max(halfRange(m.Base, j.BaseMedian), halfRange(m.Head, j.HeadMedian))
-			j.Verdict = NotGated
-			if gated {
+			switch {
+			case !gated:
+				j.Verdict = NotGated
+			case j.Resolution > j.Threshold/4:
+				// Counts of the same code that disagree by this
+				// much come from code whose work depends on
+				// timing; they cannot tell a change of the
+				// threshold's size.
+				j.Verdict = TooNoisy
+			default:
 				j.Verdict = direction(j)
 			}
 		default:

@@ -260,6 +260,13 @@ func TestDecideExact(t *testing.T) {
 			want: []Verdict{TooFewSamples},
 		},
 		{
+			name: "counts that disagree are too noisy, not a regression",
+			ms: []Measurement{
+				{Benchmark: "Handler", Unit: "instructions/op", Base: []float64{62.4e3, 63.2e3}, Head: []float64{64.1e3, 61.9e3}},
+			},
+			want: []Verdict{TooNoisy},
+		},
+		{
 			name: "one side only is listed, not failed",
 			ms: []Measurement{
 				{Benchmark: "New", Unit: "instructions/op", Head: []float64{5e5, 5e5}},

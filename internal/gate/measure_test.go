@@ -85,7 +85,7 @@ func TestMeasureInstructions(t *testing.T) {
 	r.commit(10000, "BenchmarkLoop sums a loop of ten thousand.", "comment only")
 
 	cfg := Config{Measure: MeasureInstructions, Rounds: 3, MaxRounds: 3, Benchtime: "100x"}
-	opts := bench.GateOptions{Dir: r.dir, BaseRef: "HEAD~1", Instructions: bench.InstructionOptions{Valgrind: valgrind, Target: 5_000_000}}
+	opts := bench.GateOptions{Dir: r.dir, BaseRef: "HEAD~1", Instructions: bench.InstructionOptions{Valgrind: valgrind, Target: 20_000_000}}
 	rep, _, err := Measure(context.Background(), opts, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestMeasureInstructions(t *testing.T) {
 			want = Regression
 		}
 		if j.Verdict != want {
-			t.Errorf("3%% more work in Loop: %s %s (%+.2f%%), want %s", j.Measurement, j.Verdict, 100*j.Change, want)
+			t.Errorf("3%% more work in Loop: %s %s (%+.2f%%, counts %v and %v), want %s", j.Measurement, j.Verdict, 100*j.Change, j.Base, j.Head, want)
 		}
 	}
 }
