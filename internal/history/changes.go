@@ -168,6 +168,11 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 		}
 	}
 	better := benchfmt.UnitMetadataMap(nil).GetBetter(unit)
+	if better == 0 && Exact(unit) {
+		// Fewer instructions per operation are better; benchfmt
+		// knows only the units testing reports.
+		better = -1
+	}
 	mark := func(c *Step) {
 		c.Changed = true
 		switch {
