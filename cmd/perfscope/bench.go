@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -40,7 +41,7 @@ results as <results>.<package>.cpu.pb.gz / .mem.pb.gz; 'perfscope compare'
 finds them and shows where the profiles changed.
 
 With --measure instructions each benchmark also gets instructions/op, counted
-under valgrind (see "Instruction counts" in the README) and written with a
+under valgrind (see "--measure instructions" in the README) and written with a
 "Unit instructions/op assume=exact" line; a benchmark that cannot be counted
 keeps its time and is named in a note.
 
@@ -87,8 +88,8 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 				fmt.Fprintln(os.Stderr, "skipped malformed line:", w)
 			}
 			if len(run.Results.Results) > 0 {
-				rec.withStore(cmd.Context(), os.Stderr, func(st store.Store) error {
-					_, err := st.SaveBenchRun(cmd.Context(), store.BenchRunOf(run))
+				rec.withStore(cmd.Context(), os.Stderr, func(ctx context.Context, st store.Store) error {
+					_, err := st.SaveBenchRun(ctx, store.BenchRunOf(run))
 					return err
 				})
 			}

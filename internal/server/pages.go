@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/units"
 )
 
@@ -49,6 +51,11 @@ func newPages(version string) (*pages, error) {
 			return fmt.Sprintf("%+.1f%%", 100**p)
 		},
 		"num": units.Number,
+		// loadFailure leads a run's page with why its load failed.
+		"loadFailure": report.LoadFailure,
+		// failedLoad marks, in lists that keep only the counts, a run
+		// whose load failed by the default threshold.
+		"failedLoad": loadgen.FailedShare,
 		"query": func(kv ...string) template.URL {
 			q := url.Values{}
 			for i := 0; i+1 < len(kv); i += 2 {
