@@ -204,3 +204,19 @@ func TestGateCannotDecide(t *testing.T) {
 		}
 	})
 }
+
+// TestMeasureFlagRejectsUnknown checks that bench and gate refuse a
+// measure they do not have before measuring anything.
+func TestMeasureFlagRejectsUnknown(t *testing.T) {
+	r := newGateRepo(t)
+	t.Chdir(r.dir)
+	for _, args := range [][]string{
+		{"bench", "--measure", "cycles", "--no-store", "."},
+		{"bench", "--measure", "auto", "--no-store", "."},
+		{"gate", "--base", "HEAD", "--measure", "cycles"},
+	} {
+		if _, code := perfCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
