@@ -162,8 +162,13 @@ done
 # difference of any benchmark's head instructions/op between the two.
 if [[ " $LOADS " == *" quiet "* && " $LOADS " == *" loaded "* ]]; then
 	for name in examples-aa scratch-comment; do
-		q=$(cat "$OUT/$name-quiet"-*.json 2>/dev/null | jq -s '[.[] | .decision.judgements[] | select(.unit == "instructions/op") | {k: (.package + " " + .benchmark), v: .head_median}]' 2>/dev/null || echo '[]')
-		l=$(cat "$OUT/$name-loaded"-*.json 2>/dev/null | jq -s '[.[] | .decision.judgements[] | select(.unit == "instructions/op") | {k: (.package + " " + .benchmark), v: .head_median}]' 2>/dev/null || echo '[]')
+		heads() { # LOAD: every run's head instructions/op, by benchmark
+			local files=("$OUT/$name-$1"-*.json)
+			[ -e "${files[0]}" ] || { echo '[]'; return; }
+			cat "${files[@]}" | jq -s '[.[] | .decision.judgements[]? | select(.unit == "instructions/op" and .verdict != "too noisy") | {k: (.package + " " + .benchmark), v: .head_median}]'
+		}
+		q=$(heads quiet)
+		l=$(heads loaded)
 		jq -n --argjson q "$q" --argjson l "$l" --arg name "$name" '
 			[($q + $l) | group_by(.k)[] | select(length > 1) | {k: .[0].k, lo: (map(.v) | min), hi: (map(.v) | max)} | (.hi / .lo - 1) * 100] |
 			"\($name): the same commit'"'"'s instructions/op, quiet and loaded runs together, differ by at most \(max // 0 | . * 1000 | round / 1000)% over \(length) benchmarks"' -r
