@@ -67,8 +67,10 @@ func BenchmarkSteady(b *testing.B) {
 
 // TestMeasureInstructions runs the gate on instruction counts end to end:
 // a comment-only commit passes and a commit making one benchmark's loop
-// 3% longer fails naming that benchmark. Counts do not depend on the
-// machine's load, so neither verdict does.
+// 30% longer fails naming that benchmark. Counts this small (a Target of
+// 20 million instructions) move by up to about 1.5% on a machine that is
+// very busy — the runtime's background thread wakes by the wall clock —
+// so the threshold here is 10%, far from both the noise and the change.
 func TestMeasureInstructions(t *testing.T) {
 	valgrind, err := bench.FindValgrind()
 	if err != nil {
@@ -84,7 +86,8 @@ func TestMeasureInstructions(t *testing.T) {
 	r.commit(10000, "BenchmarkLoop sums a loop.", "first")
 	r.commit(10000, "BenchmarkLoop sums a loop of ten thousand.", "comment only")
 
-	cfg := Config{Measure: MeasureInstructions, Rounds: 3, MaxRounds: 3, Benchtime: "100x"}
+	cfg := Config{Measure: MeasureInstructions, Rounds: 3, MaxRounds: 3, Benchtime: "100x",
+		Thresholds: map[string]float64{"instructions/op": 10, "allocs/op": 0}}
 	opts := bench.GateOptions{Dir: r.dir, BaseRef: "HEAD~1", Instructions: bench.InstructionOptions{Valgrind: valgrind, Target: 20_000_000}}
 	rep, _, err := Measure(context.Background(), opts, cfg, nil)
 	if err != nil {
@@ -106,14 +109,14 @@ func TestMeasureInstructions(t *testing.T) {
 		t.Errorf("%d instruction counts judged, want 2", counted)
 	}
 
-	r.commit(10300, "BenchmarkLoop sums a longer loop.", "more work")
+	r.commit(13000, "BenchmarkLoop sums a longer loop.", "more work")
 	opts.BaseRef = "HEAD~1"
 	rep, _, err = Measure(context.Background(), opts, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code := rep.Decision.ExitCode(); code != 1 {
-		t.Errorf("3%% more work: exit %d, want 1", code)
+		t.Errorf("30%% more work: exit %d, want 1", code)
 	}
 	for _, j := range rep.Decision.Judgements {
 		if j.Unit != bench.UnitInstructions {
@@ -124,7 +127,7 @@ func TestMeasureInstructions(t *testing.T) {
 			want = Regression
 		}
 		if j.Verdict != want {
-			t.Errorf("3%% more work in Loop: %s %s (%+.2f%%, counts %v and %v), want %s", j.Measurement, j.Verdict, 100*j.Change, j.Base, j.Head, want)
+			t.Errorf("30%% more work in Loop: %s %s (%+.2f%%, counts %v and %v), want %s", j.Measurement, j.Verdict, 100*j.Change, j.Base, j.Head, want)
 		}
 	}
 }
