@@ -20,6 +20,7 @@ func newBenchCmd() *cobra.Command {
 		opts    bench.Options
 		format  string
 		rec     recordFlags
+		quiet   bool
 		measure string
 	)
 	formats := []string{"text", "json"}
@@ -28,7 +29,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Run Go benchmarks and save the results with commit and machine metadata",
 		Long: `bench runs "go test -run '^$' -bench REGEX -benchmem -count N" on the packages
 (default ".") one package at a time, shows which benchmark and round is running
-when stderr is a terminal, and writes the results in standard Go benchmark
+when stderr is a terminal (benchmark k of n, the time elapsed and an estimate
+of the time left; -q turns it off), and writes the results in standard Go benchmark
 format, so benchstat reads them, to -o (default .perfscope/bench/<time>-<commit>.txt).
 
 The file starts with configuration lines naming what was measured:
@@ -69,7 +71,8 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 			}
 			opts.Packages = args
 			opts.Log = os.Stderr
-			if stderrIsTerminal() {
+			if !quiet && stderrIsTerminal() {
+				opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 				opts.Progress = terminalProgress(os.Stderr)
 			}
 			run, err := bench.Run(cmd.Context(), opts)
@@ -80,7 +83,11 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 				return err
 			}
 			if m == bench.MeasureInstructions && cmd.Context().Err() == nil {
-				if cerr := bench.CountRun(cmd.Context(), run, opts.Dir, 1, iopts, countProgress(os.Stderr)); cerr != nil {
+				var progress func(done, total int, name string)
+				if !quiet {
+					progress = countProgress(os.Stderr)
+				}
+				if cerr := bench.CountRun(cmd.Context(), run, opts.Dir, 1, iopts, progress); cerr != nil {
 					err = errors.Join(err, cerr)
 				}
 			}
@@ -107,6 +114,7 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "results file (default .perfscope/bench/<time>-<commit>.txt)")
 	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results")
 	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line")
 	f.StringVar(&measure, "measure", "time", "time, or instructions: also count instructions/op of each benchmark under valgrind")
 	addFormatFlag(c, &format, formats...)
 	rec.register(f, "the results")
