@@ -18,7 +18,19 @@ import (
 // returns each unit's points in commit order.
 func historyFixture(t *testing.T) map[string][]Point {
 	t.Helper()
-	f, err := os.Open("testdata/history-sortints.txt")
+	out := readPoints(t, "testdata/history-sortints.txt", func(_ *benchfmt.Result, unit string) string { return unit })
+	if len(out["sec/op"]) != 30 {
+		t.Fatalf("fixture has %d commits of sec/op, want 30", len(out["sec/op"]))
+	}
+	return out
+}
+
+// readPoints reads a benchmark file whose results follow "commit:" lines
+// and returns the points of each series, in commit order, keyed by key;
+// values whose key is "" are left out.
+func readPoints(t *testing.T, path string, key func(r *benchfmt.Result, unit string) string) map[string][]Point {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,19 +44,20 @@ func historyFixture(t *testing.T) map[string][]Point {
 		}
 		commit := res.GetConfig("commit")
 		for _, v := range res.Values {
-			ps := out[v.Unit]
+			k := key(res, v.Unit)
+			if k == "" {
+				continue
+			}
+			ps := out[k]
 			if len(ps) == 0 || ps[len(ps)-1].Commit != commit {
 				ps = append(ps, Point{Commit: commit})
 			}
 			ps[len(ps)-1].Values = append(ps[len(ps)-1].Values, v.Value)
-			out[v.Unit] = ps
+			out[k] = ps
 		}
 	}
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
-	}
-	if len(out["sec/op"]) != 30 {
-		t.Fatalf("fixture has %d commits of sec/op, want 30", len(out["sec/op"]))
 	}
 	return out
 }
@@ -196,34 +209,12 @@ func TestHistoryTooLittleData(t *testing.T) {
 // commit 3 makes BenchmarkLoop's loop 2% longer. Only that commit's
 // instructions/op may be marked, and only for Loop.
 func TestHistoryExactInstructions(t *testing.T) {
-	f, err := os.Open("testdata/history-instructions.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := benchfmt.NewReader(f, f.Name())
-	series := make(map[string][]Point)
-	for r.Scan() {
-		res, ok := r.Result().(*benchfmt.Result)
-		if !ok {
-			continue
+	series := readPoints(t, "testdata/history-instructions.txt", func(r *benchfmt.Result, unit string) string {
+		if unit != "instructions/op" {
+			return ""
 		}
-		for _, v := range res.Values {
-			if v.Unit != "instructions/op" {
-				continue
-			}
-			name, commit := string(res.Name), res.GetConfig("commit")
-			ps := series[name]
-			if len(ps) == 0 || ps[len(ps)-1].Commit != commit {
-				ps = append(ps, Point{Commit: commit})
-			}
-			ps[len(ps)-1].Values = append(ps[len(ps)-1].Values, v.Value)
-			series[name] = ps
-		}
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
+		return string(r.Name)
+	})
 	for _, name := range []string{"Loop-2", "Steady-2"} {
 		ps := series[name]
 		if len(ps) != 6 {
