@@ -12,6 +12,9 @@
 //
 //	go run ./bench/gate -pool 40                   # measure, then simulate
 //	go run ./bench/gate -data bench/gate/data      # simulate from saved rounds
+//
+// It studies the gate on wall time alone (--measure time); instructions.sh
+// beside it studies the gate on instruction counts by running it.
 package main
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,10 +17,11 @@ func init() { register(newBenchCmd) }
 
 func newBenchCmd() *cobra.Command {
 	var (
-		opts   bench.Options
-		format string
-		rec    recordFlags
-		quiet  bool
+		opts    bench.Options
+		format  string
+		rec     recordFlags
+		quiet   bool
+		measure string
 	)
 	formats := []string{"text", "json"}
 	c := &cobra.Command{
@@ -40,6 +42,11 @@ With --cpuprofile or --memprofile each package's profile is saved beside the
 results as <results>.<package>.cpu.pb.gz / .mem.pb.gz; 'perfscope compare'
 finds them and shows where the profiles changed.
 
+With --measure instructions each benchmark also gets instructions/op, counted
+under valgrind (see "--measure instructions" in the README) and written with a
+"Unit instructions/op assume=exact" line; a benchmark that cannot be counted
+keeps its time and is named in a note.
+
 Malformed benchmark lines are reported as file:line and skipped. A package
 whose benchmarks fail does not stop the others; the exit status is then 1.`,
 		Example: `  perfscope bench ./...
@@ -51,6 +58,16 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 			}
 			if opts.Count < 1 {
 				return usagef("--count must be at least 1")
+			}
+			m, err := bench.ParseMeasure(measure, false)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			var iopts bench.InstructionOptions
+			if m == bench.MeasureInstructions {
+				if iopts.Valgrind, err = bench.FindValgrind(); err != nil {
+					return exitError{2, "cannot count instructions: " + err.Error()}
+				}
 			}
 			opts.Packages = args
 			opts.Log = os.Stderr
@@ -64,6 +81,15 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 			}
 			if run == nil {
 				return err
+			}
+			if m == bench.MeasureInstructions && cmd.Context().Err() == nil {
+				var progress func(done, total int, name string)
+				if !quiet {
+					progress = countProgress(os.Stderr)
+				}
+				if cerr := bench.CountRun(cmd.Context(), run, opts.Dir, 1, iopts, progress); cerr != nil {
+					err = errors.Join(err, cerr)
+				}
 			}
 			for _, w := range run.Results.Warnings {
 				fmt.Fprintln(os.Stderr, "skipped malformed line:", w)
@@ -89,6 +115,7 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results")
 	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line")
+	f.StringVar(&measure, "measure", "time", "time, or instructions: also count instructions/op of each benchmark under valgrind")
 	addFormatFlag(c, &format, formats...)
 	rec.register(f, "the results")
 	return c

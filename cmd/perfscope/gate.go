@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -28,10 +29,25 @@ func newGateCmd() *cobra.Command {
 commit. It checks REF out into a temporary git worktree, builds the test
 binaries of both ("go test -c"), and runs them interleaved — base, head, head,
 base, ... one sample each per round — so that drift of a shared machine hits
-both sides alike. While the samples are too noisy (or too few) to decide, it
-adds rounds in batches, up to --max-rounds.
+both sides alike.
 
-A benchmark metric regresses only if BOTH
+--measure instructions (the default when valgrind is installed; --measure
+auto says which was used) also counts each benchmark's instructions/op under
+valgrind on both sides, and decides on the exact measures, which the load of
+a shared CI runner cannot change:
+  - instructions/op regresses when it grows by more than 1% (one count per
+    side; repeated counts agree within about 0.3%);
+  - allocs/op and B/op regress on any increase when every sample of each side
+    is the same number (otherwise, as for parallel benchmarks, by the test
+    below);
+  - wall time (5 rounds by default) is reported with its uncertainty and
+    gates only when its noise allows: a time too noisy to decide never fails
+    the gate unless --strict.
+A benchmark that cannot run under valgrind is judged on time, with a note.
+
+--measure time is the gate on wall time alone. While the samples are too noisy
+(or too few) to decide, it adds rounds in batches, up to --max-rounds, and a
+benchmark metric regresses only if BOTH
   - its Mann-Whitney U-test p-value, after Holm–Bonferroni correction across
     all gated metrics, is below --alpha (default 0.01, so that a run raises
     a false alarm at most once in a hundred), and
@@ -39,18 +55,23 @@ A benchmark metric regresses only if BOTH
     any increase for B/op and allocs/op.
 The same statistics as benchstat (median, U-test) come from x/perf/benchmath.
 
-Exit status: 0 no regression; 1 regression; 2 could not decide (too few
-rounds for significance, a build failure, an unknown REF, a dirty work tree
-without --allow-dirty, benchmarks that failed).
+Exit status: 0 no regression (a pure improvement passes); 1 regression; 2
+could not measure or decide (a build failure, an unknown REF, a dirty work
+tree without --allow-dirty, benchmarks that failed, valgrind missing with
+--measure instructions, or — measuring time alone, or with --strict — too few
+rounds for significance). Benchmarks present on one side only are listed, not
+failed.
 
 Thresholds per unit and per benchmark are read from the "gate" object of
 .perfscope.json (or --config); flags override the file:
-  {"gate": {"alpha": 0.01, "rounds": 20, "max_rounds": 40, "benchtime": "50ms",
-            "threshold_pct": {"sec/op": 3, "B/op": 0, "allocs/op": 0},
+  {"gate": {"measure": "auto", "strict": false, "alpha": 0.01, "rounds": 20,
+            "max_rounds": 40, "benchtime": "50ms",
+            "threshold_pct": {"instructions/op": 1, "sec/op": 3, "B/op": 0, "allocs/op": 0},
             "benchmarks": [{"name": "Pad/.*", "unit": "sec/op", "threshold_pct": 10},
                            {"name": "Flaky", "ignore": true}]}}
 "name" is a regular expression over the benchmark name without "Benchmark"
-and the -N suffix; units left out of threshold_pct are reported, not gated.`,
+and the -N suffix; units left out of threshold_pct are reported, not gated
+(instructions/op is gated at 1% unless listed).`,
 		Example: `  perfscope gate --base main ./...
   perfscope gate --base origin/main --summary gate.md --save gate-results
   perfscope gate --base HEAD~1 --rounds 40 --max-rounds 40 --format json`,
@@ -66,10 +87,15 @@ and the -N suffix; units left out of threshold_pct are reported, not gated.`,
 				return usagef("%v", err)
 			}
 			opts.Packages = args
+			opts.CountProgress = func(side string, done, total int, name string) {
+				if name != "" {
+					fmt.Fprintf(os.Stderr, "%sgate: counting instructions of the %s (%d/%d): Benchmark%s\n", clearLine(opts), side, done+1, total, name)
+				}
+			}
 			if stderrIsTerminal() {
 				opts.Progress = terminalProgress(os.Stderr)
 			} else {
-				fmt.Fprintf(os.Stderr, "gate: building base %s and head, then %d interleaved rounds\n", opts.BaseRef, cfg.Rounds)
+				fmt.Fprintf(os.Stderr, "gate: measuring %s; building base %s and head, then %d interleaved rounds\n", cfg.Measure, opts.BaseRef, cfg.Rounds)
 			}
 			rep, run, err := gate.Measure(cmd.Context(), opts, cfg, func(done, more int) {
 				fmt.Fprintf(os.Stderr, "%sgate: too noisy to decide after %d rounds; measuring %d more\n", clearLine(opts), done, more)
@@ -112,6 +138,8 @@ and the -N suffix; units left out of threshold_pct are reported, not gated.`,
 	fl.StringVarP(&set.Bench, "bench", "b", ".", "regular expression of benchmarks to run")
 	fl.Float64Var(&set.Alpha, "alpha", gate.DefaultAlpha, "family-wise significance level")
 	fl.Float64Var(&set.TimePct, "threshold", gate.DefaultTimePct, "sec/op regression threshold in percent")
+	fl.StringVar(&set.Measure, "measure", gate.MeasureAuto, "instructions (count instructions/op under valgrind; decide on exact measures), time (wall time alone) or auto (instructions when valgrind is installed)")
+	fl.BoolVar(&set.Strict, "strict", false, "with instruction counts, also fail (exit 2) when wall time is too noisy to decide")
 	fl.BoolVar(&opts.AllowDirty, "allow-dirty", false, "measure uncommitted changes as the head")
 	fl.StringVar(&summary, "summary", "", "also write a markdown summary for a PR comment to this file")
 	fl.StringVar(&saveDir, "save", "", "keep the raw results as DIR/base.txt and DIR/head.txt (benchstat reads them)")
@@ -144,4 +172,14 @@ func gateErrorLine(err error, ref string) string {
 		return fmt.Sprintf("cannot decide: %s's tests do not build in the %s (%s):\n%s", be.Package, be.Tree, ref, be.Output)
 	}
 	return "cannot decide: " + err.Error()
+}
+
+// countProgress reports instruction counting, which takes seconds per
+// benchmark under valgrind, one line per benchmark.
+func countProgress(w io.Writer) func(done, total int, name string) {
+	return func(done, total int, name string) {
+		if name != "" {
+			fmt.Fprintf(w, "counting instructions (%d/%d): Benchmark%s\n", done+1, total, name)
+		}
+	}
 }

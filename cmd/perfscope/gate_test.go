@@ -115,7 +115,7 @@ func (r *gateRepo) commit(msg string) {
 // unchanged case gets a generous time threshold so that noise from a busy
 // machine can neither fail it nor leave it undecided. The statistics themselves are tested in
 // internal/gate.
-var gateFlags = []string{"--rounds", "8", "--max-rounds", "8", "--benchtime", "500x"}
+var gateFlags = []string{"--measure", "time", "--rounds", "8", "--max-rounds", "8", "--benchtime", "500x"}
 
 func TestGatePassesOnUnchangedTree(t *testing.T) {
 	r := newGateRepo(t)
@@ -194,7 +194,7 @@ func TestGateCannotDecide(t *testing.T) {
 	t.Run("too few rounds", func(t *testing.T) {
 		r := newGateRepo(t)
 		t.Chdir(r.dir)
-		if _, code := perfCLI(t, "gate", "--base", "HEAD", "--rounds", "2", "--max-rounds", "2", "--benchtime", "500x"); code != 2 {
+		if _, code := perfCLI(t, "gate", "--base", "HEAD", "--measure", "time", "--rounds", "2", "--max-rounds", "2", "--benchtime", "500x"); code != 2 {
 			t.Errorf("exit %d, want 2", code)
 		}
 	})
@@ -203,4 +203,20 @@ func TestGateCannotDecide(t *testing.T) {
 			t.Errorf("exit %d, want 2", code)
 		}
 	})
+}
+
+// TestMeasureFlagRejectsUnknown checks that bench and gate refuse a
+// measure they do not have before measuring anything.
+func TestMeasureFlagRejectsUnknown(t *testing.T) {
+	r := newGateRepo(t)
+	t.Chdir(r.dir)
+	for _, args := range [][]string{
+		{"bench", "--measure", "cycles", "--no-store", "."},
+		{"bench", "--measure", "auto", "--no-store", "."},
+		{"gate", "--base", "HEAD", "--measure", "cycles"},
+	} {
+		if _, code := perfCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,11 @@ type GateOptions struct {
 	Bench, Benchtime string
 	// Progress, if set, is called as benchmarks start and finish.
 	Progress func(Progress)
+	// Instructions configure instruction counts (GateBuild.Count).
+	Instructions InstructionOptions
+	// CountProgress, if set, is called before each instruction count
+	// with the side ("base", "head") and the benchmark.
+	CountProgress func(side string, done, total int, name string)
 }
 
 // A GateRun is what the gate measured: both sides' results from the same
@@ -45,6 +51,9 @@ type GateRun struct {
 	Rounds int
 	// Build and Measure are how long building and running took.
 	Build, Measure time.Duration
+	// Counted are the instruction counts of the base and the head, when
+	// Count ran; their results are part of Base and Head too.
+	CountedBase, CountedHead []*CountedBenchmark
 }
 
 // RunGate builds the test binaries of the base and of the working tree
@@ -185,4 +194,66 @@ func (g *GateBuild) Close() {
 		os.RemoveAll(g.bins)
 	}
 	g.worktree.Remove()
+}
+
+// Count counts the instructions of the benchmarks the rounds so far
+// measured for which keep (nil: every one) reports true, given the
+// package's import path and the benchmark's name, on both sides at once,
+// reps times each (see CountBenchmarks),
+// and adds the counts to g.Run's Base and Head results and to its raw
+// output, so a saved run keeps them. Counts do not depend on what else
+// runs, so the sides share the machine's processors without disturbing
+// each other. Benchmarks that could not be counted keep their Err in
+// g.Run.CountedBase and CountedHead; the error is only for cancellation.
+func (g *GateBuild) Count(ctx context.Context, reps int, opts InstructionOptions, keep func(pkg, name string) bool) error {
+	run := g.Run
+	type side struct {
+		name    string
+		bins    []Binary
+		results *Results
+		counted []*CountedBenchmark
+		err     error
+	}
+	sides := []*side{{name: "base", bins: g.base, results: run.Base}, {name: "head", bins: g.head, results: run.Head}}
+	var wg sync.WaitGroup
+	for _, s := range sides {
+		wg.Go(func() {
+			var progress func(done, total int, bench string)
+			if g.opts.CountProgress != nil {
+				progress = func(done, total int, bench string) { g.opts.CountProgress(s.name, done, total, bench) }
+			}
+			// Plan from the ordinary run's results alone: earlier counts
+			// carry neither time nor allocation.
+			ordinary := &Results{}
+			for _, r := range s.results.Results {
+				if _, counted := r.Value(UnitInstructions); !counted && (keep == nil || keep(r.GetConfig("pkg"), string(r.Name))) {
+					ordinary.Results = append(ordinary.Results, r)
+				}
+			}
+			for _, bin := range s.bins {
+				c, err := CountBenchmarks(ctx, bin, ordinary, reps, opts, progress)
+				s.counted = append(s.counted, c...)
+				if err != nil {
+					s.err = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	run.CountedBase = append(run.CountedBase, sides[0].counted...)
+	run.CountedHead = append(run.CountedHead, sides[1].counted...)
+	for i, raw := range []*[]byte{&run.Raw.Base, &run.Raw.Head} {
+		s := sides[i]
+		if s.err != nil {
+			return s.err
+		}
+		out, res, err := instructionResults(s.counted)
+		if err != nil {
+			return err
+		}
+		*raw = append(*raw, out...)
+		addResults(s.results, res)
+	}
+	return nil
 }

@@ -343,7 +343,9 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			// The first count replaces the guess from time: a count far
 			// below the target is re-planned from what one operation
 			// really executes.
+			firstPerOp := math.NaN()
 			if len(cb.Counts) == 0 && float64(c.Long-c.Short) < float64(opts.Target)/4 {
+				firstPerOp = c.PerOp
 				if again := opts.PlanIterations(0, slices.Max(append(s.bytes, 0)), c.PerOp); again.N > plan.N {
 					plan = again
 					cb.Note = plan.Note
@@ -361,6 +363,12 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			// benchmark does its work regardless of b.N.
 			if float64(c.Long-c.Short) < float64(opts.Target)/10 {
 				cb.Err = fmt.Errorf("%s: %d more operations added only %d instructions: the benchmark does not run b.N operations", base, c.N, c.Long-c.Short)
+				if !math.IsNaN(firstPerOp) && firstPerOp > 2*c.PerOp {
+					// A first count far above the second is work
+					// that came once, such as a timer firing in
+					// the slow valgrind run.
+					cb.Err = fmt.Errorf("%s: counts of %.0f and %.0f instructions per operation disagree: the benchmark's work depends on timing", base, firstPerOp, c.PerOp)
+				}
 				break
 			}
 			cb.Counts = append(cb.Counts, c)

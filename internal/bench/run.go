@@ -59,6 +59,9 @@ type RunRecord struct {
 	Results *Results
 	// Args are the "go test" flags used (without package).
 	Args []string
+	// Notes are what a reader should know about the measurements that
+	// is not a failure, such as a benchmark counted by time only.
+	Notes []string
 }
 
 // A PackageRun is one package's part of a RunRecord.

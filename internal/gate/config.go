@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/bench"
 )
 
 // A Config is the gate's configuration: statistics, how much change
@@ -21,13 +24,22 @@ import (
 //	    "max_rounds": 40,
 //	    "benchtime": "50ms",
 //	    "bench": ".",
-//	    "threshold_pct": {"sec/op": 3, "B/op": 0, "allocs/op": 0},
+//	    "measure": "auto",
+//	    "strict": false,
+//	    "threshold_pct": {"instructions/op": 1, "sec/op": 3, "B/op": 0, "allocs/op": 0},
 //	    "benchmarks": [
 //	      {"name": "Pad/.*", "unit": "sec/op", "threshold_pct": 10},
 //	      {"name": "Flaky", "ignore": true}
 //	    ]
 //	  }
 //	}
+//
+// measure is "instructions" (count instructions/op under valgrind and
+// decide on the exact measures), "time" (wall time alone, as before
+// instruction counts existed) or "auto" (instructions when valgrind is
+// installed). strict makes a wall-time measurement too noisy to decide
+// fail the gate (exit 2) when instructions are measured; with measure
+// "time" it always does, time being the only measure.
 //
 // threshold_pct maps a unit to the relative change, in percent, that a
 // significant change must exceed to count; 0 means any increase. Units not
@@ -42,6 +54,8 @@ type Config struct {
 	MaxRounds  int                `json:"max_rounds,omitempty"`
 	Benchtime  string             `json:"benchtime,omitempty"`
 	Bench      string             `json:"bench,omitempty"`
+	Measure    string             `json:"measure,omitempty"`
+	Strict     bool               `json:"strict,omitempty"`
 	Thresholds map[string]float64 `json:"threshold_pct,omitempty"`
 	Benchmarks []BenchmarkRule    `json:"benchmarks,omitempty"`
 }
@@ -74,6 +88,26 @@ const (
 	DefaultTimePct   = 3.0
 )
 
+// Defaults of a gate that counts instructions. Counts repeat within about
+// 0.3% whatever the machine's load (bench/gate's README), so 1% is a
+// change no load can fake, and a few ordinary rounds are enough for the
+// exact allocation measures; wall time is then reported, not waited for.
+const (
+	DefaultInstructionsPct   = 1.0
+	DefaultInstructionRounds = 5
+	// DefaultCountReps is how many times each side's benchmark is
+	// counted: once, as repeated counts differ by less than a third of
+	// the threshold and every count costs seconds under valgrind.
+	DefaultCountReps = 1
+)
+
+// Measures of Config.Measure.
+const (
+	MeasureTime         = "time"
+	MeasureInstructions = "instructions"
+	MeasureAuto         = "auto"
+)
+
 // MoreRounds returns how many rounds to add after done rounds that ended
 // in d: batches of half the configured rounds (at least 5) while d needs
 // more rounds to decide, up to MaxRounds in all. The gate and the study
@@ -88,7 +122,7 @@ func (c Config) MoreRounds(done int, d *Decision) int {
 
 // DefaultThresholds returns the default per-unit thresholds in percent.
 func DefaultThresholds() map[string]float64 {
-	return map[string]float64{"sec/op": DefaultTimePct, "B/op": 0, "allocs/op": 0}
+	return map[string]float64{"instructions/op": DefaultInstructionsPct, "sec/op": DefaultTimePct, "B/op": 0, "allocs/op": 0}
 }
 
 func (c Config) withDefaults() Config {
@@ -109,6 +143,11 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Thresholds == nil {
 		c.Thresholds = DefaultThresholds()
+	} else if _, ok := c.Thresholds[bench.UnitInstructions]; !ok {
+		// A file written before instruction counts existed still
+		// gates the one measure a shared machine cannot disturb.
+		c.Thresholds = maps.Clone(c.Thresholds)
+		c.Thresholds[bench.UnitInstructions] = DefaultInstructionsPct
 	}
 	return c
 }
@@ -121,6 +160,11 @@ func (c Config) WithDefaults() Config { return c.withDefaults() }
 func (c *Config) Validate() error {
 	if c.Alpha < 0 || c.Alpha > 1 {
 		return fmt.Errorf("alpha %v: must be in [0, 1]", c.Alpha)
+	}
+	switch c.Measure {
+	case "", MeasureTime, MeasureInstructions, MeasureAuto:
+	default:
+		return fmt.Errorf("measure %q: want instructions, time or auto", c.Measure)
 	}
 	if c.Rounds < 0 || c.MaxRounds < 0 {
 		return fmt.Errorf("rounds %d, max_rounds %d: must be positive", c.Rounds, c.MaxRounds)
@@ -206,19 +250,24 @@ func ReadConfig(path string) (Config, error) {
 }
 
 // Settings are gate settings from the command line, each named by its
-// flag: rounds, max-rounds, benchtime, bench, alpha and threshold (the
-// sec/op threshold in percent).
+// flag: rounds, max-rounds, benchtime, bench, alpha, threshold (the
+// sec/op threshold in percent), measure and strict.
 type Settings struct {
 	Rounds, MaxRounds int
 	Benchtime, Bench  string
 	Alpha, TimePct    float64
+	Measure           string
+	Strict            bool
 }
 
 // LoadConfig reads the configuration file at path (see ReadConfig) and
 // lays over it the settings that given reports as given, by flag name:
 // the command line wins over the file, and the defaults fill in the rest.
 // MaxRounds is never below Rounds, so a larger --rounds alone does not
-// need a larger --max-rounds too.
+// need a larger --max-rounds too. Measure auto (the default) becomes
+// instructions when valgrind is installed, else time; counting
+// instructions, rounds default to DefaultInstructionRounds without
+// extension.
 func LoadConfig(path string, s Settings, given func(flag string) bool) (Config, error) {
 	c, err := ReadConfig(path)
 	if err != nil {
@@ -229,6 +278,19 @@ func LoadConfig(path string, s Settings, given func(flag string) bool) (Config, 
 	override(given("benchtime"), &c.Benchtime, s.Benchtime)
 	override(given("bench"), &c.Bench, s.Bench)
 	override(given("alpha"), &c.Alpha, s.Alpha)
+	override(given("measure"), &c.Measure, s.Measure)
+	override(given("strict"), &c.Strict, s.Strict)
+	if c.Measure == "" || c.Measure == MeasureAuto {
+		c.Measure = string(bench.ResolveMeasure(bench.MeasureAuto))
+	}
+	if c.Measure == MeasureInstructions {
+		if c.Rounds == 0 {
+			c.Rounds = DefaultInstructionRounds
+		}
+		if c.MaxRounds == 0 {
+			c.MaxRounds = c.Rounds
+		}
+	}
 	c = c.withDefaults()
 	if given("threshold") {
 		c.Thresholds["sec/op"] = s.TimePct

@@ -60,3 +60,30 @@ func TestLoadConfigFlagsOverFile(t *testing.T) {
 		t.Error("alpha 1.5 from a flag: no error")
 	}
 }
+
+func TestLoadConfigInstructions(t *testing.T) {
+	given := func(flags ...string) func(string) bool {
+		return func(f string) bool { return slices.Contains(flags, f) }
+	}
+	s := Settings{Measure: MeasureInstructions, Strict: true}
+	cfg, err := LoadConfig("testdata/perfscope.json", s, given("measure", "strict"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file's rounds stand, without extension; its thresholds lack
+	// instructions/op, which is gated at the default all the same.
+	if cfg.Measure != MeasureInstructions || !cfg.Strict || cfg.Rounds != 12 || cfg.MaxRounds != 12 || cfg.Thresholds["instructions/op"] != DefaultInstructionsPct {
+		t.Errorf("merged config %+v", cfg)
+	}
+	cfg, err = LoadConfig(filepath.Join(t.TempDir(), "none.json"), s, given("measure"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Rounds != DefaultInstructionRounds || cfg.MaxRounds != DefaultInstructionRounds || cfg.Strict {
+		t.Errorf("instruction defaults: %+v", cfg)
+	}
+	s.Measure = "cycles"
+	if _, err := LoadConfig("testdata/perfscope.json", s, given("measure")); err == nil {
+		t.Error("measure cycles: no error")
+	}
+}

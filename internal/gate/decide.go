@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/perfscope/perfscope/internal/bench"
 )
 
 // A Verdict is the gate's conclusion about one measurement.
@@ -54,6 +56,12 @@ type Judgement struct {
 	// Threshold is the relative change that counts (0.05 = 5%); a
 	// regression must exceed it.
 	Threshold float64 `json:"threshold"`
+	// Exact reports a measurement decided by its medians alone:
+	// instructions/op always, allocs/op and B/op when every sample of
+	// each side is the same number. Its P and AdjustedP stay 1, and its
+	// Resolution is half the range of a side's samples relative to their
+	// median; beyond a quarter of the threshold it is too noisy to decide.
+	Exact bool `json:"exact"`
 	// Resolution is the half-width of the 95% confidence interval of
 	// the noisier side's median, relative to that median: changes
 	// smaller than this cannot be told from noise. +Inf when a side has
@@ -73,15 +81,20 @@ type Decision struct {
 	// Tests is the size of the family Holm's correction ran over.
 	Tests int     `json:"tests"`
 	Alpha float64 `json:"alpha"`
+	// UndecidedFails reports whether an undecided measurement fails the
+	// gate (exit 2): always when wall time is the only measure, and with
+	// instruction counts only when strict.
+	UndecidedFails bool `json:"undecided_fails"`
 }
 
 // ExitCode is the gate's exit status for the decision: 1 on any
-// regression, else 2 if something could not be decided, else 0.
+// regression, else 2 if something could not be decided and that fails
+// the gate (UndecidedFails), else 0.
 func (d *Decision) ExitCode() int {
 	switch {
 	case d.Regressions > 0:
 		return 1
-	case d.Undecided > 0:
+	case d.Undecided > 0 && d.UndecidedFails:
 		return 2
 	}
 	return 0
@@ -94,10 +107,10 @@ func (d *Decision) ExitCode() int {
 // bias the test the way rerunning until significant would.
 func (d *Decision) NeedsMoreRounds() bool {
 	for _, j := range d.Judgements {
-		switch j.Verdict {
-		case NotGated, Added, Removed:
+		switch {
+		case j.Exact, j.Verdict == NotGated, j.Verdict == Added, j.Verdict == Removed:
 			continue
-		case TooFewSamples:
+		case j.Verdict == TooFewSamples:
 			return true
 		}
 		if j.Threshold > 0 && j.Resolution > j.Threshold {
@@ -107,10 +120,13 @@ func (d *Decision) NeedsMoreRounds() bool {
 	return false
 }
 
-// Decide judges every measurement. A measurement is a regression only if
-// its U-test p-value stays below alpha after Holm–Bonferroni correction
-// across all judged measurements AND its median worsens by more than its
-// threshold. The statistics are benchmath's, exactly as benchstat's.
+// Decide judges every measurement. An exact measurement (see
+// Judgement.Exact) is a regression when its median worsens by more than
+// its threshold: the count is the same on every run, so no test is
+// needed. Any other measurement is a regression only if its U-test
+// p-value stays below alpha after Holm–Bonferroni correction across all
+// such measurements AND its median worsens by more than its threshold.
+// The statistics are benchmath's, exactly as benchstat's.
 //
 // Decide is a pure function of its inputs, so studies of the gate's error
 // rates (resampled A/A runs, injected slowdowns) run the gate's own logic.
@@ -122,7 +138,7 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 	_ = cfg.Validate()
 	th := benchmath.DefaultThresholds
 	th.CompareAlpha = cfg.Alpha
-	d := &Decision{Alpha: cfg.Alpha}
+	d := &Decision{Alpha: cfg.Alpha, UndecidedFails: cfg.Measure != MeasureInstructions || cfg.Strict}
 	var tested []int
 	for _, m := range ms {
 		j := Judgement{Measurement: m, P: 1, AdjustedP: 1}
@@ -133,6 +149,25 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 			j.Verdict = Added
 		case len(m.Head) == 0:
 			j.Verdict = Removed
+		case exact(m):
+			j.Exact = true
+			// benchstat's center, the median, as for every measure.
+			j.BaseMedian = center(m.Base, &th)
+			j.HeadMedian = center(m.Head, &th)
+			j.Change = relChange(j.BaseMedian, j.HeadMedian)
+			j.Resolution = max(halfRange(m.Base, j.BaseMedian), halfRange(m.Head, j.HeadMedian))
+			switch {
+			case !gated:
+				j.Verdict = NotGated
+			case j.Resolution > j.Threshold/4:
+				// Counts of the same code that disagree by this
+				// much come from code whose work depends on
+				// timing; they cannot tell a change of the
+				// threshold's size.
+				j.Verdict = TooNoisy
+			default:
+				j.Verdict = direction(j)
+			}
 		default:
 			bs := benchmath.NewSample(slices.Clone(m.Base), &th)
 			hs := benchmath.NewSample(slices.Clone(m.Head), &th)
@@ -201,17 +236,7 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 		if j.AdjustedP > cfg.Alpha {
 			continue
 		}
-		worse := j.Change > j.Threshold
-		better := j.Change < -j.Threshold
-		if betterHigher(j.Unit) {
-			worse, better = -j.Change > j.Threshold, j.Change > j.Threshold
-		}
-		switch {
-		case worse:
-			j.Verdict = Regression
-		case better:
-			j.Verdict = Improvement
-		}
+		j.Verdict = direction(*j)
 	}
 	for _, i := range tested {
 		j := &d.Judgements[i]
@@ -230,6 +255,52 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 		}
 	}
 	return d
+}
+
+// direction is the verdict of a change already known to be real: a
+// regression or an improvement beyond the threshold, else unchanged.
+func direction(j Judgement) Verdict {
+	worse := j.Change > j.Threshold
+	better := j.Change < -j.Threshold
+	if betterHigher(j.Unit) {
+		worse, better = -j.Change > j.Threshold, j.Change > j.Threshold
+	}
+	switch {
+	case worse:
+		return Regression
+	case better:
+		return Improvement
+	}
+	return Unchanged
+}
+
+// exact reports whether a measurement is decided by its medians alone:
+// instruction counts, whose few repetitions differ by fractions of a
+// percent whatever the machine does, and allocation measures that are the
+// same number in every sample of each side (allocation of parallel
+// benchmarks varies, and goes to the U-test).
+func exact(m Measurement) bool {
+	switch m.Unit {
+	case bench.UnitInstructions:
+		return true
+	case "allocs/op", "B/op":
+		return slices.Min(m.Base) == slices.Max(m.Base) && slices.Min(m.Head) == slices.Max(m.Head)
+	}
+	return false
+}
+
+// center is benchmath's center of a sample, its median.
+func center(xs []float64, th *benchmath.Thresholds) float64 {
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), th), 0.95).Center
+}
+
+// halfRange is half the range of xs relative to their median m: how far
+// apart repeated counts of the same code came out.
+func halfRange(xs []float64, m float64) float64 {
+	if m == 0 {
+		return 0
+	}
+	return (slices.Max(xs) - slices.Min(xs)) / 2 / math.Abs(m)
 }
 
 // halfWidth is the relative half-width of a summary's confidence

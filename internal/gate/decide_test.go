@@ -205,3 +205,113 @@ func TestMoreRounds(t *testing.T) {
 		t.Errorf("quiet: %d more rounds, want 0", got)
 	}
 }
+
+// TestDecideExact checks the decisions on exact measures: instruction
+// counts at the threshold's edges, allocations on any increase, a pure
+// improvement, benchmarks on one side only, and wall time that is too
+// noisy to decide, which fails only a strict gate.
+func TestDecideExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	instr := func(name string, base, head float64) Measurement {
+		// Repeated counts differ by a few hundredths of a percent.
+		return Measurement{Benchmark: name, Unit: "instructions/op", Base: []float64{base, base * 1.0002}, Head: []float64{head, head * 0.9998}}
+	}
+	tests := []struct {
+		name   string
+		ms     []Measurement
+		strict bool
+		want   []Verdict
+		exit   int
+	}{
+		{
+			name: "within the 1% threshold",
+			ms:   []Measurement{instr("A", 1e6, 1.009e6), instr("B", 1e6, 0.991e6)},
+			want: []Verdict{Unchanged, Unchanged},
+		},
+		{
+			name: "just beyond the threshold",
+			ms:   []Measurement{instr("A", 1e6, 1.0105e6)},
+			want: []Verdict{Regression},
+			exit: 1,
+		},
+		{
+			name: "pure improvement passes",
+			ms: []Measurement{
+				instr("A", 1e6, 0.9e6),
+				{Benchmark: "A", Unit: "allocs/op", Base: []float64{3, 3, 3}, Head: []float64{2, 2, 2}},
+				{Benchmark: "A", Unit: "B/op", Base: []float64{96, 96, 96}, Head: []float64{64, 64, 64}},
+			},
+			want: []Verdict{Improvement, Improvement, Improvement},
+		},
+		{
+			name: "one more allocation in five rounds",
+			ms: []Measurement{
+				instr("A", 1e6, 1e6),
+				{Benchmark: "A", Unit: "allocs/op", Base: []float64{3, 3, 3, 3, 3}, Head: []float64{4, 4, 4, 4, 4}},
+			},
+			want: []Verdict{Unchanged, Regression},
+			exit: 1,
+		},
+		{
+			name: "varying allocations go to the U-test",
+			ms: []Measurement{
+				{Benchmark: "P", Unit: "B/op", Base: []float64{96, 97, 96}, Head: []float64{97, 96, 98}},
+			},
+			want: []Verdict{TooFewSamples},
+		},
+		{
+			name: "counts that disagree are too noisy, not a regression",
+			ms: []Measurement{
+				{Benchmark: "Handler", Unit: "instructions/op", Base: []float64{62.4e3, 63.2e3}, Head: []float64{64.1e3, 61.9e3}},
+			},
+			want: []Verdict{TooNoisy},
+		},
+		{
+			name: "one side only is listed, not failed",
+			ms: []Measurement{
+				{Benchmark: "New", Unit: "instructions/op", Head: []float64{5e5, 5e5}},
+				{Benchmark: "Old", Unit: "instructions/op", Base: []float64{5e5, 5e5}},
+			},
+			want: []Verdict{Added, Removed},
+		},
+		{
+			name: "noisy wall time beside counts",
+			ms: []Measurement{
+				instr("A", 1e6, 1e6),
+				{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 5, 100, 1), Head: spread(rng, 5, 100, 1)},
+			},
+			want: []Verdict{Unchanged, TooNoisy},
+		},
+		{
+			name:   "noisy wall time, strict",
+			ms:     []Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 5, 100, 1), Head: spread(rng, 5, 100, 1)}},
+			strict: true,
+			want:   []Verdict{TooNoisy},
+			exit:   2,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.ms, Config{Measure: MeasureInstructions, Strict: tc.strict, Alpha: 0.05})
+			if len(d.Judgements) != len(tc.want) {
+				t.Fatalf("got %d judgements, want %d", len(d.Judgements), len(tc.want))
+			}
+			for i, j := range d.Judgements {
+				if j.Verdict != tc.want[i] {
+					t.Errorf("%s: verdict %q, want %q (change %+.3f%%)", j.Measurement, j.Verdict, tc.want[i], 100*j.Change)
+				}
+				if j.Unit == "instructions/op" && j.Verdict != Added && j.Verdict != Removed && !j.Exact {
+					t.Errorf("%s: not judged as exact", j.Measurement)
+				}
+			}
+			if got := d.ExitCode(); got != tc.exit {
+				t.Errorf("exit code %d, want %d", got, tc.exit)
+			}
+		})
+	}
+	// Measuring time alone, an undecided measurement fails as before.
+	d := Decide([]Measurement{{Benchmark: "A", Unit: "sec/op", Base: spread(rng, 5, 100, 1), Head: spread(rng, 5, 100, 1)}}, Config{Measure: MeasureTime})
+	if d.ExitCode() != 2 {
+		t.Errorf("time alone, too noisy: exit %d, want 2", d.ExitCode())
+	}
+}

@@ -14,7 +14,10 @@ var ErrNoBenchmarks = errors.New("no benchmarks ran: check --bench and the packa
 
 // Measure is the gate on a git repository: it builds the base
 // (opts.BaseRef) and the working tree (see bench.BuildGate), measures them
-// in interleaved rounds as Run extends them, and reports the decision.
+// in interleaved rounds as Run extends them, counts both sides'
+// instructions when cfg.Measure is instructions (with opts.Instructions;
+// valgrind missing is an error wrapping bench.ErrNoValgrind), and reports
+// the decision.
 // opts.Bench and opts.Benchtime are taken from cfg. extending, if not nil,
 // is told before each extension how many rounds are done and how many
 // more follow. Once measuring began, the returned GateRun holds everything
@@ -22,6 +25,14 @@ var ErrNoBenchmarks = errors.New("no benchmarks ran: check --bench and the packa
 func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending func(done, more int)) (*Report, *bench.GateRun, error) {
 	cfg = cfg.withDefaults()
 	opts.Bench, opts.Benchtime = cfg.Bench, cfg.Benchtime
+	count := cfg.Measure == MeasureInstructions
+	if count && opts.Instructions.Valgrind == "" {
+		v, err := bench.FindValgrind()
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Instructions.Valgrind = v
+	}
 	start := time.Now()
 	g, err := bench.BuildGate(ctx, opts)
 	if err != nil {
@@ -41,6 +52,32 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	if err != nil {
 		return nil, run, err
 	}
+	var notes []string
+	if count {
+		if err := g.Count(ctx, DefaultCountReps, opts.Instructions, nil); err != nil {
+			return nil, run, err
+		}
+		d = Decide(Pair(run.Base.Results, run.Head.Results), cfg)
+		// A count that moved is counted again on both sides before it
+		// decides: code whose instructions depend on timing (network
+		// I/O, goroutines waiting on each other) shows it by counts
+		// that disagree, and is then too noisy to gate rather than a
+		// regression.
+		type key struct{ pkg, name string }
+		again := make(map[key]bool)
+		for _, j := range d.Judgements {
+			if j.Exact && j.Unit == bench.UnitInstructions && (j.Verdict == Regression || j.Verdict == Improvement) {
+				again[key{j.Package, j.Benchmark}] = true
+			}
+		}
+		if len(again) > 0 {
+			if err := g.Count(ctx, 1, opts.Instructions, func(pkg, name string) bool { return again[key{pkg, name}] }); err != nil {
+				return nil, run, err
+			}
+			d = Decide(Pair(run.Base.Results, run.Head.Results), cfg)
+		}
+		notes = append(bench.CountedNotes(run.CountedBase), bench.CountedNotes(run.CountedHead)...)
+	}
 	if len(d.Judgements) == 0 {
 		return nil, run, ErrNoBenchmarks
 	}
@@ -54,7 +91,8 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	}
 	r := &Report{
 		Base: opts.BaseRef + " (" + gitstate.Short(run.BaseCommit) + ")", Head: head,
-		Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
+		Measure: cfg.Measure, Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
+		Notes: notes,
 	}
 	for _, p := range run.MissingInBase {
 		r.Notes = append(r.Notes, p+" does not exist in the base; its benchmarks are reported as added")

@@ -6,8 +6,11 @@ import "time"
 // compared, how, and how long it took. Its JSON field names are stable;
 // report.WriteGate writes it.
 type Report struct {
-	Base      string        `json:"base"` // "main (1a2b3c4d5e6f)"
-	Head      string        `json:"head"` // "working tree (…)"
+	Base string `json:"base"` // "main (1a2b3c4d5e6f)"
+	Head string `json:"head"` // "working tree (…)"
+	// Measure is what decided: "instructions" (instruction counts and
+	// allocations, wall time reported) or "time".
+	Measure   string        `json:"measure"`
 	Rounds    int           `json:"rounds"`
 	Benchtime string        `json:"benchtime"`
 	Elapsed   time.Duration `json:"elapsed_ns"`

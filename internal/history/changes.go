@@ -33,8 +33,20 @@ type Options struct {
 	// before the U test filters further.
 	NoiseFactor float64
 	// MinCommits is how many commits the noise estimate needs; with fewer,
-	// nothing is marked. Default 5.
+	// nothing is marked. Default 5. Exact units need no noise estimate.
 	MinCommits int
+	// ExactChange is the relative change of an exact unit's median (see
+	// Exact) that is marked; default 0.01, the gate's threshold for
+	// instruction counts, which repeat within about 0.3%.
+	ExactChange float64
+}
+
+// Exact reports whether unit is measured exactly: instruction counts
+// repeat whatever the machine's load, so any change beyond
+// Options.ExactChange is the code's, and neither the U test nor the
+// series' noise is needed to tell.
+func Exact(unit string) bool {
+	return unit == "instructions/op"
 }
 
 func (o Options) withDefaults() Options {
@@ -49,6 +61,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinCommits == 0 {
 		o.MinCommits = 5
+	}
+	if o.ExactChange == 0 {
+		o.ExactChange = 0.01
 	}
 	return o
 }
@@ -99,7 +114,8 @@ type Changes struct {
 // commit order, oldest first; points without samples are skipped. The
 // yardstick is the whole series: a step is one adjacent pair among many, so
 // it cannot raise the median noise that judges it, and early commits are
-// judged like late ones.
+// judged like late ones. An exact unit (see Exact) is marked wherever its
+// median moved by more than opts.ExactChange, from the second commit on.
 func DetectChanges(unit string, points []Point, opts Options) Changes {
 	opts = opts.withDefaults()
 	out := Changes{Unit: unit, Noise: math.NaN(), Threshold: math.NaN()}
@@ -151,6 +167,31 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 			logRatios = append(logRatios, lr)
 		}
 	}
+	better := benchfmt.UnitMetadataMap(nil).GetBetter(unit)
+	if better == 0 && Exact(unit) {
+		// Fewer instructions per operation are better; benchfmt
+		// knows only the units testing reports.
+		better = -1
+	}
+	mark := func(c *Step) {
+		c.Changed = true
+		switch {
+		case better == 0:
+		case (c.Delta > 0) == (better > 0):
+			c.Better = 1
+		default:
+			c.Better = -1
+		}
+	}
+	if Exact(unit) {
+		out.Threshold = opts.ExactChange
+		for i := range out.Commits {
+			if c := &out.Commits[i]; c.Compared && math.Abs(c.Delta) > opts.ExactChange {
+				mark(c)
+			}
+		}
+		return out
+	}
 	if len(out.Commits) < opts.MinCommits || len(logRatios) < opts.MinCommits-1 {
 		if len(out.Commits) > 1 {
 			warn(fmt.Errorf("need >= %d commits to tell changes from noise; have %d", opts.MinCommits, len(out.Commits)))
@@ -161,7 +202,6 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 	out.Noise = math.Expm1(noise)
 	out.Threshold = math.Expm1(opts.NoiseFactor * noise)
 
-	better := benchfmt.UnitMetadataMap(nil).GetBetter(unit)
 	for i := range out.Commits {
 		c := &out.Commits[i]
 		// Infinite (from or to zero) and NaN log ratios count as
@@ -169,14 +209,7 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 		if !c.Compared || c.P > opts.Alpha || math.Abs(math.Log1p(c.Delta)) <= opts.NoiseFactor*noise {
 			continue
 		}
-		c.Changed = true
-		switch {
-		case better == 0:
-		case (c.Delta > 0) == (better > 0):
-			c.Better = 1
-		default:
-			c.Better = -1
-		}
+		mark(c)
 	}
 	return out
 }

@@ -18,7 +18,19 @@ import (
 // returns each unit's points in commit order.
 func historyFixture(t *testing.T) map[string][]Point {
 	t.Helper()
-	f, err := os.Open("testdata/history-sortints.txt")
+	out := readPoints(t, "testdata/history-sortints.txt", func(_ *benchfmt.Result, unit string) string { return unit })
+	if len(out["sec/op"]) != 30 {
+		t.Fatalf("fixture has %d commits of sec/op, want 30", len(out["sec/op"]))
+	}
+	return out
+}
+
+// readPoints reads a benchmark file whose results follow "commit:" lines
+// and returns the points of each series, in commit order, keyed by key;
+// values whose key is "" are left out.
+func readPoints(t *testing.T, path string, key func(r *benchfmt.Result, unit string) string) map[string][]Point {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,19 +44,20 @@ func historyFixture(t *testing.T) map[string][]Point {
 		}
 		commit := res.GetConfig("commit")
 		for _, v := range res.Values {
-			ps := out[v.Unit]
+			k := key(res, v.Unit)
+			if k == "" {
+				continue
+			}
+			ps := out[k]
 			if len(ps) == 0 || ps[len(ps)-1].Commit != commit {
 				ps = append(ps, Point{Commit: commit})
 			}
 			ps[len(ps)-1].Values = append(ps[len(ps)-1].Values, v.Value)
-			out[v.Unit] = ps
+			out[k] = ps
 		}
 	}
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
-	}
-	if len(out["sec/op"]) != 30 {
-		t.Fatalf("fixture has %d commits of sec/op, want 30", len(out["sec/op"]))
 	}
 	return out
 }
@@ -187,5 +200,36 @@ func TestHistoryTooLittleData(t *testing.T) {
 	h = DetectChanges("sec/op", in, Options{})
 	if len(h.Commits) != 1 || !slices.Equal(in[0].Values, []float64{3, 1, 2}) || h.Commits[0].Summary.Center != 2 {
 		t.Errorf("got %+v, input now %v", h.Commits, in[0].Values)
+	}
+}
+
+// TestHistoryExactInstructions reads testdata/history-instructions.txt:
+// six commits of a scratch module, each recorded by "perfscope bench
+// --measure instructions". Commits 1, 2, 4 and 5 change only a comment;
+// commit 3 makes BenchmarkLoop's loop 2% longer. Only that commit's
+// instructions/op may be marked, and only for Loop.
+func TestHistoryExactInstructions(t *testing.T) {
+	series := readPoints(t, "testdata/history-instructions.txt", func(r *benchfmt.Result, unit string) string {
+		if unit != "instructions/op" {
+			return ""
+		}
+		return string(r.Name)
+	})
+	for _, name := range []string{"Loop-2", "Steady-2"} {
+		ps := series[name]
+		if len(ps) != 6 {
+			t.Fatalf("%s: %d commits of instructions/op, want 6", name, len(ps))
+		}
+		h := DetectChanges("instructions/op", ps, Options{})
+		var want []int
+		if name == "Loop-2" {
+			want = []int{3}
+		}
+		if got := changed(h); !slices.Equal(got, want) {
+			t.Errorf("%s: changed at %v, want %v", name, got, want)
+		}
+		if name == "Loop-2" && (h.Commits[3].Better != -1 || h.Commits[3].Delta < 0.015 || h.Commits[3].Delta > 0.025) {
+			t.Errorf("%s: the 2%% longer loop: delta %+.4f, better %d", name, h.Commits[3].Delta, h.Commits[3].Better)
+		}
 	}
 }

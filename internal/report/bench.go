@@ -18,6 +18,7 @@ type benchRunJSON struct {
 	Results  int            `json:"results"`
 	Packages []benchPkgJSON `json:"packages"`
 	Warnings []string       `json:"warnings,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
 }
 
 type benchPkgJSON struct {
@@ -29,7 +30,8 @@ type benchPkgJSON struct {
 // of how many benchmarks went to which file, measured on what, and the
 // profiles saved beside it. The JSON form has the fields meta, path,
 // args, results, packages (import_path, cpu_profile, mem_profile, error)
-// and warnings.
+// warnings and notes (such as a benchmark that could not be counted
+// under valgrind and kept its time only).
 func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 	if f == JSON {
 		out := benchRunJSON{Meta: run.Meta, Path: run.Path, Args: run.Args, Results: len(run.Results.Results)}
@@ -43,6 +45,7 @@ func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 		for _, e := range run.Results.Warnings {
 			out.Warnings = append(out.Warnings, e.Error())
 		}
+		out.Notes = run.Notes
 		return writeJSON(w, out)
 	}
 	commit := "-"
@@ -69,6 +72,9 @@ func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 		if len(prof) > 0 {
 			fmt.Fprintf(&b, "profiles of %s: %s\n", p.ImportPath, strings.Join(prof, ", "))
 		}
+	}
+	for _, n := range run.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write benchmark summary: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,10 +107,25 @@ func gateOutcome(d *gate.Decision) string {
 		}
 		return "UNDECIDED: " + strings.Join(why, "; ")
 	}
+	out := "PASS: no regression"
 	if d.Improvements > 0 {
-		return fmt.Sprintf("PASS: no regression, %d improvement%s", d.Improvements, plural(d.Improvements))
+		out += fmt.Sprintf(", %d improvement%s", d.Improvements, plural(d.Improvements))
 	}
-	return "PASS: no regression"
+	if d.Undecided > 0 {
+		out += fmt.Sprintf(" (%d wall-time measurement%s too noisy to decide; not gated without --strict)", d.Undecided, plural(d.Undecided))
+	}
+	return out
+}
+
+// gateMethod says in one line what decided and how.
+func gateMethod(r *gate.Report) string {
+	d := r.Decision
+	if r.Measure == gate.MeasureInstructions {
+		return fmt.Sprintf("measure: instructions (instructions/op, allocs/op, B/op decide exactly; wall time from %d interleaved rounds of %s, alpha %.3g with Holm–Bonferroni over %d tests, gates only when decidable), %s",
+			r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	}
+	return fmt.Sprintf("measure: time, %d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s",
+		r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
 }
 
 func plural(n int) string {
@@ -141,6 +157,9 @@ func gateRow(j gate.Judgement, withPackage bool) []string {
 	}
 	sc := benchunit.CommonScale([]float64{j.BaseMedian, j.HeadMedian}, cls)
 	test := fmt.Sprintf("p=%.3f adj=%.3f n=%d+%d", j.P, j.AdjustedP, len(j.Base), len(j.Head))
+	if j.Exact {
+		test = fmt.Sprintf("exact n=%d+%d ±%.2f%%", len(j.Base), len(j.Head), 100*j.Resolution)
+	}
 	if j.Verdict == gate.TooNoisy {
 		if math.IsInf(j.Resolution, 1) {
 			test += " ±∞"
@@ -159,14 +178,17 @@ func middle(xs []float64, cls benchunit.Class) string {
 	return benchunit.Scale(xs[len(xs)/2], cls)
 }
 
-// interesting reports whether a judgement belongs in the short list that
-// leads a Markdown report.
-func interesting(j gate.Judgement) bool {
-	switch j.Verdict {
-	case gate.Regression, gate.Improvement, gate.TooFewSamples, gate.TooNoisy, gate.Added, gate.Removed:
-		return true
-	}
-	return false
+// gateSections are the short tables that lead a Markdown report, in
+// order: what fails first, then what got better, then what could not be
+// judged. Every judgement is in at most one of them.
+var gateSections = []struct {
+	title    string
+	verdicts []gate.Verdict
+}{
+	{"Regressions", []gate.Verdict{gate.Regression}},
+	{"Improvements", []gate.Verdict{gate.Improvement}},
+	{"Undecided", []gate.Verdict{gate.TooFewSamples, gate.TooNoisy}},
+	{"On one side only", []gate.Verdict{gate.Added, gate.Removed}},
 }
 
 // writeGateText lays the report out for a terminal or CI log: one table,
@@ -176,8 +198,7 @@ func writeGateText(w io.Writer, r *gate.Report) error {
 	bw := bufio.NewWriter(w)
 	d := r.Decision
 	fmt.Fprintf(bw, "gate: base %s vs head %s\n", r.Base, r.Head)
-	fmt.Fprintf(bw, "%d interleaved rounds, benchtime %s, alpha %.3g with Holm–Bonferroni over %d tests, %s\n\n",
-		r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(bw, "%s\n\n", gateMethod(r))
 	tt := &TextTable{Columns: []TextColumn{
 		{Heading: "benchmark"}, {Heading: "base", Align: Right}, {Heading: "head", Align: Right}, {Heading: "change", Align: Right},
 		{Heading: "threshold", Align: Right}, {Heading: "verdict"}, {Heading: "test"},
@@ -211,8 +232,7 @@ func writeGateMarkdown(w io.Writer, r *gate.Report) error {
 	d := r.Decision
 	icon := map[int]string{0: "✅", 1: "❌", 2: "⚠️"}[d.ExitCode()]
 	fmt.Fprintf(bw, "### %s perfscope gate — %s\n\n", icon, gateOutcome(d))
-	fmt.Fprintf(bw, "Base %s vs head %s: %d interleaved rounds, benchtime %s, α = %.3g with Holm–Bonferroni over %d tests, %s.\n\n",
-		mdText(r.Base), mdText(r.Head), r.Rounds, r.Benchtime, d.Alpha, d.Tests, r.Elapsed.Round(time.Second))
+	fmt.Fprintf(bw, "Base %s vs head %s; %s.\n\n", mdText(r.Base), mdText(r.Head), mdText(gateMethod(r)))
 	table := func(keep func(gate.Judgement) bool) {
 		bw.WriteString("| benchmark | base | head | change | threshold | verdict | test |\n| --- | --: | --: | --: | --: | --- | --- |\n")
 		for _, j := range d.Judgements {
@@ -227,11 +247,12 @@ func writeGateMarkdown(w io.Writer, r *gate.Report) error {
 			bw.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 	}
-	for _, j := range d.Judgements {
-		if interesting(j) {
-			table(interesting)
+	for _, sec := range gateSections {
+		in := func(j gate.Judgement) bool { return slices.Contains(sec.verdicts, j.Verdict) }
+		if slices.ContainsFunc(d.Judgements, in) {
+			fmt.Fprintf(bw, "#### %s\n\n", sec.title)
+			table(in)
 			bw.WriteString("\n")
-			break
 		}
 	}
 	bw.WriteString("<details><summary>All measurements</summary>\n\n")

@@ -71,7 +71,7 @@ func TestWriteGate(t *testing.T) {
 }
 
 func TestGateOutcomeUndecided(t *testing.T) {
-	d := &gate.Decision{Undecided: 1, Judgements: []gate.Judgement{{Verdict: gate.TooNoisy, Resolution: 0.12}}}
+	d := &gate.Decision{Undecided: 1, UndecidedFails: true, Judgements: []gate.Judgement{{Verdict: gate.TooNoisy, Resolution: 0.12}}}
 	got := gateOutcome(d)
 	if !strings.HasPrefix(got, "UNDECIDED: 1 measurement too noisy") || !strings.Contains(got, "±12%") {
 		t.Errorf("outcome %q", got)

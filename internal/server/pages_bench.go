@@ -203,9 +203,13 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 	s.pages.render(w, http.StatusOK, "trend", d.Name+" "+d.Unit, "benchmarks", d, start)
 }
 
-// unitRank orders the units go test reports first, as benchstat does.
+// unitRank orders the units go test reports first, as benchstat does,
+// after instruction counts: where a series has them, its trend chart and
+// marked changes default to the measure a busy machine cannot disturb.
 func unitRank(unit string) int {
 	switch unit {
+	case "instructions/op":
+		return -1
 	case "sec/op":
 		return 0
 	case "B/op":

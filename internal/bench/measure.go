@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// A Measure is what a benchmark run measures besides allocations:
+// wall time alone, or instruction counts under valgrind as well.
+type Measure string
+
+const (
+	// MeasureTime is the ordinary run: sec/op, B/op, allocs/op.
+	MeasureTime Measure = "time"
+	// MeasureInstructions adds instructions/op, counted under valgrind,
+	// to the ordinary run's measures.
+	MeasureInstructions Measure = "instructions"
+	// MeasureAuto is MeasureInstructions when valgrind is installed,
+	// else MeasureTime.
+	MeasureAuto Measure = "auto"
+)
+
+// ParseMeasure reads a --measure value; auto is accepted only when
+// allowAuto, and resolved by ResolveMeasure.
+func ParseMeasure(s string, allowAuto bool) (Measure, error) {
+	switch m := Measure(s); m {
+	case MeasureTime, MeasureInstructions:
+		return m, nil
+	case MeasureAuto:
+		if allowAuto {
+			return m, nil
+		}
+	}
+	if allowAuto {
+		return "", fmt.Errorf("--measure %q: want instructions, time or auto", s)
+	}
+	return "", fmt.Errorf("--measure %q: want instructions or time", s)
+}
+
+// ResolveMeasure turns auto into instructions when valgrind is
+// installed and time when it is not; other measures stay.
+func ResolveMeasure(m Measure) Measure {
+	if m != MeasureAuto {
+		return m
+	}
+	if _, err := FindValgrind(); err != nil {
+		return MeasureTime
+	}
+	return MeasureInstructions
+}
+
+// CountedNotes turns what limited or prevented counts into lines a
+// person reads: a benchmark that could not be counted is measured by
+// time only, and a count the allocation cap shortened is less precise.
+func CountedNotes(counted []*CountedBenchmark) []string {
+	var notes []string
+	for _, c := range counted {
+		name := "Benchmark" + string(c.Result.Name)
+		if pkg := c.Result.GetConfig("pkg"); pkg != "" {
+			name = pkg + " " + name
+		}
+		switch {
+		case c.Err != nil:
+			notes = append(notes, fmt.Sprintf("%s: no instruction count, measured by time only: %v", name, c.Err))
+		case c.Note != "":
+			notes = append(notes, name+": "+c.Note)
+		}
+	}
+	return notes
+}
+
+// instructionResults writes counted benchmarks in Go benchmark format and
+// reads them back as results, so counts travel beside the ordinary run's.
+func instructionResults(counted []*CountedBenchmark) ([]byte, *Results, error) {
+	var buf bytes.Buffer
+	if err := WriteInstructions(&buf, counted); err != nil {
+		return nil, nil, err
+	}
+	res, err := Parse(bytes.NewReader(buf.Bytes()), "instruction counts")
+	return buf.Bytes(), res, err
+}
+
+// addResults appends extra's results and unit metadata to r.
+func addResults(r, extra *Results) {
+	r.Results = append(r.Results, extra.Results...)
+	if r.Units == nil {
+		r.Units = make(benchfmt.UnitMetadataMap)
+	}
+	for k, v := range extra.Units {
+		r.Units[k] = v
+	}
+}
+
+// CountRun counts the instructions of every benchmark of a finished
+// ordinary run (see CountBenchmarks): it builds each package's test
+// binary in dir, counts reps times per benchmark, appends the counts to
+// the run's results file and its Results, and adds to run.Notes each
+// benchmark that could not be counted (it keeps its time) or whose count
+// the allocation cap shortened. The error is for a failed build, a failed
+// write or cancellation; counts made before it are kept.
+func CountRun(ctx context.Context, run *RunRecord, dir string, reps int, opts InstructionOptions, progress func(done, total int, name string)) error {
+	tmp, err := os.MkdirTemp("", "perfscope-count-")
+	if err != nil {
+		return fmt.Errorf("create build directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	var paths []string
+	for _, p := range run.Packages {
+		if p.Err == nil {
+			paths = append(paths, p.ImportPath)
+		}
+	}
+	bins, _, err := BuildTests(ctx, "work tree", dir, paths, tmp)
+	if err != nil {
+		return err
+	}
+	var counted []*CountedBenchmark
+	for _, bin := range bins {
+		c, cerr := CountBenchmarks(ctx, bin, run.Results, reps, opts, progress)
+		counted = append(counted, c...)
+		if cerr != nil {
+			err = cerr
+			break
+		}
+	}
+	run.Notes = append(run.Notes, CountedNotes(counted)...)
+	raw, res, werr := instructionResults(counted)
+	if werr != nil {
+		return werr
+	}
+	f, ferr := os.OpenFile(run.Path, os.O_APPEND|os.O_WRONLY, 0)
+	if ferr != nil {
+		return fmt.Errorf("append instruction counts: %w", ferr)
+	}
+	_, werr = f.Write(raw)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("append instruction counts to %s: %w", run.Path, werr)
+	}
+	addResults(run.Results, res)
+	return err
+}
