@@ -27,7 +27,7 @@ type pages struct {
 
 // pageNames are the templates under web/ that are pages; each is
 // rendered inside layout.html.
-var pageNames = []string{"benchmarks", "trend", "compare", "runs", "run", "error"}
+var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error"}
 
 func newPages(version string) (*pages, error) {
 	funcs := template.FuncMap{
@@ -46,9 +46,11 @@ func newPages(version string) (*pages, error) {
 			if p == nil {
 				return ""
 			}
-			return fmt.Sprintf("%+.1f%%", 100**p)
+			return signedPercent(*p)
 		},
 		"num": units.Number,
+		// signedPctOf writes a relative change as "+12.3%" or "−4.5%".
+		"signedPctOf": signedPercent,
 		"query": func(kv ...string) template.URL {
 			q := url.Values{}
 			for i := 0; i+1 < len(kv); i += 2 {
@@ -135,6 +137,29 @@ func (p *pages) errorPage(w http.ResponseWriter, code int, msg string) {
 		Msg    string
 	}{code, http.StatusText(code), msg}
 	p.render(w, code, "error", fmt.Sprintf("%d %s", code, http.StatusText(code)), "", data, time.Now())
+}
+
+// signedPercent writes a relative change with its sign: "+12.3%", "-4.5%".
+func signedPercent(f float64) string {
+	if f > 0 {
+		return "+" + units.Percent(f)
+	}
+	return units.Percent(f)
+}
+
+// formatUnit writes a value of a benchmark unit as the CLI does: durations
+// and sizes with their units, other units as plain numbers.
+func formatUnit(v float64, unit string) string {
+	switch unit {
+	case "sec/op", "ns/op":
+		if unit == "ns/op" {
+			v /= 1e9
+		}
+		return units.Seconds(v)
+	case "B/op":
+		return units.Bytes(v)
+	}
+	return units.Number(v)
 }
 
 // exactRegexp is a regular expression matching exactly s, for filters
