@@ -77,9 +77,17 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
 			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(scale.Format(val)))
 	}
-	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
-	for i := 0; i < n; i += step {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
+	for _, i := range xLabelIndexes(n) {
+		// The first and last labels are anchored inside the plot's
+		// width so that neither is clipped at the chart's edge.
+		anchor := "middle"
+		switch {
+		case n > 1 && i == 0:
+			anchor = "start"
+		case n > 1 && i == n-1:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), chartH-chartBottom+18, anchor,
 			v.Commits[i].Time.Format("2006-01-02"))
 	}
 	b.WriteString(`</g>`)
@@ -140,6 +148,69 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)+"\nclick to compare with the previous commit"))
 	}
 	b.WriteString(`</g></svg>`)
+	return template.HTML(b.String())
+}
+
+// xLabelIndexes chooses the commits of n that get a date under the chart:
+// evenly spaced, at most chartXLabelMax, always the first and the last, and
+// none so close to the last that their labels would overlap.
+func xLabelIndexes(n int) []int {
+	if n == 0 {
+		return nil
+	}
+	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
+	var idx []int
+	for i := 0; i < n; i += step {
+		idx = append(idx, i)
+	}
+	if last := idx[len(idx)-1]; last != n-1 {
+		if len(idx) > 1 && n-1-last < step/2+1 {
+			idx = idx[:len(idx)-1]
+		}
+		idx = append(idx, n-1)
+	}
+	return idx
+}
+
+// Sparkline geometry, in pixels: it sits in a table row.
+const sparkW, sparkH, sparkPad = 120.0, 26.0, 3.0
+
+// sparkline renders the medians of v's latest n commits as a small line,
+// with the changes among them marked and the latest value as a dot.
+func sparkline(v *seriesView, n int) template.HTML {
+	commits := v.Commits[max(0, len(v.Commits)-n):]
+	if len(commits) == 0 {
+		return ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range commits {
+		lo, hi = math.Min(lo, c.Median), math.Max(hi, c.Median)
+	}
+	if lo == hi {
+		lo, hi = lo-1, hi+1 // a flat line in the middle
+	}
+	x := func(i int) float64 {
+		if len(commits) == 1 {
+			return sparkW - sparkPad
+		}
+		return sparkPad + (sparkW-2*sparkPad)*float64(i)/float64(len(commits)-1)
+	}
+	y := func(val float64) float64 { return sparkPad + (sparkH-2*sparkPad)*(1-(val-lo)/(hi-lo)) }
+	var b chartWriter
+	fmt.Fprintf(&b, `<svg class="spark" width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="%s over the latest %d commits" xmlns="http://www.w3.org/2000/svg"><polyline points="`,
+		sparkW, sparkH, sparkW, sparkH, template.HTMLEscapeString(v.Unit), len(commits))
+	for i, c := range commits {
+		b.xy(x(i), y(c.Median), ',')
+		b.WriteByte(' ')
+	}
+	b.WriteString(`"/>`)
+	for i, c := range commits {
+		if c.Changed {
+			fmt.Fprintf(&b, `<circle class="change %s" cx="%.1f" cy="%.1f" r="2.5"/>`, betterClass(c.Better), x(i), y(c.Median))
+		}
+	}
+	last := len(commits) - 1
+	fmt.Fprintf(&b, `<circle class="last" cx="%.1f" cy="%.1f" r="2"/></svg>`, x(last), y(commits[last].Median))
 	return template.HTML(b.String())
 }
 

@@ -33,7 +33,7 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		Branch, Machine, Package, Name string
 		Branches, Machines, Packages   []string
-		Benchmarks                     []store.Benchmark
+		Benchmarks                     []benchRow
 		Any                            bool
 		Error                          string
 	}{Branch: q.Get("branch"), Machine: q.Get("machine"), Package: q.Get("package"), Name: q.Get("name")}
@@ -53,15 +53,64 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 			data.Packages = append(data.Packages, b.Package)
 		}
 	}
-	data.Benchmarks, err = s.cfg.Store.Benchmarks(ctx, store.Filter{Branch: data.Branch, Machine: data.Machine,
-		Package: exactRegexp(data.Package), Name: data.Name})
+	f := store.Filter{Branch: data.Branch, Machine: data.Machine, Package: exactRegexp(data.Package), Name: data.Name}
+	benches, err := s.cfg.Store.Benchmarks(ctx, f)
 	if err != nil {
 		data.Error = err.Error() // a bad regular expression: say so on the page
 	}
-	for _, b := range data.Benchmarks {
+	for _, b := range benches {
 		slices.SortStableFunc(b.Units, func(x, y string) int { return unitRank(x) - unitRank(y) })
+		row := benchRow{Benchmark: b}
+		for _, u := range b.Units {
+			v, err := s.defaultSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
+			if err != nil {
+				s.fail(w, r, http.StatusInternalServerError, err)
+				return
+			}
+			row.Metrics = append(row.Metrics, newBenchMetric(u, v))
+		}
+		data.Benchmarks = append(data.Benchmarks, row)
 	}
 	s.pages.render(w, http.StatusOK, "benchmarks", "Benchmarks", "benchmarks", data, start)
+}
+
+// A benchRow is one benchmark of the list, with each metric's latest value
+// and recent trend.
+type benchRow struct {
+	store.Benchmark
+	Metrics []benchMetric
+}
+
+// A benchMetric is one metric of a benchmark in the list.
+type benchMetric struct {
+	Unit    string
+	Latest  string        // the latest commit's median, "" without results
+	Delta   string        // the latest commit against the one before it
+	Class   string        // "better" or "worse" when that was a change
+	Spark   template.HTML // the recent commits' medians
+	Commits int
+}
+
+// sparkCommits is how many commits a sparkline shows: enough for a trend, few
+// enough for each point to be seen at its size.
+const sparkCommits = 30
+
+func newBenchMetric(unit string, v *seriesView) benchMetric {
+	m := benchMetric{Unit: unit}
+	if v == nil || len(v.Commits) == 0 {
+		return m
+	}
+	last := v.Commits[len(v.Commits)-1]
+	m.Commits = len(v.Commits)
+	m.Latest = formatUnit(last.Median, unit)
+	if last.Delta != nil {
+		m.Delta = signedPercent(*last.Delta)
+		if last.Changed {
+			m.Class = betterClass(last.Better)
+		}
+	}
+	m.Spark = sparkline(v, sparkCommits)
+	return m
 }
 
 // branchesAndMachines lists the branches and hosts with benchmark results,

@@ -78,22 +78,31 @@ func (s *Server) allSeries(ctx context.Context, f store.Filter) ([]*seriesView, 
 	if err != nil {
 		return nil, err
 	}
-	limit, _ := strconv.Atoi(defaultTrendWindow)
 	var out []*seriesView
 	for _, b := range benches {
 		for _, u := range b.Units {
-			v, err := s.series(ctx, seriesQuery{Key: store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u},
-				Filter: store.Filter{Branch: f.Branch, Machine: f.Machine, Limit: limit}, Alpha: 0.05})
-			if statusOf(err) == http.StatusNotFound {
-				continue // no results under the filter
-			}
+			v, err := s.defaultSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, v)
+			if v != nil {
+				out = append(out, v)
+			}
 		}
 	}
 	return out, nil
+}
+
+// defaultSeries returns one metric's series on f's branch and machine as
+// the trend page shows it unless asked otherwise, or nil when the metric
+// has no results there.
+func (s *Server) defaultSeries(ctx context.Context, key store.SeriesKey, f store.Filter) (*seriesView, error) {
+	limit, _ := strconv.Atoi(defaultTrendWindow)
+	v, err := s.series(ctx, seriesQuery{Key: key, Filter: store.Filter{Branch: f.Branch, Machine: f.Machine, Limit: limit}, Alpha: 0.05})
+	if statusOf(err) == http.StatusNotFound {
+		return nil, nil
+	}
+	return v, err
 }
 
 // latestCommits gathers, over all series, the newest n commits and the
