@@ -179,9 +179,9 @@ func runHealth(r *run.Run) string {
 // numbers, formatted.
 type runSummary struct {
 	store.ProfileRun
-	Health                           string
+	Health                            string
 	RPS, P99, CPU, AllocBytes, Allocs string // "" when not measured
-	Problem                          string // why the run is not ok
+	Problem                           string // why the run is not ok
 }
 
 // HealthClass is the health's style class.
