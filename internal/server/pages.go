@@ -48,7 +48,8 @@ func newPages(version string) (*pages, error) {
 			}
 			return signedPercent(*p)
 		},
-		"num": units.Number,
+		"num":       units.Number,
+		"thousands": thousands,
 		// signedPctOf writes a relative change as "+12.3%" or "−4.5%".
 		"signedPctOf": signedPercent,
 		"query": func(kv ...string) template.URL {
@@ -137,6 +138,17 @@ func (p *pages) errorPage(w http.ResponseWriter, code int, msg string) {
 		Msg    string
 	}{code, http.StatusText(code), msg}
 	p.render(w, code, "error", fmt.Sprintf("%d %s", code, http.StatusText(code)), "", data, time.Now())
+}
+
+// thousands writes a count of any integer type with thousands separators.
+func thousands(n any) string {
+	switch n := n.(type) {
+	case int:
+		return units.Thousands(int64(n))
+	case int64:
+		return units.Thousands(n)
+	}
+	return fmt.Sprint(n)
 }
 
 // signedPercent writes a relative change with its sign: "+12.3%", "-4.5%".

@@ -117,8 +117,22 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		// every function of a profile without one, which takes seconds
 		// and pages; the hottest user functions are what a reader wants.
 		SourceFocus template.URL
-	}{saved, res.Findings, res.CompilerSkipped, a.Routes, others, text.String(), sourceFocus(a)}
+		// Flame is the profile whose flame graph the page shows beside
+		// the findings: CPU, or allocations when there is no CPU
+		// profile; "" when there is neither.
+		Flame string
+	}{saved, res.Findings, res.CompilerSkipped, a.Routes, others, text.String(), sourceFocus(a), flameKind(saved)}
 	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
+}
+
+// flameKind is the profile whose flame graph a run page shows.
+func flameKind(r *run.Run) string {
+	for _, kind := range []string{run.KindCPU, run.KindAllocs} {
+		if r.Has(kind) {
+			return kind
+		}
+	}
+	return ""
 }
 
 // pageRunPprof serves pprof's web UI for one profile of a run:
@@ -199,8 +213,9 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 
 // runComparison is two runs side by side.
 type runComparison struct {
-	Text  string
-	Kinds []string // profile kinds both runs have, for diff flame graphs
+	Base, Head *run.Run
+	Rows       []report.SideBySideRow
+	Kinds      []string // profile kinds both runs have, for diff flame graphs
 }
 
 // compareRuns puts two runs side by side as 'perfscope demo' does.
@@ -218,11 +233,7 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runCo
 	}
 	ba, _ := profiles.Analyze(base, profiles.Options{})
 	ha, _ := profiles.Analyze(head, profiles.Options{})
-	var text bytes.Buffer
-	if err := report.WriteSideBySide(&text, report.Text, analysis.Beside(base.ID, ba, head.ID, ha)); err != nil {
-		return nil, err
-	}
-	rc := &runComparison{Text: text.String()}
+	rc := &runComparison{Base: base, Head: head, Rows: report.SideBySideRows(analysis.Beside(base.ID, ba, head.ID, ha))}
 	for _, pf := range head.Profiles {
 		if pf.File != "" && base.Has(pf.Kind) {
 			rc.Kinds = append(rc.Kinds, pf.Kind)
