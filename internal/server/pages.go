@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/units"
@@ -129,15 +130,35 @@ func (p *pages) render(w http.ResponseWriter, code int, name, title, nav string,
 	_, _ = w.Write(buf.Bytes())
 }
 
+// errorData is the error page's data.
+type errorData struct {
+	Status     int
+	Text, Msg  string
+	Hint       template.HTML // what to do about it, when the page knows
+	Back, Name string        // the page to go back to and its name
+}
+
 // errorPage renders an error as a page, for 404s and other failures of
-// page requests.
-func (p *pages) errorPage(w http.ResponseWriter, code int, msg string) {
-	data := struct {
-		Status int
-		Text   string
-		Msg    string
-	}{code, http.StatusText(code), msg}
+// page requests, with a link back to the section the request was in.
+func (p *pages) errorPage(w http.ResponseWriter, r *http.Request, code int, msg string, hint template.HTML) {
+	data := errorData{Status: code, Text: http.StatusText(code), Msg: msg, Hint: hint}
+	data.Back, data.Name = backTo(r.URL.Path)
 	p.render(w, code, "error", fmt.Sprintf("%d %s", code, http.StatusText(code)), "", data, time.Now())
+}
+
+// backTo is the list page a page belongs to, for the way back from an
+// error: runs and their profiles to the runs, trends to the benchmarks,
+// diffs to the comparison, anything else to the home page.
+func backTo(p string) (href, name string) {
+	switch {
+	case strings.HasPrefix(p, "/runs"):
+		return "/runs", "all runs"
+	case strings.HasPrefix(p, "/trend"), strings.HasPrefix(p, "/benchmarks"):
+		return "/benchmarks", "all benchmarks"
+	case strings.HasPrefix(p, "/diff"), strings.HasPrefix(p, "/compare"):
+		return "/compare", "compare"
+	}
+	return "/", "what changed"
 }
 
 // thousands writes a count of any integer type with thousands separators.

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -391,6 +392,12 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		if data.RunCmp, err = s.compareRuns(ctx, data.BaseRun, data.HeadRun); err != nil {
 			code, data.Error = statusOf(err), err.Error()
 		}
+	}
+	if code == http.StatusNotFound {
+		// An unknown commit or run: the site's 404 page, with the way
+		// back to the comparison form.
+		s.fail(w, r, code, errors.New(data.Error))
+		return
 	}
 	s.pages.render(w, code, "compare", "Compare", "compare", data, start)
 }

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -142,6 +143,9 @@ func flameKind(r *run.Run) string {
 // does not exist.
 func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 	id, kind, view := r.PathValue("id"), r.PathValue("kind"), r.PathValue("view")
+	if s.graphvizMissing(w, r, view) {
+		return
+	}
 	saved, err := s.loadRun(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
@@ -174,6 +178,9 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 // pageRunPprof.
 func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	kind, view := r.PathValue("kind"), r.PathValue("view")
+	if s.graphvizMissing(w, r, view) {
+		return
+	}
 	base, err := s.loadRun(r.Context(), r.PathValue("base"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
@@ -209,6 +216,27 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	if !serveUI(w, r, handlers, prefix, view) {
 		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
 	}
+}
+
+// graphvizHint says how to install what pprof's graph view runs.
+const graphvizHint = template.HTML(`<p>pprof draws its call graph with Graphviz's <code>dot</code>, which is not installed on the machine serving this dashboard. Install it there and reload this page:</p>
+<pre class="report">sudo apt-get install graphviz     # Debian, Ubuntu
+sudo dnf install graphviz         # Fedora
+brew install graphviz             # macOS</pre>
+<p>The flame graph, top, source and peek views need no Graphviz.</p>`)
+
+// graphvizMissing answers pprof's graph view with a page saying how to
+// install Graphviz when its dot command is not on the PATH, instead of
+// pprof's bare 501, and reports whether it did.
+func (s *Server) graphvizMissing(w http.ResponseWriter, r *http.Request, view string) bool {
+	if view != "graph" {
+		return false
+	}
+	if _, err := exec.LookPath("dot"); err == nil {
+		return false
+	}
+	s.pages.errorPage(w, r, http.StatusNotImplemented, "The graph view needs Graphviz.", graphvizHint)
+	return true
 }
 
 // runComparison is two runs side by side.
