@@ -7,8 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"golang.org/x/perf/benchunit"
+	"time"
 )
 
 // The trend chart is drawn on the server as inline SVG: no script, nothing
@@ -65,18 +64,13 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		chartW, chartH, template.HTMLEscapeString(v.Name+" "+v.Unit), n)
 
 	// Axes and y ticks.
-	medians := make([]float64, n)
-	for i, c := range v.Commits {
-		medians[i] = c.Median
-	}
-	scale := benchunit.CommonScale(medians, benchunit.ClassOf(v.Unit))
 	b.WriteString(`<g class="axis">`)
-	for i := 0; i <= chartYTicks; i++ {
-		val := lo + (hi-lo)*float64(i)/chartYTicks
+	for _, val := range yTicks(lo, hi, v.Unit) {
 		yy := y(val)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(scale.Format(val)))
+			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(formatUnit(val, v.Unit)))
 	}
+	dateFormat := xDateFormat(v.Commits[0].Time, v.Commits[n-1].Time)
 	for _, i := range xLabelIndexes(n) {
 		// The first and last labels are anchored inside the plot's
 		// width so that neither is clipped at the chart's edge.
@@ -88,7 +82,7 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 			anchor = "end"
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), chartH-chartBottom+18, anchor,
-			v.Commits[i].Time.Format("2006-01-02"))
+			v.Commits[i].Time.Format(dateFormat))
 	}
 	b.WriteString(`</g>`)
 
@@ -129,7 +123,7 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		b.WriteString(`" r="2.5" data-commit="`)
 		template.HTMLEscape(&b, []byte(c.Ref))
 		b.WriteString(`"><title>`)
-		template.HTMLEscape(&b, []byte(pointTitle(c, scale)))
+		template.HTMLEscape(&b, []byte(pointTitle(c, v.Unit)))
 		b.WriteString(`</title></circle>`)
 	}
 	for i, c := range v.Commits {
@@ -145,10 +139,50 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		}
 		fmt.Fprintf(&b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
 			template.HTMLEscapeString(link(c.Previous, c.Ref)), class, x(i), y(c.Median),
-			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)+"\nclick to compare with the previous commit"))
+			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, v.Unit)+"\nclick to compare with the previous commit"))
 	}
 	b.WriteString(`</g></svg>`)
 	return template.HTML(b.String())
+}
+
+// yTicks chooses the values of the y axis's lines between lo and hi: round
+// steps (1, 2, 2.5 or 5 times a power of ten) of the unit as it is printed,
+// so that labels read "1 KiB, 1.5 KiB, 2 KiB" rather than "0.84Ki, 1.304Ki".
+func yTicks(lo, hi float64, unit string) []float64 {
+	if !(hi > lo) {
+		return []float64{lo}
+	}
+	// Sizes are printed in powers of 1024: step in that scale.
+	base := 1.0
+	if unit == "B/op" {
+		for base*1024 <= math.Max(math.Abs(lo), math.Abs(hi)) {
+			base *= 1024
+		}
+	}
+	raw := (hi - lo) / base / chartYTicks
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := pow * 10
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*pow >= raw {
+			step = m * pow
+			break
+		}
+	}
+	step *= base
+	var ticks []float64
+	for t := math.Ceil(lo/step) * step; t <= hi+step*1e-9; t += step {
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// xDateFormat is the layout of the dates under a chart from first to last:
+// the day, or the hour as well when the commits span less than three days.
+func xDateFormat(first, last time.Time) string {
+	if last.Sub(first) < 72*time.Hour {
+		return "Jan 2 15:04"
+	}
+	return "2006-01-02"
 }
 
 // xLabelIndexes chooses the commits of n that get a date under the chart:
@@ -233,10 +267,10 @@ func (w *chartWriter) xy(x, y float64, sep byte) {
 }
 
 // pointTitle is a point's tooltip.
-func pointTitle(c seriesCommit, scale benchunit.Scaler) string {
-	s := shortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + scale.Format(c.Median)
+func pointTitle(c seriesCommit, unit string) string {
+	s := shortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + formatUnit(c.Median, unit)
 	if c.Lo != nil && c.Hi != nil {
-		s += "  [" + scale.Format(*c.Lo) + ", " + scale.Format(*c.Hi) + "]"
+		s += "  [" + formatUnit(*c.Lo, unit) + ", " + formatUnit(*c.Hi, unit) + "]"
 	}
 	if c.Delta != nil {
 		sign := ""

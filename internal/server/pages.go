@@ -51,6 +51,9 @@ func newPages(version string) (*pages, error) {
 		},
 		"num":       units.Number,
 		"thousands": thousands,
+		"millis":    units.Millis,
+		"seconds":   units.Seconds,
+		"rate":      units.Rate,
 		// signedPctOf writes a relative change as "+12.3%" or "−4.5%".
 		"signedPctOf": signedPercent,
 		"query": func(kv ...string) template.URL {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchunit"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/report"
@@ -174,12 +173,11 @@ type trendData struct {
 	Changes                                 []seriesCommit // newest first
 	Chart                                   template.HTML
 	Confidence                              float64
-	scale                                   benchunit.Scaler
 	keep                                    url.Values
 }
 
 // Fmt formats a value of the series' unit.
-func (d *trendData) Fmt(v float64) string { return d.scale.Format(v) }
+func (d *trendData) Fmt(v float64) string { return formatUnit(v, d.Unit) }
 
 // Link is the comparison page of two commits.
 func (d *trendData) Link(base, head string) string { return compareLink(base, head, d.keep) }
@@ -240,15 +238,12 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Confidence = 0.95
-	var medians []float64
 	for _, c := range d.Series.Commits {
-		medians = append(medians, c.Median)
 		if c.Changed {
 			d.Changes = append(d.Changes, c)
 		}
 	}
 	slices.Reverse(d.Changes)
-	d.scale = benchunit.CommonScale(medians, benchunit.ClassOf(d.Unit))
 	d.Chart = d.Series.chartHTML(d.Link)
 	s.pages.render(w, http.StatusOK, "trend", d.Name+" "+d.Unit, "benchmarks", d, start)
 }
@@ -298,14 +293,7 @@ func cmpTables(c *benchstats.Comparison) []cmpTable {
 		better := benchfmt.UnitMetadataMap(nil).GetBetter(t.Unit)
 		for _, r := range t.Rows {
 			base, head := r.Cells[0], r.Cells[1]
-			var centers []float64
-			for _, c := range r.Cells {
-				if c != nil {
-					centers = append(centers, c.Summary.Center)
-				}
-			}
-			scale := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-			row := cmpRow{Name: r.Name, Base: cellText(base, scale), Head: cellText(head, scale)}
+			row := cmpRow{Name: r.Name, Base: cellText(base, t.Unit), Head: cellText(head, t.Unit)}
 			if head != nil && head.Change != nil {
 				ch := head.Change
 				row.Delta = ch.Delta
@@ -326,11 +314,12 @@ func cmpTables(c *benchstats.Comparison) []cmpTable {
 	return out
 }
 
-func cellText(c *benchstats.Cell, scale benchunit.Scaler) string {
+// cellText is a cell's center in its unit, with its confidence interval.
+func cellText(c *benchstats.Cell, unit string) string {
 	if c == nil {
 		return ""
 	}
-	return scale.Format(c.Summary.Center) + " ± " + c.Summary.PctRangeString()
+	return formatUnit(c.Summary.Center, unit) + " ± " + c.Summary.PctRangeString()
 }
 
 // pageCompare compares two commits (benchstat tables) or two runs (side
