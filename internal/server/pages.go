@@ -66,7 +66,13 @@ func newPages(version string) (*pages, error) {
 			return template.URL(q.Encode())
 		},
 		"pathEscape": url.PathEscape,
-		"deref":      func(p *float64) float64 { return deref(p, 0) },
+		// shortFile keeps a source file's directory and name: the
+		// full path, in the title, is too long beside a flame graph.
+		"shortFile": func(file string) string {
+			dir, name := path.Split(file)
+			return path.Join(path.Base(dir), name)
+		},
+		"deref": func(p *float64) float64 { return deref(p, 0) },
 	}
 	p := &pages{version: version, tmpl: make(map[string]*template.Template)}
 	layout, err := fs.ReadFile(webFS, "web/layout.html")
