@@ -62,7 +62,7 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 		slices.SortStableFunc(b.Units, func(x, y string) int { return unitRank(x) - unitRank(y) })
 		row := benchRow{Benchmark: b}
 		for _, u := range b.Units {
-			v, err := s.defaultSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
+			v, err := s.recentSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
 			if err != nil {
 				s.fail(w, r, http.StatusInternalServerError, err)
 				return

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -70,9 +69,14 @@ func betterClass(better int) string {
 // Link is the comparison of the change's commit with its parent.
 func (c homeChange) Link() string { return compareLink(c.Previous, c.Ref, nil) }
 
-// allSeries returns the series of every benchmark metric f selects, as the
-// trend page computes them by default (so they share its cache), in the
-// store's order of benchmarks and units.
+// recentCommits is how many commits the home page and the benchmark list
+// look at per metric: the trend page's smallest window, so that its changes
+// are the ones that page shows with n=100, and few enough that the series of
+// hundreds of metrics fit the series cache together.
+const recentCommits = 100
+
+// allSeries returns the recent series of every benchmark metric f selects,
+// in the store's order of benchmarks and units.
 func (s *Server) allSeries(ctx context.Context, f store.Filter) ([]*seriesView, error) {
 	benches, err := s.cfg.Store.Benchmarks(ctx, f)
 	if err != nil {
@@ -81,7 +85,7 @@ func (s *Server) allSeries(ctx context.Context, f store.Filter) ([]*seriesView, 
 	var out []*seriesView
 	for _, b := range benches {
 		for _, u := range b.Units {
-			v, err := s.defaultSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
+			v, err := s.recentSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
 			if err != nil {
 				return nil, err
 			}
@@ -93,12 +97,11 @@ func (s *Server) allSeries(ctx context.Context, f store.Filter) ([]*seriesView, 
 	return out, nil
 }
 
-// defaultSeries returns one metric's series on f's branch and machine as
-// the trend page shows it unless asked otherwise, or nil when the metric
-// has no results there.
-func (s *Server) defaultSeries(ctx context.Context, key store.SeriesKey, f store.Filter) (*seriesView, error) {
-	limit, _ := strconv.Atoi(defaultTrendWindow)
-	v, err := s.series(ctx, seriesQuery{Key: key, Filter: store.Filter{Branch: f.Branch, Machine: f.Machine, Limit: limit}, Alpha: 0.05})
+// recentSeries returns one metric's series over its latest recentCommits
+// commits on f's branch and machine, or nil when the metric has no results
+// there.
+func (s *Server) recentSeries(ctx context.Context, key store.SeriesKey, f store.Filter) (*seriesView, error) {
+	v, err := s.series(ctx, seriesQuery{Key: key, Filter: store.Filter{Branch: f.Branch, Machine: f.Machine, Limit: recentCommits}, Alpha: 0.05})
 	if statusOf(err) == http.StatusNotFound {
 		return nil, nil
 	}
