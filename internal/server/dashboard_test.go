@@ -163,6 +163,13 @@ func TestDashboardPages(t *testing.T) {
 		if latest != "2 KiB" {
 			t.Errorf("Work's latest B/op reads %q; want 2 KiB:\n%s", latest, main)
 		}
+		change := evaluate[string](t, ctx, `(() => {
+			const r = [...document.querySelectorAll("table.benchmarks tbody.bench")].find(b => b.innerText.startsWith("Copy-")).querySelectorAll("tr")[1];
+			return r.className + ": " + r.querySelector("td.delta").innerText;
+		})()`)
+		if want := "worse: +300.0% at " + short(8); change != want {
+			t.Errorf("Copy's last change of B/op reads %q; want %q", change, want)
+		}
 	})
 
 	t.Run("trend", func(t *testing.T) {

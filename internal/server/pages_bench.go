@@ -67,7 +67,7 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 				s.fail(w, r, http.StatusInternalServerError, err)
 				return
 			}
-			row.Metrics = append(row.Metrics, newBenchMetric(u, v))
+			row.Metrics = append(row.Metrics, newBenchMetric(u, v, q))
 		}
 		data.Benchmarks = append(data.Benchmarks, row)
 	}
@@ -85,8 +85,10 @@ type benchRow struct {
 type benchMetric struct {
 	Unit    string
 	Latest  string        // the latest commit's median, "" without results
-	Delta   string        // the latest commit against the one before it
-	Class   string        // "better" or "worse" when that was a change
+	Delta   string        // the latest change beyond the noise, "" when none
+	Class   string        // "better" or "worse": that change's direction
+	At      string        // the commit of that change
+	Compare string        // that commit's comparison with the one before
 	Spark   template.HTML // the recent commits' medians
 	Commits int
 }
@@ -95,7 +97,9 @@ type benchMetric struct {
 // enough for each point to be seen at its size.
 const sparkCommits = 30
 
-func newBenchMetric(unit string, v *seriesView) benchMetric {
+// newBenchMetric summarises v; keep holds the list's branch and machine
+// for its links.
+func newBenchMetric(unit string, v *seriesView, keep url.Values) benchMetric {
 	m := benchMetric{Unit: unit}
 	if v == nil || len(v.Commits) == 0 {
 		return m
@@ -103,10 +107,11 @@ func newBenchMetric(unit string, v *seriesView) benchMetric {
 	last := v.Commits[len(v.Commits)-1]
 	m.Commits = len(v.Commits)
 	m.Latest = formatUnit(last.Median, unit)
-	if last.Delta != nil {
-		m.Delta = signedPercent(*last.Delta)
-		if last.Changed {
-			m.Class = betterClass(last.Better)
+	for i := len(v.Commits) - 1; i >= 0; i-- {
+		if c := v.Commits[i]; c.Changed && c.Delta != nil {
+			m.Delta, m.Class, m.At = signedPercent(*c.Delta), betterClass(c.Better), c.Ref
+			m.Compare = compareLink(c.Previous, c.Ref, keep)
+			break
 		}
 	}
 	m.Spark = sparkline(v, sparkCommits)
