@@ -23,7 +23,7 @@ stop() { if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/
 trap 'stop; rm -rf "$tmp"' EXIT
 
 echo "building..." >&2
-(cd "$root" && go build -o "$tmp/perfscope" ./cmd/perfscope && go build -o "$tmp/leftpad" ./examples/leftpad)
+(cd "$root" && go build -o "$tmp/perfscope" ./cmd/perfscope && go build -o "$tmp/leftpad" ./examples/leftpad/cmd/leftpad)
 
 start() { # mode
 	: >"$tmp/addr"

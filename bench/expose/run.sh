@@ -75,7 +75,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/leftpad" ./examples/leftpad
+go build -o "$work/leftpad" ./examples/leftpad/cmd/leftpad
 
 # With PIN=1 each service runs on CPU 0 alone (GOMAXPROCS=1) and wrk on
 # CPU 1, one thread: the service's throughput is then that of one CPU, and

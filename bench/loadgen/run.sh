@@ -43,7 +43,7 @@ echo "building..." >&2
 
 url=${TARGET_URL:-}
 if [[ -z $url && ${TARGET:-leftpad} == leftpad ]]; then
-	(cd "$root" && go build -o "$tmp/leftpad" ./examples/leftpad)
+	(cd "$root" && go build -o "$tmp/leftpad" ./examples/leftpad/cmd/leftpad)
 	"$tmp/leftpad" --mode optimized --addr 127.0.0.1:0 --pprof-addr "" --statsd "" --log /dev/null >"$tmp/addr" &
 	target_pid=$!
 	for _ in $(seq 50); do [[ -s $tmp/addr ]] && break; sleep 0.1; done

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -46,6 +48,9 @@ func (f *reportFlags) check() error {
 // writeRunReport analyses a saved run and renders its report to w, as
 // profile, report and demo print it.
 func writeRunReport(ctx context.Context, w io.Writer, f reportFlags, r *run.Run) error {
+	if f.opts.Status == nil {
+		f.opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
+	}
 	res := analysis.Analyze(ctx, r, f.opts)
 	return report.Write(w, report.Format(f.format), res.Analysis, res.Findings)
 }

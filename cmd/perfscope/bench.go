@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -18,6 +19,7 @@ func newBenchCmd() *cobra.Command {
 		opts   bench.Options
 		format string
 		rec    recordFlags
+		quiet  bool
 	)
 	formats := []string{"text", "json"}
 	c := &cobra.Command{
@@ -25,7 +27,8 @@ func newBenchCmd() *cobra.Command {
 		Short: "Run Go benchmarks and save the results with commit and machine metadata",
 		Long: `bench runs "go test -run '^$' -bench REGEX -benchmem -count N" on the packages
 (default ".") one package at a time, shows which benchmark and round is running
-when stderr is a terminal, and writes the results in standard Go benchmark
+when stderr is a terminal (benchmark k of n, the time elapsed and an estimate
+of the time left; -q turns it off), and writes the results in standard Go benchmark
 format, so benchstat reads them, to -o (default .perfscope/bench/<time>-<commit>.txt).
 
 The file starts with configuration lines naming what was measured:
@@ -51,7 +54,8 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 			}
 			opts.Packages = args
 			opts.Log = os.Stderr
-			if stderrIsTerminal() {
+			if !quiet && stderrIsTerminal() {
+				opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 				opts.Progress = terminalProgress(os.Stderr)
 			}
 			run, err := bench.Run(cmd.Context(), opts)
@@ -65,8 +69,8 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 				fmt.Fprintln(os.Stderr, "skipped malformed line:", w)
 			}
 			if len(run.Results.Results) > 0 {
-				rec.withStore(cmd.Context(), os.Stderr, func(st store.Store) error {
-					_, err := st.SaveBenchRun(cmd.Context(), store.BenchRunOf(run))
+				rec.withStore(cmd.Context(), os.Stderr, func(ctx context.Context, st store.Store) error {
+					_, err := st.SaveBenchRun(ctx, store.BenchRunOf(run))
 					return err
 				})
 			}
@@ -84,6 +88,7 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 	f.StringVarP(&opts.Output, "output", "o", "", "results file (default .perfscope/bench/<time>-<commit>.txt)")
 	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results")
 	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line")
 	addFormatFlag(c, &format, formats...)
 	rec.register(f, "the results")
 	return c

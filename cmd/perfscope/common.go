@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -34,9 +35,18 @@ func checkFormat(format string, allowed ...string) error {
 func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
 
 // openServerStore opens the store --db names, with the token and lookup
-// methods the server needs.
-func openServerStore(cmd *cobra.Command, db string) (server.Backend, error) {
-	st, err := store.Open(cmd.Context(), db)
+// methods the server needs. With existing, a SQLite file that does not exist
+// is an error rather than a new database: commands that only read or remove
+// must not leave a mistyped --db behind.
+func openServerStore(cmd *cobra.Command, db string, existing bool) (server.Backend, error) {
+	open := store.Open
+	if existing {
+		open = store.OpenExisting
+	}
+	st, err := open(cmd.Context(), db)
+	if errors.Is(err, store.ErrNoDatabase) {
+		return nil, fmt.Errorf("%w (check --db)", err)
+	}
 	if err != nil {
 		return nil, err
 	}

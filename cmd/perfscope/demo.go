@@ -26,9 +26,9 @@ func newDemoCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Profile the bundled left-pad service, naive and then optimized, and compare them",
-		Long: `demo runs the whole loop on a bundled example: it builds examples/leftpad
-(a left-pad microservice with StatsD metrics and an access log), starts it in
-its naive mode on a free loopback port, profiles it under load (-d, default
+		Long: `demo runs the whole loop on a bundled example: it starts the left-pad
+microservice (StatsD metrics and an access log; 'perfscope example leftpad')
+as a child process in its naive mode on a free loopback port, profiles it under load (-d, default
 10s) and prints the report; then does the same for the optimized mode and
 prints the two side by side: throughput, latency, allocations and CPU per
 request.
@@ -36,8 +36,11 @@ request.
 Both runs are saved like any 'perfscope profile' run: open their profiles with
 'go tool pprof' or re-render them with 'perfscope report RUNDIR'.
 
-The example is built from perfscope's source, so run the demo from a clone of
-the repository: go run ./cmd/perfscope demo`,
+The example is part of the perfscope binary and its source is embedded, so
+the demo runs in any directory. For the compiler's reasons behind the
+findings, the source is built with the go command in a temporary module (its
+dependencies from the module cache, or the module proxy); --no-source skips
+that.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := rf.check(); err != nil {
@@ -54,6 +57,7 @@ the repository: go run ./cmd/perfscope demo`,
 					fmt.Fprintf(os.Stderr, format+"\n", a...)
 				}
 			}
+			rf.opts.Status = func(msg string) { logf("%s", msg) }
 			res, err := demo.Run(cmd.Context(), demo.Options{
 				Duration:    duration,
 				Concurrency: concurrency,

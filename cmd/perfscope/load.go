@@ -36,9 +36,14 @@ line saying so. Ctrl-C stops the run and prints what was measured so far.
 stable fields: url, method, mode ("closed" or "open"), concurrency, rate,
 keepalive, start, duration_seconds, requests, successes, failures, errors (by
 kind: connect_refused, timeout, reset, closed, malformed, other, status_NNN),
-throughput_rps, bytes_read, bytes_written, latency (min_ms, mean_ms, p50_ms,
+throughput_rps (successful responses per second), bytes_read, bytes_written, latency (min_ms, mean_ms, p50_ms,
 p90_ms, p99_ms, p999_ms, max_ms), late (open loop: count, max_lag_ms,
-dropped), interrupted, status_codes.`,
+dropped), interrupted, status_codes, health (failed, max_errors, error_share,
+main_error, main_error_share).
+
+A load whose failed requests exceed --max-errors (1% by default), or in
+which no request completed, failed: the output leads with why, and the exit
+status is 1.`,
 		Example: `  perfscope load http://localhost:8080/
   perfscope load -c 64 -d 30s http://localhost:8080/api
   perfscope load -n 10000 --no-keepalive http://localhost:8080/
@@ -65,6 +70,9 @@ dropped), interrupted, status_codes.`,
 				return err
 			}
 			if err := report.WriteLoad(cmd.OutOrStdout(), report.Format(format), res); err != nil {
+				return err
+			}
+			if err := loadFailed(res); err != nil {
 				return err
 			}
 			if res.Interrupted {

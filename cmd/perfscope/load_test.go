@@ -125,9 +125,11 @@ func TestLoadCommand(t *testing.T) {
 		t.Errorf("json result %+v", res)
 	}
 
+	// Every request failed: the load failed, exit status 1.
 	out, err = runCLI(t, "load", "-q", "-n", "10", s.URL+"/missing")
-	if err != nil {
-		t.Fatal(err)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("load of a 404 path: %v; want exit status 1", err)
 	}
 	for _, want := range []string{"GET " + s.URL + "/missing\n", "10 in", "errors      10 (100.0%): status_404 10", "p99"} {
 		if !strings.Contains(out, want) {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/report"
 )
 
 // defaultLoadDuration bounds a run given neither -n nor -d.
@@ -37,6 +38,7 @@ type loadFlags struct {
 	noKeepAlive bool
 	insecure    bool
 	threads     int
+	maxErrors   float64
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
@@ -62,6 +64,8 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 		"open a new connection for every request (measures connection setup too)")
 	fs.BoolVar(&f.insecure, "insecure", false,
 		"https: accept any server certificate, such as a self-signed one")
+	fs.Float64Var(&f.maxErrors, "max-errors", 100*loadgen.DefaultMaxErrors,
+		"percent of failed requests (errors and non-2xx answers) above which the load failed: the report leads with it and the exit status is 1")
 	fs.IntVarP(&f.threads, "threads", "t", 0,
 		"CPU cores the generator may use at once (GOMAXPROCS), like wrk's -t; 0 means one per 4 cores, at least 1,\n"+
 			"which leaves a service on the same machine most of it; raise it when the service runs elsewhere")
@@ -98,6 +102,8 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 		return cfg, usagef("-k and --no-keepalive contradict each other: give one")
 	case f.threads < 0:
 		return cfg, usagef("-t %d: threads must be positive", f.threads)
+	case f.maxErrors <= 0 || f.maxErrors >= 100:
+		return cfg, usagef("--max-errors %g: give a percentage above 0 and below 100", f.maxErrors)
 	case f.body != "" && f.bodyFile != "":
 		return cfg, usagef("-b and --body-file both give the body: give one")
 	}
@@ -138,6 +144,7 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 		Timeout:            f.timeout,
 		DisableKeepAlive:   f.noKeepAlive,
 		InsecureSkipVerify: f.insecure,
+		MaxErrors:          f.maxErrors / 100,
 	}, nil
 }
 
@@ -184,4 +191,13 @@ func (f *loadFlags) check(ctx context.Context, cfg loadgen.Config) error {
 		return fmt.Errorf("%w (to accept it anyway, add --insecure)", err)
 	}
 	return err
+}
+
+// loadFailed is the exit error of a command whose load failed
+// (report.LoadFailure), or nil.
+func loadFailed(res *loadgen.Result) error {
+	if msg := report.LoadFailure(res); msg != "" {
+		return exitError{code: 1, msg: msg}
+	}
+	return nil
 }

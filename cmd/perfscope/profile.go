@@ -23,6 +23,7 @@ func newProfileCmd() *cobra.Command {
 		out             string
 		warmup          time.Duration
 		allowNoProfiles bool
+		pprofUnverified bool
 		quiet           bool
 		rec             recordFlags
 	)
@@ -51,9 +52,23 @@ and the bundled examples serve them by default. -H headers are sent to the
 pprof endpoints too (an Authorization header usually covers both); --pprof-header
 adds headers for pprof only.
 
+Before the load, perfscope proves that the endpoint belongs to the process
+serving URL: it opens a few idle connections to URL and watches them appear
+among the endpoint's connection goroutines, and disappear when they close.
+An endpoint that does not follow them is another program's: profile stops
+with one line saying so and records nothing. Where the proof cannot work (a
+proxy or load balancer between perfscope and the service), --pprof-unverified
+skips it; the report then says the profiles are unverified.
+
+A load whose failed requests exceed --max-errors (1% by default) failed: the
+report leads with why, its findings are not presented as a clean bill of
+health, and the exit status is 1.
+
 A run is saved whatever happens once the load starts: a profile that cannot be
 fetched is recorded with its error while the others go on, and Ctrl-C stops the
-load and keeps what was measured.`,
+load and keeps what was measured: every profile taken, the CPU profile of the
+elapsed window (the 2-second chunk in progress is waited for), run.json and
+the store record.`,
 		Example: `  perfscope profile -d 30s http://localhost:8080/v1/leftpad/?str=test&len=50&chr=*
   perfscope profile -c 32 -n 200000 --pprof http://localhost:6060/debug/pprof/ http://localhost:8080/
   perfscope profile --rate 500 -d 1m -H "Authorization: Bearer $TOKEN" https://svc.internal/api`,
@@ -83,6 +98,7 @@ load and keeps what was measured.`,
 				Header:          hdr,
 				Warmup:          warmup,
 				OutDir:          out,
+				PprofUnverified: pprofUnverified,
 				AllowNoProfiles: allowNoProfiles,
 				Args:            os.Args,
 				Version:         perfscopeVersion(),
@@ -100,6 +116,9 @@ load and keeps what was measured.`,
 			if err != nil {
 				return err
 			}
+			if err := loadFailed(saved.Load); err != nil {
+				return err
+			}
 			if saved.Interrupted {
 				return exitError{code: 130, msg: "interrupted: the run holds what was measured until then"}
 			}
@@ -114,6 +133,7 @@ load and keeps what was measured.`,
 	f.StringArrayVar(&pprofHeaders, "pprof-header", nil, `header "Name: value" for the pprof endpoints only; repeatable`)
 	f.StringVar(&out, "out", "", "run directory to create (default "+run.DefaultRoot+"/<time>-<id>)")
 	f.DurationVar(&warmup, "warmup", 0, "load this long before profiling starts (default: the smaller of 1s and a tenth of the load)")
+	f.BoolVar(&pprofUnverified, "pprof-unverified", false, "trust the pprof endpoint without proving it belongs to the process serving URL (for a proxy in between)")
 	f.BoolVar(&allowNoProfiles, "allow-no-profiles", false, "run the load even when no pprof endpoint answers; the run then has the load result only")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
 	rec.register(f, "the run")

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/loadgen"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // newLoadProgress returns a loadgen.Config.Progress that draws a bar with
@@ -54,8 +56,11 @@ func newLoadProgress(quiet bool, label string) (update func(loadgen.Progress), f
 	return update, finish
 }
 
-// terminalProgress shows one status line, rewritten in place.
+// terminalProgress shows one status line, rewritten in place: where the
+// job is, and when bench counted its benchmarks beforehand, benchmark k of
+// n with the time elapsed and an estimate of the time left.
 func terminalProgress(w io.Writer) func(bench.Progress) {
+	start := time.Now()
 	return func(p bench.Progress) {
 		state := "running"
 		if p.Done {
@@ -65,6 +70,16 @@ func terminalProgress(w io.Writer) func(bench.Progress) {
 		if p.Side != "" {
 			side = p.Side + " "
 		}
-		fmt.Fprintf(w, "\r\033[K[%d/%d] %s  %s%s  %s round %d/%d", p.PackageIndex, p.Packages, p.Package, side, state, p.Benchmark, p.Round, p.Rounds)
+		overall := ""
+		if p.Benchmarks > 0 {
+			elapsed := time.Since(start).Round(time.Second)
+			overall = fmt.Sprintf("benchmark %d of %d, %s elapsed", p.BenchmarkIndex, p.Benchmarks, units.Seconds(elapsed.Seconds()))
+			if f := p.Fraction(); f > 0 && f < 1 {
+				left := time.Duration(float64(elapsed) * (1 - f) / f).Round(time.Second)
+				overall += ", about " + units.Seconds(left.Seconds()) + " left"
+			}
+			overall += "  "
+		}
+		fmt.Fprintf(w, "\r\033[K%s[%d/%d] %s  %s%s  %s round %d/%d", overall, p.PackageIndex, p.Packages, p.Package, side, state, p.Benchmark, p.Round, p.Rounds)
 	}
 }

@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
+
+// storeGrace bounds recording in the store, which also runs after an
+// interruption.
+const storeGrace = 30 * time.Second
 
 // recordFlags choose where results are recorded for history.
 type recordFlags struct {
@@ -24,14 +29,18 @@ func (f *recordFlags) register(fs *pflag.FlagSet, what string) {
 
 // withStore opens the store unless recording is off and calls save with it.
 // Recording is a convenience on top of files already saved, so a store that
-// cannot be opened or written is reported on w, not fatal.
-func (f *recordFlags) withStore(ctx context.Context, w io.Writer, save func(store.Store) error) {
+// cannot be opened or written is reported on w, not fatal. It runs on a
+// context that an interruption does not cancel, bounded by storeGrace:
+// what Ctrl-C kept on disk is recorded too.
+func (f *recordFlags) withStore(ctx context.Context, w io.Writer, save func(context.Context, store.Store) error) {
 	if f.noStore {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeGrace)
+	defer cancel()
 	s, err := store.Open(ctx, f.db)
 	if err == nil {
-		err = save(s)
+		err = save(ctx, s)
 		s.Close()
 	}
 	if err != nil {
@@ -41,7 +50,7 @@ func (f *recordFlags) withStore(ctx context.Context, w io.Writer, save func(stor
 
 // recordProfileRuns indexes saved profiling runs in the store.
 func (f *recordFlags) recordProfileRuns(ctx context.Context, w io.Writer, runs ...*run.Run) {
-	f.withStore(ctx, w, func(s store.Store) error {
+	f.withStore(ctx, w, func(ctx context.Context, s store.Store) error {
 		for _, r := range runs {
 			if err := s.SaveProfileRun(ctx, r); err != nil {
 				return err

@@ -86,7 +86,7 @@ An upload is acknowledged only after it is on disk and committed to the store.`,
 				data = filepath.Join(home, ".perfscope", "server-runs")
 			}
 			ctx := cmd.Context()
-			st, err := openServerStore(cmd, db)
+			st, err := openServerStore(cmd, db, false)
 			if err != nil {
 				return err
 			}

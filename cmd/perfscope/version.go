@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/gitstate"
 )
@@ -20,10 +24,50 @@ func perfscopeVersion() string {
 	if v == "" || v == "(devel)" {
 		v = "devel"
 	}
+	// A pseudo-version (v0.0.0-date-revision) names the revision already.
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 && v == "devel" {
 			v += "+" + gitstate.Short(s.Value)
 		}
 	}
 	return v
+}
+
+func init() { register(newVersionCmd) }
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print perfscope's version, the commit it was built from and the Go version",
+		Long: `version prints the module version (a tag for 'go install ...@version', devel
+for a build from a checkout), the VCS revision the binary was built from
+(marked modified when the checkout had uncommitted changes) and the Go
+version and platform it was built with, as the Go toolchain recorded them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "perfscope %s\n", perfscopeVersion())
+			info, ok := debug.ReadBuildInfo()
+			if !ok {
+				fmt.Fprintf(w, "go        %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+				return nil
+			}
+			settings := map[string]string{}
+			for _, s := range info.Settings {
+				settings[s.Key] = s.Value
+			}
+			fmt.Fprintf(w, "module    %s %s\n", info.Main.Path, info.Main.Version)
+			if rev := settings["vcs.revision"]; rev != "" {
+				if settings["vcs.modified"] == "true" {
+					rev += " (modified)"
+				}
+				if t := settings["vcs.time"]; t != "" {
+					rev += ", committed " + t
+				}
+				fmt.Fprintf(w, "revision  %s\n", rev)
+			}
+			fmt.Fprintf(w, "go        %s %s/%s\n", info.GoVersion, settings["GOOS"], settings["GOARCH"])
+			return nil
+		},
+	}
 }

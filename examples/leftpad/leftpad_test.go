@@ -1,4 +1,4 @@
-package main
+package leftpad
 
 import (
 	"encoding/json"

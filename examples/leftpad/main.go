@@ -1,4 +1,4 @@
-// Command leftpad is the left-pad microservice of the seed article, a demo
+// Package leftpad is the left-pad microservice of the seed article, a demo
 // workload for perfscope. It pads strings, counts and times every request
 // into StatsD over UDP and writes an access log line per request.
 //
@@ -30,7 +30,7 @@
 //	leftpad (naive) listening on http://127.0.0.1:8080, pprof on http://127.0.0.1:6060/debug/pprof/
 //
 // SIGINT or SIGTERM shuts it down gracefully, flushing the access log.
-package main
+package leftpad
 
 import (
 	"context"
@@ -41,19 +41,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/perfscope/perfscope/expose"
 )
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
 
 // config holds the command-line flags.
 type config struct {
@@ -111,9 +103,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	return c, nil
 }
 
-// run serves until ctx is done and returns the exit status: 0 after a clean
+// Run serves until ctx is done and returns the exit status: 0 after a clean
 // shutdown, 1 on failure, 2 on bad flags.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

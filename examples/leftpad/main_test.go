@@ -1,4 +1,4 @@
-package main
+package leftpad
 
 import (
 	"bufio"
@@ -31,12 +31,12 @@ func TestRunBadFlags(t *testing.T) {
 		{"--addr", "127.0.0.1:0", "--pprof-addr", "", "--log", filepath.Join(t.TempDir(), "no", "such", "dir", "l")},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), args, &stdout, &stderr)
+		code := Run(context.Background(), args, &stdout, &stderr)
 		if code == 0 {
-			t.Errorf("run(%q) = 0, want failure", args)
+			t.Errorf("Run(%q) = 0, want failure", args)
 		}
 		if lines := strings.Count(stderr.String(), "\n"); lines != 1 || !strings.HasPrefix(stderr.String(), "leftpad: ") {
-			t.Errorf("run(%q) stderr = %q, want one line starting with \"leftpad: \"", args, stderr.String())
+			t.Errorf("Run(%q) stderr = %q, want one line starting with \"leftpad: \"", args, stderr.String())
 		}
 	}
 }
@@ -54,7 +54,7 @@ func TestBinary(t *testing.T) {
 	goTool := testenv.Tool(t, "go", "install Go to build the example")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "leftpad")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool, "build", "-o", bin, "./cmd/leftpad").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	logPath := filepath.Join(dir, "access.log")
@@ -174,9 +174,9 @@ func TestRunInProcess(t *testing.T) {
 		all := append([]string{"--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0", "--log", filepath.Join(t.TempDir(), "access.log"), "--statsd", ""}, args...)
 		go func() {
 			var stderr bytes.Buffer
-			code := run(ctx, all, pw, &stderr)
+			code := Run(ctx, all, pw, &stderr)
 			if stderr.Len() > 0 {
-				t.Errorf("run(%q) stderr: %s", args, stderr.String())
+				t.Errorf("Run(%q) stderr: %s", args, stderr.String())
 			}
 			pw.Close()
 			done <- code
@@ -187,23 +187,23 @@ func TestRunInProcess(t *testing.T) {
 		}
 		m := startupLine.FindStringSubmatch(strings.TrimSuffix(line, "\n"))
 		if m == nil {
-			t.Fatalf("run(%q): startup line %q", args, line)
+			t.Fatalf("Run(%q): startup line %q", args, line)
 		}
 		wantPprof := !strings.Contains(strings.Join(args, " "), "--no-expose") && !strings.Contains(strings.Join(args, " "), `--pprof-addr`)
 		if (m[3] != "") != wantPprof {
-			t.Errorf("run(%q): startup line %q, want pprof %v", args, line, wantPprof)
+			t.Errorf("Run(%q): startup line %q, want pprof %v", args, line, wantPprof)
 		}
 		if got := fetch(t, http.DefaultClient, m[2]+"/v1/leftpad/?str=a&len=3"); got.body != `{"str":"  a"}` {
-			t.Errorf("run(%q): GET: %+v", args, got)
+			t.Errorf("Run(%q): GET: %+v", args, got)
 		}
 		cancel()
 		select {
 		case code := <-done:
 			if code != 0 {
-				t.Errorf("run(%q) = %d after cancel, want 0", args, code)
+				t.Errorf("Run(%q) = %d after cancel, want 0", args, code)
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("run(%q) did not return after cancel", args)
+			t.Fatalf("Run(%q) did not return after cancel", args)
 		}
 	}
 }

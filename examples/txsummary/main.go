@@ -1,4 +1,4 @@
-// Command txsummary is the JSON transaction-summary service of the seed
+// Package txsummary is the JSON transaction-summary service of the seed
 // article, a demo workload for perfscope. It serves totals of balances and
 // transactions over a data set of users kept in a JSON file.
 //
@@ -35,7 +35,7 @@
 //	txsummary (naive) listening on http://127.0.0.1:8081, pprof on http://127.0.0.1:6061/debug/pprof/
 //
 // SIGINT or SIGTERM shuts it down gracefully.
-package main
+package txsummary
 
 import (
 	"context"
@@ -46,18 +46,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/perfscope/perfscope/expose"
 )
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
 
 // config holds the command-line flags.
 type config struct {
@@ -100,9 +92,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	return c, nil
 }
 
-// run serves until ctx is done and returns the exit status: 0 after a clean
+// Run serves until ctx is done and returns the exit status: 0 after a clean
 // shutdown, 1 on failure, 2 on bad flags.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -1,4 +1,4 @@
-package main
+package txsummary
 
 import (
 	"bufio"
@@ -34,12 +34,12 @@ func TestRunBadFlags(t *testing.T) {
 		{"-gen", filepath.Join(t.TempDir(), "no", "such", "dir", "d.json")},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), args, &stdout, &stderr)
+		code := Run(context.Background(), args, &stdout, &stderr)
 		if code == 0 {
-			t.Errorf("run(%q) = 0, want failure", args)
+			t.Errorf("Run(%q) = 0, want failure", args)
 		}
 		if strings.Count(stderr.String(), "\n") != 1 || !strings.HasPrefix(stderr.String(), "txsummary: ") {
-			t.Errorf("run(%q) stderr = %q, want one line starting with \"txsummary: \"", args, stderr.String())
+			t.Errorf("Run(%q) stderr = %q, want one line starting with \"txsummary: \"", args, stderr.String())
 		}
 	}
 }
@@ -47,7 +47,7 @@ func TestRunBadFlags(t *testing.T) {
 func TestRunGen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "d.json")
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"-gen", path}, &stdout, &stderr); code != 0 {
+	if code := Run(context.Background(), []string{"-gen", path}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run -gen = %d: %s", code, stderr.String())
 	}
 	got, err := os.ReadFile(path)
@@ -79,7 +79,7 @@ func TestBinary(t *testing.T) {
 	goTool := testenv.Tool(t, "go", "install Go to build the example")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "txsummary")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goTool, "build", "-o", bin, "./cmd/txsummary").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, m := range modes {

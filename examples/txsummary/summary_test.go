@@ -1,4 +1,4 @@
-package main
+package txsummary
 
 import (
 	"encoding/json"

@@ -31,6 +31,10 @@ type Options struct {
 	// shares are the same either way; without it, the findings that
 	// would quote the compiler say that its reasons are not shown.
 	NoCompiler bool
+	// Status, when set, is told in one line of a step that takes seconds
+	// without output before it starts: the build for the compiler's
+	// reasons compiles the service (about 20 seconds on a cold cache).
+	Status func(msg string)
 	// List, when positive, adds per-line listings of the List hottest
 	// user functions of each profile (pprof's list).
 	List int
@@ -71,6 +75,13 @@ func Analyze(ctx context.Context, r *run.Run, opts Options) *Result {
 		if opts.NoCompiler {
 			res.CompilerSkipped = true
 		} else {
+			if opts.Status != nil {
+				dir := opts.SourceDir
+				if dir == "" {
+					dir = "the current module"
+				}
+				opts.Status("building " + dir + " for compiler diagnostics")
+			}
 			built, errs := findings.CompilerIndex(ctx, a, opts.SourceDir)
 			warn(errs)
 			ix = built

@@ -45,3 +45,26 @@ func ListPackages(ctx context.Context, dir string, patterns []string) ([]Package
 	}
 	return pkgs, nil
 }
+
+// ListBenchmarks returns the top-level benchmarks of the package importPath
+// that the -bench expression bench selects, in the order "go test" runs
+// them. Only the expression's first element (before any "/") is matched:
+// "go test -list" knows no sub-benchmarks. It builds the package's test
+// binary, which the run that follows then finds in the build cache.
+func ListBenchmarks(ctx context.Context, dir, importPath, bench string) ([]string, error) {
+	top, _, _ := strings.Cut(bench, "/")
+	if top == "" {
+		top = "."
+	}
+	out, err := output(ctx, dir, "go", "test", "-run", "^$", "-list", top, importPath)
+	if err != nil {
+		return nil, fmt.Errorf("list benchmarks of %s: %w", importPath, err)
+	}
+	var names []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Benchmark") && !strings.ContainsAny(line, " \t") {
+			names = append(names, line)
+		}
+	}
+	return names, nil
+}

@@ -34,8 +34,14 @@ type Options struct {
 	// Output is the results file; default
 	// .perfscope/bench/<time>-<commit>.txt under Dir.
 	Output string
-	// Progress, if set, is called as benchmarks start and finish.
+	// Progress, if set, is called as benchmarks start and finish. Setting
+	// it also counts the benchmarks before the run (building the test
+	// binaries the run then finds in the cache), so that each Progress
+	// places its benchmark in the whole job.
 	Progress func(Progress)
+	// Status, if set, is told in one line of a step that takes seconds
+	// without output, before it starts.
+	Status func(msg string)
 	// Log receives "go test" output that is not results (build errors,
 	// test failures); nil discards it.
 	Log io.Writer
@@ -141,6 +147,29 @@ func Run(ctx context.Context, opts Options) (*RunRecord, error) {
 	}
 	defer os.RemoveAll(tmp)
 
+	// Counting the benchmarks first gives a person watching an overall
+	// position; the test binaries it builds are the run's, from the cache.
+	var counts []int
+	total := 0
+	if opts.Progress != nil {
+		if opts.Status != nil {
+			what := pkgs[0].ImportPath
+			if len(pkgs) > 1 {
+				what = fmt.Sprintf("%d packages", len(pkgs))
+			}
+			opts.Status("building the tests of " + what + " to count their benchmarks")
+		}
+		for _, pkg := range pkgs {
+			names, err := ListBenchmarks(ctx, opts.Dir, pkg.ImportPath, opts.Bench)
+			if err != nil {
+				counts, total = nil, 0
+				break
+			}
+			counts = append(counts, len(names))
+			total += len(names)
+		}
+	}
+
 	run := &RunRecord{Meta: meta, Path: opts.Output, Args: opts.TestArgs()}
 	var all bytes.Buffer
 	all.Write(header.Bytes())
@@ -162,6 +191,12 @@ func Run(ctx context.Context, opts Options) (*RunRecord, error) {
 		}
 		args = append(args, pkg.ImportPath)
 		base := Progress{Package: pkg.ImportPath, PackageIndex: i + 1, Packages: len(pkgs), Rounds: opts.Count}
+		if total > 0 {
+			base.Benchmarks, base.BenchmarkIndex = total, 1
+			for _, n := range counts[:i] {
+				base.BenchmarkIndex += n
+			}
+		}
 		var stdout bytes.Buffer
 		w := newProgressWriter(io.MultiWriter(out, &stdout), base, opts.Progress)
 		if err := goTest(ctx, opts.Dir, args, w, opts.Log); err != nil {

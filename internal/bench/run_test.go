@@ -130,6 +130,18 @@ func TestRun(t *testing.T) {
 	if started < 4 || done != 4 {
 		t.Errorf("progress: %d starts, %d ends; want ≥4 and 4", started, done)
 	}
+	// Three top-level benchmarks in the job (Alloc and Sub, then the
+	// failing package's Boom), numbered in the order they run.
+	last := 0
+	for _, e := range events {
+		if e.Benchmarks != 3 || e.BenchmarkIndex < last || e.BenchmarkIndex < 1 || e.BenchmarkIndex > 3 {
+			t.Errorf("progress event %+v after benchmark %d; want benchmark k of 3, k never going back", e, last)
+		}
+		last = e.BenchmarkIndex
+		if strings.HasPrefix(e.Benchmark, "BenchmarkSub") && e.BenchmarkIndex != 2 {
+			t.Errorf("%s is benchmark %d, want 2", e.Benchmark, e.BenchmarkIndex)
+		}
+	}
 	// Nothing but the results directory may be left in the module.
 	if _, err := os.Stat(filepath.Join(dir, "small.test")); err == nil {
 		t.Error("test binary left in the module directory")

@@ -54,14 +54,14 @@ func findPprof(ctx context.Context, o Options, target *url.URL) (pprofEndpoint, 
 			ep.f.close()
 			return ep, fmt.Errorf("pprof endpoint %s is not usable: %s%s", ep.url, reason(err), authHint(err))
 		}
-		return ep, nil
+		return o.verify(ctx, ep, target)
 	}
 
 	own := &url.URL{Scheme: target.Scheme, User: target.User, Host: target.Host, Path: "/debug/pprof/"}
 	ep := o.endpoint(own, target, PprofTarget)
 	ownErr := probe(ctx, ep.f)
 	if ownErr == nil {
-		return ep, nil
+		return o.verify(ctx, ep, target)
 	}
 	ep.f.close()
 	if ctx.Err() != nil {
@@ -87,9 +87,39 @@ func findPprof(ctx context.Context, o Options, target *url.URL) (pprofEndpoint, 
 			ep.url, reason(ownErr), alt.url, reason(altErr), advice)
 	}
 	alt.note = fmt.Sprintf("The target has no pprof at %s (%s), so profiles were taken from %s, "+
-		"the loopback listener on which perfscope's expose package serves pprof by default; "+
-		"make sure that is the target's process.", ep.url, reason(ownErr), alt.url)
-	return alt, nil
+		"the loopback listener on which perfscope's expose package serves pprof by default.", ep.url, reason(ownErr), alt.url)
+	return o.verify(ctx, alt, target)
+}
+
+// verify proves that ep belongs to the target's process (see
+// proveIdentity), unless Options.PprofUnverified says the proof cannot
+// work; then the run carries a note saying the profiles are unverified.
+// The error is one line naming the target, the endpoint and what to do.
+func (o Options) verify(ctx context.Context, ep pprofEndpoint, target *url.URL) (pprofEndpoint, error) {
+	if o.PprofUnverified {
+		ep.note = joinSentences(ep.note, fmt.Sprintf("The pprof endpoint %s was not proven to belong to the process serving %s "+
+			"(--pprof-unverified): the profiles are that endpoint's process's, whichever it is.", ep.url, target.Redacted()))
+		return ep, nil
+	}
+	err := proveIdentity(ctx, ep.f, target)
+	if err == nil {
+		return ep, nil
+	}
+	ep.f.close()
+	var nt notTargetError
+	if errors.As(err, &nt) {
+		return ep, notTargetError{why: fmt.Sprintf("pprof endpoint %s is not the process serving %s (%s); "+
+			"point --pprof at the target's own pprof endpoint, or add --pprof-unverified when a proxy stands between perfscope and the target",
+			ep.url, target.Redacted(), nt.why)}
+	}
+	return ep, fmt.Errorf("pprof endpoint %s: could not check that it is the process serving %s: %s", ep.url, target.Redacted(), reason(err))
+}
+
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " " + b
 }
 
 // endpoint builds the fetcher for one candidate base URL. The load's headers

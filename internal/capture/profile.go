@@ -24,7 +24,7 @@ import (
 // Defaults for Options.
 const (
 	DefaultMaxWarmup    = time.Second
-	DefaultCPUChunk     = 10 * time.Second
+	DefaultCPUChunk     = 2 * time.Second
 	DefaultFetchTimeout = 10 * time.Second
 )
 
@@ -60,11 +60,18 @@ type Options struct {
 	// CPUChunk is the longest single CPU profile request, in whole
 	// seconds. Longer windows, and loads of unknown length, are covered
 	// by consecutive requests merged into one profile; an interruption
-	// loses at most the chunk in progress. Default DefaultCPUChunk.
+	// waits for the chunk in progress, so the profile covers the elapsed
+	// window. Default DefaultCPUChunk: at most that wait after Ctrl-C, and
+	// a gap of a few milliseconds between chunks.
 	CPUChunk time.Duration
 	// FetchTimeout bounds each profile request; a CPU profile request
 	// gets its sampling time on top. Default DefaultFetchTimeout.
 	FetchTimeout time.Duration
+	// PprofUnverified skips the proof that the pprof endpoint belongs to
+	// the process serving the load (see ErrNotTarget), for setups where it
+	// cannot work, such as a proxy between perfscope and the target. The
+	// run then says its profiles are unverified.
+	PprofUnverified bool
 	// AllowNoProfiles lets the load run when no pprof endpoint is usable:
 	// the run then holds the load result and a note saying why there are
 	// no profiles. Without it Profile fails before sending any load.
@@ -184,7 +191,8 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		Profiles:    []run.ProfileFile{},
 		// Until the final save says otherwise, a run that never
 		// finished reads as interrupted.
-		Interrupted: true,
+		Interrupted:     true,
+		PprofUnverified: pprofErr == nil && o.PprofUnverified,
 	}
 	if isLocalHost(target.Hostname()) {
 		r.TargetCPUs = runtime.NumCPU()

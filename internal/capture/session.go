@@ -233,8 +233,15 @@ type cpuResult struct {
 // Otherwise each asks for the load's estimated remaining time, at least one
 // second: the last request may outlast the load by under a second, the price
 // of not knowing when it ends.
+//
+// An interruption lets the request in progress finish, and starts no other:
+// net/http/pprof stops profiling when its client goes away but then has
+// nobody to send the profile to, so a request given up on loses its whole
+// chunk, while one waited for loses nothing. The wait is at most one chunk,
+// which is why chunks are short.
 func (s *session) captureCPU(ctx context.Context, load *loadRun, window time.Duration) cpuResult {
 	chunk := int(s.o.CPUChunk / time.Second)
+	fetchCtx := context.WithoutCancel(ctx)
 	var parts []*profile.Profile
 	var covered int
 	var err error
@@ -248,7 +255,7 @@ func (s *session) captureCPU(ctx context.Context, load *loadRun, window time.Dur
 		if secs < 1 {
 			break
 		}
-		snap, ferr := s.f.fetchCPU(ctx, secs)
+		snap, ferr := s.f.fetchCPU(fetchCtx, secs)
 		if ferr != nil {
 			err = ferr
 			break

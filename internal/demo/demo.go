@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/analysis"
@@ -22,7 +23,10 @@ func Modes() []string { return []string{"naive", "optimized"} }
 
 // Options configure Run. Zero values mean the defaults.
 type Options struct {
-	Root        string        // perfscope source tree; default: found from the working directory
+	// Command starts an example: the example's name and flags are appended
+	// to it. Default: this executable's "example" command, so the demo
+	// needs no source tree (see Command).
+	Command     []string
 	Duration    time.Duration // load per mode; default 10s
 	Concurrency int           // connections; default 8
 	Version     string        // recorded in each run
@@ -32,6 +36,8 @@ type Options struct {
 	Progress func(mode string) (func(loadgen.Progress), func())
 	Logf     func(format string, args ...any)
 	// Analysis configures the analysis of each run, as for any saved run.
+	// An empty SourceDir means the examples' embedded source, unpacked into
+	// a temporary module for the compiler (see UnpackSource).
 	Analysis analysis.Options
 }
 
@@ -46,9 +52,9 @@ type Result struct {
 	Comparison *analysis.SideBySide
 }
 
-// Run builds the leftpad example, then for each mode starts it on free
-// loopback ports, profiles it under load with capture.Profile and stops it,
-// and analyses each run with analysis.Analyze. The runs are saved under
+// Run starts the leftpad example for each mode on free loopback ports (as
+// o.Command), profiles it under load with capture.Profile and stops it, and
+// analyses each run with analysis.Analyze. The runs are saved under
 // run.DefaultRoot like any profiling run. The result holds what was
 // measured even when Run fails part way.
 func Run(ctx context.Context, o Options) (*Result, error) {
@@ -61,28 +67,28 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	if o.Root == "" {
-		wd, err := os.Getwd()
+	if len(o.Command) == 0 {
+		exe, err := os.Executable()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("find the perfscope executable to run the example: %w", err)
 		}
-		if o.Root, err = ModuleRoot(wd); err != nil {
-			return nil, err
-		}
+		o.Command = Command(exe)
 	}
 	tmp, err := os.MkdirTemp("", "perfscope-demo-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	o.Logf("building examples/leftpad")
-	bin, err := Build(ctx, o.Root, "leftpad", tmp)
-	if err != nil {
-		return nil, err
+	if o.Analysis.SourceDir == "" && !o.Analysis.NoCompiler {
+		src := filepath.Join(tmp, "src")
+		if err := UnpackSource(src); err != nil {
+			return nil, err
+		}
+		o.Analysis.SourceDir = src
 	}
 	res := &Result{}
 	for _, mode := range Modes() {
-		saved, err := profileMode(ctx, o, bin, mode, tmp)
+		saved, err := profileMode(ctx, o, mode, tmp)
 		if saved != nil {
 			res.Runs = append(res.Runs, saved)
 			res.Analyses = append(res.Analyses, analysis.Analyze(ctx, saved, o.Analysis))
@@ -100,12 +106,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-func profileMode(ctx context.Context, o Options, bin, mode, tmp string) (*run.Run, error) {
-	svc, err := Start(ctx, bin,
+func profileMode(ctx context.Context, o Options, mode, tmp string) (*run.Run, error) {
+	args := append(slices.Clone(o.Command[1:]), "leftpad",
 		"--mode", mode,
 		"--addr", "127.0.0.1:0",
 		"--pprof-addr", "127.0.0.1:0",
 		"--log", filepath.Join(tmp, "access-"+mode+".log"))
+	svc, err := Start(ctx, o.Command[0], args...)
 	if err != nil {
 		return nil, err
 	}

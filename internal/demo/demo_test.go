@@ -3,17 +3,35 @@ package demo
 import (
 	"context"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/examples/leftpad"
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/capture"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
 )
+
+// leftpadPackage is the import path that names the example's functions in
+// its profiles.
+const leftpadPackage = ModulePath + "/examples/leftpad"
+
+// TestMain lets the test binary stand in for perfscope: Run starts the
+// examples as this executable's "example" command.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "example" && os.Args[2] == "leftpad" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		code := leftpad.Run(ctx, os.Args[3:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
 
 // TestProfileNaiveLeftpad profiles the bundled leftpad example in its naive
 // mode under real load and checks what the seed article found: main.leftpad
@@ -93,7 +111,7 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 			t.Errorf("block report totals %v, want the %d ns left without the profiler's own waits", a.Block, keptDelay)
 		}
 	}
-	for _, want := range []string{"main.leftpad", "main.(*statsd).send"} {
+	for _, want := range []string{leftpadPackage + ".leftpad", leftpadPackage + ".(*statsd).send"} {
 		if !slices.Contains(top, want) {
 			t.Errorf("%s is not among the top three allocating user functions %v", want, top)
 		}
@@ -112,14 +130,10 @@ func TestRunAnalysesBothModes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and loads a real service twice")
 	}
-	root, err := ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Chdir(t.TempDir()) // the runs are saved under the working directory
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, Options{Root: root, Duration: 2 * time.Second, Concurrency: 2, Analysis: analysis.Options{NoCompiler: true}})
+	res, err := Run(ctx, Options{Duration: 2 * time.Second, Concurrency: 2, Analysis: analysis.Options{NoCompiler: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-// Package demo runs perfscope's bundled example services: it builds them from
-// the module's source, starts them on free loopback ports and stops them.
-// The demo command and end-to-end tests use it to profile real services.
+// Package demo runs perfscope's bundled example services: it starts them as
+// child processes of the perfscope binary (or builds them from the module's
+// source, for tests of other packages) on free loopback ports and stops
+// them. The demo command and end-to-end tests use it to profile real
+// services.
 package demo
 
 import (
@@ -48,11 +50,12 @@ func modulePathOf(gomod []byte) string {
 	return ""
 }
 
-// Build compiles the bundled example name (a directory under examples/) into
-// dir and returns the binary's path.
+// Build compiles the command of the bundled example name
+// (examples/NAME/cmd/NAME in the source tree at root) into dir and returns
+// the binary's path.
 func Build(ctx context.Context, root, name, dir string) (string, error) {
 	bin := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/"+name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/"+name+"/cmd/"+name)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {

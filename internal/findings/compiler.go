@@ -15,7 +15,8 @@ import (
 
 // CompilerIndex builds the compiler's diagnostics for the program a
 // profiled, from the Go module at sourceDir ("" means the current
-// directory). Only the commands whose files the profiles name are built: a
+// directory). Only the commands whose files the profiles name, and the
+// module's packages whose functions they name, are built: a
 // module with many commands costs one build, not all of them. When the
 // source is missing or does not hold the profiled program it returns nil
 // and a warning saying so; Diagnose then works from the profiles alone.
@@ -33,8 +34,8 @@ func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) 
 		return nil, []error{fmt.Errorf("compiler reasons unavailable: %w", err)}
 	}
 	var pkgs []string
-	for _, file := range mainFiles(a) {
-		local, ok := profiles.MapPath(root, file)
+	for _, pf := range profiledFiles(a, modPath) {
+		local, ok := profiles.MapPath(root, pf.file)
 		if !ok {
 			continue
 		}
@@ -46,7 +47,10 @@ func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) 
 		if rel != "." {
 			pkg += "/" + filepath.ToSlash(rel)
 		}
-		if slices.Contains(mains, pkg) && !slices.Contains(pkgs, pkg) {
+		// A main function's file names a command of the module only when
+		// the module has a command there; a function named by the
+		// module's path is in that package whatever it is.
+		if (pf.inModule || slices.Contains(mains, pkg)) && !slices.Contains(pkgs, pkg) {
 			pkgs = append(pkgs, pkg)
 		}
 	}
@@ -57,18 +61,31 @@ func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) 
 	return escape.Build(ctx, root, pkgs, escape.Options{})
 }
 
-// mainFiles are the source files of package main's functions in a's
-// profiles, as the profiles record them.
-func mainFiles(a *profiles.Analysis) []string {
-	var files []string
+// A profiledFile is a source file of a function in the profiles, as the
+// profiles record it.
+type profiledFile struct {
+	file     string
+	inModule bool // the function is named by the module's path, not main
+}
+
+// profiledFiles are the source files of the functions in a's profiles that
+// belong to package main or to a package of the module modPath: a program
+// that runs a library package of the module (as perfscope runs its bundled
+// examples) names its functions by that package's path.
+func profiledFiles(a *profiles.Analysis, modPath string) []profiledFile {
+	var files []profiledFile
+	seen := map[string]bool{}
 	for _, p := range a.Profiles {
 		for _, fn := range p.Function {
-			if strings.HasPrefix(fn.Name, "main.") && fn.Filename != "" && !slices.Contains(files, fn.Filename) {
-				files = append(files, fn.Filename)
+			inModule := strings.HasPrefix(fn.Name, modPath+"/")
+			if (!inModule && !strings.HasPrefix(fn.Name, "main.")) || fn.Filename == "" || seen[fn.Filename] {
+				continue
 			}
+			seen[fn.Filename] = true
+			files = append(files, profiledFile{fn.Filename, inModule})
 		}
 	}
-	slices.Sort(files)
+	slices.SortFunc(files, func(x, y profiledFile) int { return strings.Compare(x.file, y.file) })
 	return files
 }
 

@@ -69,7 +69,9 @@ func buildExample(t *testing.T, name, src string) *example {
 	examples.mu.Unlock()
 	ex.once.Do(func() {
 		ex.bin = filepath.Join(ex.dir, name)
-		if msg, err := exec.Command(goCommand(), "build", "-o", ex.bin, src).CombinedOutput(); err != nil {
+		build := exec.Command(goCommand(), "build", "-o", ex.bin, "./cmd/"+name)
+		build.Dir = src
+		if msg, err := build.CombinedOutput(); err != nil {
 			ex.err = fmt.Errorf("build %s: %w\n%s", name, err, msg)
 			return
 		}
@@ -233,11 +235,11 @@ func TestExampleLeftpad(t *testing.T) {
 			rule, fn string
 			words    []string
 		}{
-			{"concat-loop", "main.leftpad", []string{"in a loop", "escapes to heap"}},
-			{"fmt-hot", "main.(*statsd).send", []string{"fmt.Sprintf"}},
-			{"built-per-call", "main.(*statsd).send", []string{"strings.NewReplacer"}},
-			{"small-writes", "main.(*accessLog).request", []string{"log"}},
-			{"std-logger-lock", "main.(*accessLog).request", nil},
+			{"concat-loop", "github.com/perfscope/perfscope/examples/leftpad.leftpad", []string{"in a loop", "escapes to heap"}},
+			{"fmt-hot", "github.com/perfscope/perfscope/examples/leftpad.(*statsd).send", []string{"fmt.Sprintf"}},
+			{"built-per-call", "github.com/perfscope/perfscope/examples/leftpad.(*statsd).send", []string{"strings.NewReplacer"}},
+			{"small-writes", "github.com/perfscope/perfscope/examples/leftpad.(*accessLog).request", []string{"log"}},
+			{"std-logger-lock", "github.com/perfscope/perfscope/examples/leftpad.(*accessLog).request", nil},
 		} {
 			if !finds(fs, c.rule, c.fn, c.words...) {
 				t.Errorf("no %s finding in %s mentioning %q", c.rule, c.fn, c.words)
@@ -261,10 +263,10 @@ func TestExampleTxsummary(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "transactions.json")
 	t.Run("naive", func(t *testing.T) {
 		fs := exampleFindings(t, "txsummary", "naive", "/summary", exampleLoad, "-data", data)
-		if !finds(fs, "reread", "main.summarizeNaive", "reads and parses") {
+		if !finds(fs, "reread", "github.com/perfscope/perfscope/examples/txsummary.summarizeNaive", "reads and parses") {
 			t.Errorf("no reread finding in main.summarizeNaive")
 		}
-		if !finds(fs, "json-reflect", "main.summarizeNaive", "interface values") {
+		if !finds(fs, "json-reflect", "github.com/perfscope/perfscope/examples/txsummary.summarizeNaive", "interface values") {
 			t.Errorf("no json-reflect finding in main.summarizeNaive naming interface decoding")
 		}
 	})

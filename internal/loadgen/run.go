@@ -361,7 +361,9 @@ func (r *run) result(end, sendEnd int64, interrupted bool) *Result {
 	}
 	res.Successes = res.Requests - res.Failures
 	if res.DurationSeconds > 0 {
-		res.Throughput = float64(res.Requests) / res.DurationSeconds
+		// Failures are fast (a 404, a refused connection): counted, they
+		// would make a failing service look faster than a working one.
+		res.Throughput = float64(res.Successes) / res.DurationSeconds
 	}
 	if recorded > 0 {
 		lo, hi := float64(minNs)/1e6, float64(maxNs)/1e6
@@ -378,6 +380,7 @@ func (r *run) result(end, sendEnd int64, interrupted bool) *Result {
 			Max:  hi,
 		}
 	}
+	res.Health = Assess(res, r.cfg.MaxErrors)
 	if r.interval > 0 {
 		res.Mode = "open"
 		// Every send intended before sending stopped but never made was

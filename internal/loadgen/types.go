@@ -25,6 +25,9 @@ type Config struct {
 	// InsecureSkipVerify accepts any certificate from an https target,
 	// such as a self-signed one on a test machine.
 	InsecureSkipVerify bool
+	// MaxErrors is the share of failed requests above which the load
+	// counts as failed (Result.Health); default DefaultMaxErrors.
+	MaxErrors float64
 	// Progress, when set, is called about four times a second from a
 	// single goroutine with the run's progress so far.
 	Progress func(Progress)
@@ -56,7 +59,10 @@ type Progress struct {
 //	failures          everything else: transport errors and non-2xx statuses
 //	errors            failures by kind: connect_refused, timeout, reset, closed,
 //	                  malformed, other, and status_NNN per non-2xx status code
-//	throughput_rps    requests / duration_seconds
+//	throughput_rps    successes / duration_seconds: 2xx responses per second
+//	health            failed, max_errors, error_share, main_error, main_error_share:
+//	                  whether the load failed (no request completed, or more than
+//	                  max_errors of the requests failed) and its main kind of failure
 //	bytes_read        response bytes, headers included
 //	bytes_written     request bytes, headers included
 //	latency           min_ms, mean_ms, p50_ms, p90_ms, p99_ms, p999_ms, max_ms of
@@ -85,13 +91,16 @@ type Result struct {
 	// that is not HTTP/1.x), "other", and "status_NNN" for each non-2xx
 	// status code.
 	Errors       map[string]int64 `json:"errors"`
-	Throughput   float64          `json:"throughput_rps"` // completed requests per second
+	Throughput   float64          `json:"throughput_rps"` // successful (2xx) responses per second
 	BytesRead    int64            `json:"bytes_read"`     // response bytes, headers included
 	BytesWritten int64            `json:"bytes_written"`
 	Latency      Latency          `json:"latency"`
 	Late         *Late            `json:"late,omitempty"` // open loop only
 	Interrupted  bool             `json:"interrupted"`    // stopped early (Ctrl-C or cancelled context)
 	StatusCodes  map[int]int64    `json:"status_codes"`
+	// Health judges the load by Config.MaxErrors; nil in results saved
+	// before it was recorded.
+	Health *Health `json:"health,omitempty"`
 }
 
 // Latency summarises the latency histogram, in milliseconds.

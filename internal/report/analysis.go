@@ -31,6 +31,12 @@ func analysisDoc(a *profiles.Analysis) *doc {
 func runMeta(a *profiles.Analysis) []string {
 	r := a.Run
 	var meta []string
+	if failed := LoadFailure(r.Load); failed != "" {
+		meta = append(meta, capitalize(failed))
+	}
+	if r.PprofUnverified {
+		meta = append(meta, "Profiles from "+r.PprofURL+", not proven to be the target's (--pprof-unverified)")
+	}
 	if r.Target != "" {
 		meta = append(meta, "target "+r.Target)
 	}

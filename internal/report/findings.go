@@ -25,15 +25,52 @@ func RenderFindings(w io.Writer, f Format, fs []findings.Finding) error {
 	return RenderFindingsText(w, fs)
 }
 
+// renderRunFindings writes the findings of a run; absence, when not empty,
+// replaces "none" (see findingsAbsence), and heads the findings of a failed
+// load.
+func renderRunFindings(w io.Writer, f Format, fs []findings.Finding, absence string) error {
+	if absence == "" {
+		return RenderFindings(w, f, fs)
+	}
+	if f == Markdown {
+		if _, err := fmt.Fprintf(w, "### Findings\n\n%s.\n", mdText(capitalize(absence))); err != nil {
+			return fmt.Errorf("write findings: %w", err)
+		}
+	} else if _, err := fmt.Fprintf(w, "FINDINGS\n  %s\n", absence); err != nil {
+		return fmt.Errorf("write findings: %w", err)
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	if f == Markdown {
+		return renderFindingsMarkdownBody(w, fs)
+	}
+	return renderFindingsTextBody(w, fs)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // RenderFindingsText writes findings for a terminal: a numbered heading per
 // finding with its share, the summary, each evidence line with its numbers,
 // source and compiler reasons, the fix with its example, and the notes.
 func RenderFindingsText(w io.Writer, fs []findings.Finding) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString("FINDINGS\n")
+	head := "FINDINGS\n"
 	if len(fs) == 0 {
-		bw.WriteString("  none: no rule found a known problem in this run\n")
+		head += "  none: no rule found a known problem in this run\n"
 	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return fmt.Errorf("write findings: %w", err)
+	}
+	return renderFindingsTextBody(w, fs)
+}
+
+func renderFindingsTextBody(w io.Writer, fs []findings.Finding) error {
+	bw := bufio.NewWriter(w)
 	for i, f := range fs {
 		fmt.Fprintf(bw, "\n%d. %s  [%s]  (%s)\n", i+1, f.Title, severityText(f), f.Rule)
 		writeWrapped(bw, "   ", f.Summary)
@@ -77,11 +114,18 @@ func RenderFindingsText(w io.Writer, fs []findings.Finding) error {
 // RenderFindingsMarkdown writes findings as GitHub-flavoured Markdown, for
 // pull-request comments.
 func RenderFindingsMarkdown(w io.Writer, fs []findings.Finding) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString("### Findings\n\n")
+	head := "### Findings\n\n"
 	if len(fs) == 0 {
-		bw.WriteString("None: no rule found a known problem in this run.\n")
+		head += "None: no rule found a known problem in this run.\n"
 	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return fmt.Errorf("write findings: %w", err)
+	}
+	return renderFindingsMarkdownBody(w, fs)
+}
+
+func renderFindingsMarkdownBody(w io.Writer, fs []findings.Finding) error {
+	bw := bufio.NewWriter(w)
 	for i, f := range fs {
 		fmt.Fprintf(bw, "#### %d. %s — %s\n\n", i+1, mdText(f.Title), severityText(f))
 		fmt.Fprintf(bw, "%s `%s`\n\n", mdText(f.Summary), f.Rule)

@@ -21,6 +21,9 @@ func WriteLoad(w io.Writer, f Format, r *loadgen.Result) error {
 		return writeJSON(w, r)
 	}
 	d := &doc{title: r.Method + " " + r.URL}
+	if failed := LoadFailure(r); failed != "" {
+		d.meta = []string{capitalize(failed)}
+	}
 	d.add(section{blocks: []block{{pairs: loadPairs(r)}}})
 	return renderDoc(w, f, d)
 }

@@ -63,7 +63,7 @@ func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) e
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return fmt.Errorf("write %s report: %w", f, err)
 	}
-	if err := RenderFindings(w, f, fs); err != nil {
+	if err := renderRunFindings(w, f, fs, findingsAbsence(a)); err != nil {
 		return err
 	}
 	return renderDoc(w, f, body)

@@ -278,3 +278,25 @@ func TestParseFormat(t *testing.T) {
 		t.Error("html accepted")
 	}
 }
+
+// TestNoFindingsOnlyAfterAnalysis: "none" is said only when profiles were
+// analysed on a healthy load.
+func TestNoFindingsOnlyAfterAnalysis(t *testing.T) {
+	bare := &profiles.Analysis{Run: run.Run{ID: "r", Load: &loadgen.Result{Requests: 10, Successes: 10}}}
+	bare.Run.Load.Health = loadgen.Assess(bare.Run.Load, 0)
+	out := render(t, Text, bare, nil)
+	if strings.Contains(out, "none: no rule found") || !strings.Contains(out, "not diagnosed: the run has no profiles") {
+		t.Errorf("a run without profiles:\n%s", out)
+	}
+	failed := fixture()
+	failed.Run.Load = &loadgen.Result{Requests: 10, Failures: 10, Errors: map[string]int64{"status_404": 10}}
+	failed.Run.Load.Health = loadgen.Assess(failed.Run.Load, 0)
+	out = render(t, Markdown, failed, nil)
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.Contains(lines[2], "The load failed: 100.0% of requests returned 404 Not Found") {
+		t.Errorf("a failed load's report does not lead with it:\n%s", out)
+	}
+	if strings.Contains(out, "None: no rule found") || !strings.Contains(out, "Not diagnosed as a healthy service") {
+		t.Errorf("a failed load's findings:\n%s", out)
+	}
+}

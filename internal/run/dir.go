@@ -53,6 +53,13 @@ func Load(dir string) (*Run, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("load run %s: %s is not a valid run description: %w", dir, File, err)
 	}
+	// A profile's file is a name inside the directory: a run.json from
+	// elsewhere must not make readers open files outside it.
+	for _, pf := range r.Profiles {
+		if pf.File != "" && (pf.File == "." || pf.File != filepath.Base(pf.File) || !filepath.IsLocal(pf.File)) {
+			return nil, fmt.Errorf("load run %s: %s: %s profile file %q is not a file name in the run directory", dir, File, pf.Kind, pf.File)
+		}
+	}
 	r.Dir = dir
 	return &r, nil
 }

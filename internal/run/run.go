@@ -65,6 +65,10 @@ type Run struct {
 	// profile and how to enable it, a CPU profile refused because another
 	// profiler was running, ...).
 	Notes []string `json:"notes,omitempty"`
+	// PprofUnverified is set when the capture was told not to prove that
+	// the pprof endpoint belongs to the target's process
+	// (--pprof-unverified).
+	PprofUnverified bool `json:"pprof_unverified,omitempty"`
 }
 
 // A ProfileFile records one profile of a run: where it was saved, or why not.

@@ -183,9 +183,9 @@ func TestBrowser(t *testing.T) {
 			return document.getElementById("current-details-left").innerText;
 		})()`, chromedp.WithPollingTimeout(20*time.Second)))
 		screenshot(t, ctx, art, "flamegraph")
-		if err != nil || !strings.HasPrefix(full, "main.leftpad") {
+		if err != nil || !strings.HasPrefix(full, "github.com/perfscope/perfscope/examples/leftpad.leftpad") {
 			boxes, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#stack-chart .boxtext")].map(e => e.innerText)`))
-			t.Fatalf("the flame graph of run %s shows no main.leftpad (%q, %v); its boxes: %q", runID, full, err, boxes)
+			t.Fatalf("the flame graph of run %s shows no examples/leftpad.leftpad (%q, %v); its boxes: %q", runID, full, err, boxes)
 		}
 	})
 

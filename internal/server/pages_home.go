@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/units"
@@ -158,24 +160,28 @@ const (
 	healthInterrupted = "interrupted"
 )
 
-// maxFailureShare is the share of failed requests above which a load
-// failed: its numbers describe error paths more than the service.
-const maxFailureShare = 0.01
-
 // runHealth says whether a run's load completed and served: interrupted,
-// failed load (the load errored or more than 1% of its requests failed), or
-// ok. It is the one place that decides, for every page that marks runs.
+// failed load (the load errored, or its health says it failed), or ok. It
+// is the one place that decides, for every page that marks runs.
 func runHealth(r *run.Run) string {
 	switch {
 	case r.Interrupted || (r.Load != nil && r.Load.Interrupted):
 		return healthInterrupted
 	case r.Error != "":
 		return healthFailed
-	case r.Load != nil && r.Load.Failures > 0 &&
-		float64(r.Load.Failures) > maxFailureShare*float64(max(r.Load.Requests, 1)):
+	case r.Load != nil && loadHealth(r.Load).Failed:
 		return healthFailed
 	}
 	return healthOK
+}
+
+// loadHealth is l's health as recorded, or judged by the default threshold
+// for runs saved before loads recorded it.
+func loadHealth(l *loadgen.Result) *loadgen.Health {
+	if l.Health != nil {
+		return l.Health
+	}
+	return loadgen.Assess(l, 0)
 }
 
 // A runSummary is a run's line on the home page: its health and headline
@@ -228,8 +234,10 @@ func (s *Server) summarize(ctx context.Context, pr store.ProfileRun) runSummary 
 	switch {
 	case saved.Error != "":
 		sum.Problem = saved.Error
-	case saved.Load != nil && saved.Load.Failures > 0:
-		sum.Problem = units.Thousands(saved.Load.Failures) + " of " + units.Thousands(saved.Load.Requests) + " requests failed"
+	case saved.Load != nil:
+		l := *saved.Load
+		l.Health = loadHealth(&l)
+		sum.Problem = report.LoadFailure(&l)
 	}
 	if l := saved.Load; l != nil {
 		sum.RPS, sum.P99 = units.Rate(l.Throughput), units.Millis(l.Latency.P99)

@@ -32,6 +32,10 @@ type TokenStore interface {
 	VerifyToken(ctx context.Context, secret string) (Token, error)
 	// Tokens lists the tokens, oldest first.
 	Tokens(ctx context.Context) ([]Token, error)
+	// RevokeToken deletes the token with this ID, so that its secret is
+	// refused from then on, and returns what it was. A token that does not
+	// exist is an error wrapping ErrUnknownToken.
+	RevokeToken(ctx context.Context, id int64) (Token, error)
 }
 
 // ErrUnknownToken is returned by VerifyToken for a secret no token has.
@@ -109,4 +113,20 @@ func (s *sqlStore) Tokens(ctx context.Context) ([]Token, error) {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
 	return out, nil
+}
+
+// RevokeToken implements TokenStore.
+func (s *sqlStore) RevokeToken(ctx context.Context, id int64) (Token, error) {
+	t := Token{ID: id}
+	var created int64
+	err := s.db.QueryRowContext(ctx, s.q(`DELETE FROM api_tokens WHERE id = ? RETURNING name, created`), id).
+		Scan(&t.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Token{}, fmt.Errorf("%w: no token has ID %d", ErrUnknownToken, id)
+	}
+	if err != nil {
+		return Token{}, fmt.Errorf("revoke token %d: %w", id, err)
+	}
+	t.Created = fromNanos(created)
+	return t, nil
 }

@@ -43,6 +43,19 @@ func runServerLookupSuite(t *testing.T, s Store) {
 	if err != nil || len(list) != 2 || list[0].Name != "ci" || list[1].Name != "token" {
 		t.Errorf("Tokens = %+v, %v", list, err)
 	}
+	revoked, err := ts.RevokeToken(ctx, tok.ID)
+	if err != nil || revoked.ID != tok.ID || revoked.Name != "ci" || !revoked.Created.Equal(tok.Created) {
+		t.Errorf("RevokeToken(%d) = %+v, %v; want the token %+v", tok.ID, revoked, err, tok)
+	}
+	if _, err := ts.VerifyToken(ctx, secret); !errors.Is(err, ErrUnknownToken) {
+		t.Errorf("VerifyToken(revoked secret) = %v, want ErrUnknownToken", err)
+	}
+	if _, err := ts.RevokeToken(ctx, tok.ID); !errors.Is(err, ErrUnknownToken) {
+		t.Errorf("RevokeToken of a revoked token = %v, want ErrUnknownToken", err)
+	}
+	if list, err := ts.Tokens(ctx); err != nil || len(list) != 1 || list[0].Name != "token" {
+		t.Errorf("Tokens after revoking one = %+v, %v; want the other one", list, err)
+	}
 
 	rl := s.(RunLookup)
 	v0, err := rl.BenchVersion(ctx)

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExampleServes starts each bundled example with 'perfscope example'
+// on free ports and checks that its API and its pprof endpoint answer.
+func TestExampleServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds perfscope and runs the examples")
+	}
+	bin := buildPerfscope(t)
+	dir := t.TempDir()
+	startup := regexp.MustCompile(`listening on (http://\S+), pprof on (http://\S+)`)
+	for _, ex := range []struct {
+		name, path string
+		flags      []string
+	}{
+		{"leftpad", "/v1/leftpad/?str=test&len=10&chr=*", []string{"--log", filepath.Join(dir, "access.log"), "--statsd", ""}},
+		{"txsummary", "/summary", []string{"--data", filepath.Join(dir, "data.json")}},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			args := append([]string{"example", ex.name, "--mode", "optimized",
+				"--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0"}, ex.flags...)
+			cmd := exec.CommandContext(ctx, bin, args...)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = io.Discard
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				_ = cmd.Process.Signal(os.Interrupt)
+				if err := cmd.Wait(); err != nil {
+					t.Errorf("perfscope example %s after SIGINT: %v, want exit 0", ex.name, err)
+				}
+			}()
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			m := startup.FindStringSubmatch(line)
+			if err != nil || m == nil {
+				t.Fatalf("startup line %q, %v", line, err)
+			}
+			for _, url := range []string{m[1] + ex.path, m[2] + "cmdline"} {
+				resp, err := http.Get(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("GET %s: %s", url, resp.Status)
+				}
+			}
+		})
+	}
+}
+
+// TestExampleHelpAndErrors checks that 'perfscope example --help' says
+// where each example serves its profiles and that an unknown example is a
+// usage error.
+func TestExampleHelpAndErrors(t *testing.T) {
+	out, code := perfCLI(t, "example", "--help")
+	for _, want := range []string{"leftpad", "txsummary", "127.0.0.1:6060/debug/pprof/", "127.0.0.1:6061/debug/pprof/"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("example --help (exit %d) does not mention %s:\n%s", code, want, out)
+		}
+	}
+	if _, code := perfCLI(t, "example", "nosuch"); code != 2 {
+		t.Errorf("example nosuch: exit %d, want 2", code)
+	}
+}
+
+// TestDemoOutsideCheckout installs nothing but the binary: run from an
+// empty directory, the demo must exit 0 with the side-by-side table and
+// findings that quote the compiler, built from the embedded source.
+func TestDemoOutsideCheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds perfscope and profiles the example twice")
+	}
+	bin := buildPerfscope(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "demo", "-d", "2s", "-c", "2")
+	cmd.Dir = t.TempDir()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("perfscope demo: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"throughput", "allocations per request", "compiler: "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr.String(), "for compiler diagnostics") {
+		t.Errorf("no status line before the compiler's build on stderr:\n%s", stderr.String())
+	}
+}
+
+// TestVersion checks that 'perfscope version' names the module and the Go
+// version it was built with.
+func TestVersion(t *testing.T) {
+	out, code := perfCLI(t, "version")
+	for _, want := range []string{"perfscope ", "github.com/perfscope/perfscope", "go1."} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("version (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+}

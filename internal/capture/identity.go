@@ -1,0 +1,195 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// The identity proof: a pprof endpoint is trusted only once it has shown
+// that it belongs to the process that accepts the target's connections.
+//
+// perfscope opens probeConns idle TCP connections to the target's address
+// and watches the endpoint's goroutine profile. A Go server starts one
+// goroutine per accepted connection (net/http's (*conn).serve), which waits
+// there for a request, so the profile of the target's own process gains
+// probeConns such goroutines, and loses them again once the connections
+// close. Another process's profile does not follow the connections: both the
+// rise and the fall must be seen. Neither needs the target's cooperation nor
+// any request, so it works with plain net/http/pprof before any load.
+//
+// Limits: a proxy or load balancer between perfscope and the process opens
+// no backend connection for an idle client connection, so the proof fails
+// there (--pprof-unverified is the way out); a server that caps its
+// connections and is at its cap, or one that does not give each connection
+// its own goroutine, cannot show the rise either.
+
+// probeConns is how many idle connections the proof opens: enough that
+// the target's ordinary connection churn is unlikely to imitate the rise
+// and fall, few enough to fit any server's connection limit.
+const probeConns = 8
+
+// Bounds of the proof's waits: a server accepts and starts a goroutine
+// for a connection in microseconds, and sees it closed as fast; these
+// leave room for a busy machine.
+const (
+	identityWait = 3 * time.Second
+	identityPoll = 25 * time.Millisecond
+)
+
+// serveFunc is the function at the bottom of every connection goroutine of
+// a net/http server.
+const serveFunc = "net/http.(*conn).serve"
+
+// ErrNotTarget reports a pprof endpoint that did not prove it belongs to
+// the target's process.
+var ErrNotTarget = errors.New("the pprof endpoint does not belong to the target's process")
+
+// proveIdentity checks that the endpoint f serves the profiles of the
+// process listening at the target's address. The error wraps ErrNotTarget
+// when the endpoint answered but did not follow the probe connections.
+func proveIdentity(ctx context.Context, f *fetcher, target *url.URL) error {
+	addr := dialAddr(target)
+	var last string
+	// Twice: a burst of the target's own connections closing during the
+	// first attempt can hide the rise.
+	for range 2 {
+		ok, why, err := identityAttempt(ctx, f, addr)
+		if err != nil || ok {
+			return err
+		}
+		last = why
+	}
+	return notTargetError{why: last}
+}
+
+// A notTargetError is a failed proof: the endpoint answered but did not
+// follow the probe connections; why says what was seen.
+type notTargetError struct{ why string }
+
+func (e notTargetError) Error() string        { return e.why }
+func (e notTargetError) Is(target error) bool { return target == ErrNotTarget }
+
+// identityAttempt makes one rise-and-fall observation. ok reports the
+// proof; why says what was seen when it failed; err is a failure to observe
+// at all.
+func identityAttempt(ctx context.Context, f *fetcher, addr string) (ok bool, why string, err error) {
+	base, err := connGoroutines(ctx, f)
+	if err != nil {
+		return false, "", err
+	}
+	conns := make([]net.Conn, 0, probeConns)
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		conns = nil
+	}
+	defer func() { closeAll() }()
+	d := net.Dialer{Timeout: identityWait}
+	for range probeConns {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return false, "", fmt.Errorf("prove the pprof endpoint is the target's: connect to %s: %w", addr, err)
+		}
+		conns = append(conns, c)
+	}
+	peak, rose, err := waitCount(ctx, f, func(n int) bool { return n >= base+probeConns })
+	if err != nil {
+		return false, "", err
+	}
+	if !rose {
+		return false, fmt.Sprintf("%d connections opened to %s did not appear among its connection goroutines (%d before, %d after)",
+			probeConns, addr, base, peak), nil
+	}
+	closeAll()
+	low, fell, err := waitCount(ctx, f, func(n int) bool { return n <= peak-probeConns })
+	if err != nil {
+		return false, "", err
+	}
+	if !fell {
+		return false, fmt.Sprintf("its connection goroutines did not fall when %d connections to %s closed (%d with them open, %d after)",
+			probeConns, addr, peak, low), nil
+	}
+	return true, "", nil
+}
+
+// waitCount polls the endpoint's connection goroutines until done accepts
+// the count or identityWait passes; it returns the last count seen.
+func waitCount(ctx context.Context, f *fetcher, done func(int) bool) (int, bool, error) {
+	deadline := time.Now().Add(identityWait)
+	for {
+		n, err := connGoroutines(ctx, f)
+		if err != nil {
+			return n, false, err
+		}
+		if done(n) {
+			return n, true, nil
+		}
+		if time.Now().After(deadline) {
+			return n, false, nil
+		}
+		select {
+		case <-time.After(identityPoll):
+		case <-ctx.Done():
+			return n, false, ctx.Err()
+		}
+	}
+}
+
+// connGoroutines counts the goroutines serving a connection in the
+// endpoint's process: those under net/http's connection loop when the
+// process has any (a net/http/pprof endpoint always has its own), else all
+// goroutines, for servers built on another HTTP stack.
+func connGoroutines(ctx context.Context, f *fetcher) (int, error) {
+	snap, err := f.fetch(ctx, "goroutine", "goroutine", url.Values{"debug": {"0"}}, 0)
+	if err != nil {
+		return 0, err
+	}
+	return countConnGoroutines(snap.p), nil
+}
+
+func countConnGoroutines(p *profile.Profile) int {
+	var serving, all int64
+	for _, s := range p.Sample {
+		if len(s.Value) == 0 {
+			continue
+		}
+		all += s.Value[0]
+		if hasFunction(s, serveFunc) {
+			serving += s.Value[0]
+		}
+	}
+	if serving > 0 {
+		return int(serving)
+	}
+	return int(all)
+}
+
+func hasFunction(s *profile.Sample, name string) bool {
+	for _, loc := range s.Location {
+		for _, l := range loc.Line {
+			if l.Function != nil && l.Function.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dialAddr is the host:port the load connects to.
+func dialAddr(target *url.URL) string {
+	port := target.Port()
+	if port == "" {
+		port = "80"
+		if target.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(target.Hostname(), port)
+}
