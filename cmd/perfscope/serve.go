@@ -26,7 +26,10 @@ func newServeCmd() *cobra.Command {
 		Long: `serve runs perfscope's web dashboard and its HTTP API on one address.
 
 Pages (state in the URL, so every view is a shareable link):
-  /benchmarks   every recorded benchmark; filter by branch, machine, package
+  /             what changed: the latest commits' changes, regressions first,
+                and the latest runs with their health and numbers per request
+  /benchmarks   every recorded benchmark with each metric's latest value and a
+                sparkline; filter by branch, machine, package
   /trend        one benchmark metric over commits: median, 95% confidence band,
                 marked change points linked to the comparison of the two commits
   /runs         profiling runs; /runs/ID shows load results, findings, CPU by

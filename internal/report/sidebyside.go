@@ -49,14 +49,33 @@ func comparisonDoc(c *analysis.SideBySide) *doc {
 		right:  []bool{false, true, true, true, false},
 		code:   make([]bool, 5),
 	}
-	for _, m := range c.Metrics {
-		tb.add(metricLabel(m.Name), metricValue(m.Base, m.Unit), metricValue(m.Head, m.Unit), change(m), m.Verdict)
+	for _, r := range SideBySideRows(c) {
+		tb.add(r.Label, r.Base, r.Head, r.Change, r.Verdict)
 	}
 	d.add(section{title: "Side by side", blocks: []block{
 		{table: tb},
 		{lines: []string{"One run each: a direction, not a significance test (benchmark both with perfscope bench and perfscope compare for that)."}},
 	}})
 	return d
+}
+
+// A SideBySideRow is one metric of a SideBySide as people read it.
+type SideBySideRow struct {
+	Metric             string // the metric's key
+	Label              string
+	Base, Head, Change string
+	Verdict            string // "better", "worse", "same" or ""
+}
+
+// SideBySideRows lays out c's metrics as WriteSideBySide prints them, for
+// the dashboard's table.
+func SideBySideRows(c *analysis.SideBySide) []SideBySideRow {
+	rows := make([]SideBySideRow, 0, len(c.Metrics))
+	for _, m := range c.Metrics {
+		rows = append(rows, SideBySideRow{Metric: m.Name, Label: metricLabel(m.Name), Base: metricValue(m.Base, m.Unit),
+			Head: metricValue(m.Head, m.Unit), Change: change(m), Verdict: m.Verdict})
+	}
+	return rows
 }
 
 func metricValue(v *float64, unit string) string {

@@ -7,8 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"golang.org/x/perf/benchunit"
+	"time"
 )
 
 // The trend chart is drawn on the server as inline SVG: no script, nothing
@@ -65,22 +64,25 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		chartW, chartH, template.HTMLEscapeString(v.Name+" "+v.Unit), n)
 
 	// Axes and y ticks.
-	medians := make([]float64, n)
-	for i, c := range v.Commits {
-		medians[i] = c.Median
-	}
-	scale := benchunit.CommonScale(medians, benchunit.ClassOf(v.Unit))
 	b.WriteString(`<g class="axis">`)
-	for i := 0; i <= chartYTicks; i++ {
-		val := lo + (hi-lo)*float64(i)/chartYTicks
+	for _, val := range yTicks(lo, hi, v.Unit) {
 		yy := y(val)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(scale.Format(val)))
+			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(formatUnit(val, v.Unit)))
 	}
-	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
-	for i := 0; i < n; i += step {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, x(i), chartH-chartBottom+18,
-			v.Commits[i].Time.Format("2006-01-02"))
+	dateFormat := xDateFormat(v.Commits[0].Time, v.Commits[n-1].Time)
+	for _, i := range xLabelIndexes(n) {
+		// The first and last labels are anchored inside the plot's
+		// width so that neither is clipped at the chart's edge.
+		anchor := "middle"
+		switch {
+		case n > 1 && i == 0:
+			anchor = "start"
+		case n > 1 && i == n-1:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), chartH-chartBottom+18, anchor,
+			v.Commits[i].Time.Format(dateFormat))
 	}
 	b.WriteString(`</g>`)
 
@@ -121,7 +123,7 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		b.WriteString(`" r="2.5" data-commit="`)
 		template.HTMLEscape(&b, []byte(c.Ref))
 		b.WriteString(`"><title>`)
-		template.HTMLEscape(&b, []byte(pointTitle(c, scale)))
+		template.HTMLEscape(&b, []byte(pointTitle(c, v.Unit)))
 		b.WriteString(`</title></circle>`)
 	}
 	for i, c := range v.Commits {
@@ -137,9 +139,112 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 		}
 		fmt.Fprintf(&b, `<a href="%s"><circle class="%s" cx="%.1f" cy="%.1f" r="6" data-commit="%s"><title>%s</title></circle></a>`,
 			template.HTMLEscapeString(link(c.Previous, c.Ref)), class, x(i), y(c.Median),
-			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, scale)+"\nclick to compare with the previous commit"))
+			template.HTMLEscapeString(c.Ref), template.HTMLEscapeString(pointTitle(c, v.Unit)+"\nclick to compare with the previous commit"))
 	}
 	b.WriteString(`</g></svg>`)
+	return template.HTML(b.String())
+}
+
+// yTicks chooses the values of the y axis's lines between lo and hi: round
+// steps (1, 2, 2.5 or 5 times a power of ten) of the unit as it is printed,
+// so that labels read "1 KiB, 1.5 KiB, 2 KiB" rather than "0.84Ki, 1.304Ki".
+func yTicks(lo, hi float64, unit string) []float64 {
+	if !(hi > lo) {
+		return []float64{lo}
+	}
+	// Sizes are printed in powers of 1024: step in that scale.
+	base := 1.0
+	if unit == "B/op" {
+		for base*1024 <= math.Max(math.Abs(lo), math.Abs(hi)) {
+			base *= 1024
+		}
+	}
+	raw := (hi - lo) / base / chartYTicks
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := pow * 10
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*pow >= raw {
+			step = m * pow
+			break
+		}
+	}
+	step *= base
+	var ticks []float64
+	for t := math.Ceil(lo/step) * step; t <= hi+step*1e-9; t += step {
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// xDateFormat is the layout of the dates under a chart from first to last:
+// the day, or the hour as well when the commits span less than three days.
+func xDateFormat(first, last time.Time) string {
+	if last.Sub(first) < 72*time.Hour {
+		return "Jan 2 15:04"
+	}
+	return "2006-01-02"
+}
+
+// xLabelIndexes chooses the commits of n that get a date under the chart:
+// evenly spaced, at most chartXLabelMax, always the first and the last, and
+// none so close to the last that their labels would overlap.
+func xLabelIndexes(n int) []int {
+	if n == 0 {
+		return nil
+	}
+	step := max(1, (n+chartXLabelMax-1)/chartXLabelMax)
+	var idx []int
+	for i := 0; i < n; i += step {
+		idx = append(idx, i)
+	}
+	if last := idx[len(idx)-1]; last != n-1 {
+		if len(idx) > 1 && n-1-last < step/2+1 {
+			idx = idx[:len(idx)-1]
+		}
+		idx = append(idx, n-1)
+	}
+	return idx
+}
+
+// Sparkline geometry, in pixels: it sits in a table row.
+const sparkW, sparkH, sparkPad = 120.0, 26.0, 3.0
+
+// sparkline renders the medians of v's latest n commits as a small line,
+// with the changes among them marked and the latest value as a dot.
+func sparkline(v *seriesView, n int) template.HTML {
+	commits := v.Commits[max(0, len(v.Commits)-n):]
+	if len(commits) == 0 {
+		return ""
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range commits {
+		lo, hi = math.Min(lo, c.Median), math.Max(hi, c.Median)
+	}
+	if lo == hi {
+		lo, hi = lo-1, hi+1 // a flat line in the middle
+	}
+	x := func(i int) float64 {
+		if len(commits) == 1 {
+			return sparkW - sparkPad
+		}
+		return sparkPad + (sparkW-2*sparkPad)*float64(i)/float64(len(commits)-1)
+	}
+	y := func(val float64) float64 { return sparkPad + (sparkH-2*sparkPad)*(1-(val-lo)/(hi-lo)) }
+	var b chartWriter
+	fmt.Fprintf(&b, `<svg class="spark" width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="%s over the latest %d commits" xmlns="http://www.w3.org/2000/svg"><polyline points="`,
+		sparkW, sparkH, sparkW, sparkH, template.HTMLEscapeString(v.Unit), len(commits))
+	for i, c := range commits {
+		b.xy(x(i), y(c.Median), ',')
+		b.WriteByte(' ')
+	}
+	b.WriteString(`"/>`)
+	for i, c := range commits {
+		if c.Changed {
+			fmt.Fprintf(&b, `<circle class="change %s" cx="%.1f" cy="%.1f" r="2.5"/>`, betterClass(c.Better), x(i), y(c.Median))
+		}
+	}
+	last := len(commits) - 1
+	fmt.Fprintf(&b, `<circle class="last" cx="%.1f" cy="%.1f" r="2"/></svg>`, x(last), y(commits[last].Median))
 	return template.HTML(b.String())
 }
 
@@ -162,10 +267,10 @@ func (w *chartWriter) xy(x, y float64, sep byte) {
 }
 
 // pointTitle is a point's tooltip.
-func pointTitle(c seriesCommit, scale benchunit.Scaler) string {
-	s := shortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + scale.Format(c.Median)
+func pointTitle(c seriesCommit, unit string) string {
+	s := shortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + formatUnit(c.Median, unit)
 	if c.Lo != nil && c.Hi != nil {
-		s += "  [" + scale.Format(*c.Lo) + ", " + scale.Format(*c.Hi) + "]"
+		s += "  [" + formatUnit(*c.Lo, unit) + ", " + formatUnit(*c.Hi, unit) + "]"
 	}
 	if c.Delta != nil {
 		sign := ""

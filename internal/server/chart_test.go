@@ -90,3 +90,40 @@ func TestSeriesCacheBudget(t *testing.T) {
 		t.Errorf("an entry larger than the budget was kept (size %d)", c.size)
 	}
 }
+
+// TestAxisLabels checks the labels a trend chart's axes get: dates that
+// always include the last commit's without crowding it, and values at round
+// steps of the unit as it is printed.
+func TestAxisLabels(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want []int
+	}{
+		{1, []int{0}},
+		{5, []int{0, 1, 2, 3, 4}},
+		{10, []int{0, 2, 4, 6, 9}},
+		{13, []int{0, 3, 6, 9, 12}},
+		{1000, []int{0, 167, 334, 501, 668, 835, 999}},
+	} {
+		if got := xLabelIndexes(tc.n); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("xLabelIndexes(%d) = %v; want %v", tc.n, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		lo, hi float64
+		unit   string
+		want   string
+	}{
+		{860, 3230, "B/op", "[1 KiB 1.5 KiB 2 KiB 2.5 KiB 3 KiB]"},
+		{0.9e-6, 1.45e-6, "sec/op", "[1µs 1.2µs 1.4µs]"},
+		{0.5, 1.5, "allocs/op", "[0.6 0.8 1 1.2 1.4]"},
+	} {
+		var got []string
+		for _, v := range yTicks(tc.lo, tc.hi, tc.unit) {
+			got = append(got, formatUnit(v, tc.unit))
+		}
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("yTicks(%g, %g, %s) label %v; want %s", tc.lo, tc.hi, tc.unit, got, tc.want)
+		}
+	}
+}

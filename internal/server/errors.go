@@ -29,7 +29,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err erro
 		writeJSON(w, code, api.Error{Error: err.Error(), Status: code})
 		return
 	}
-	s.pages.errorPage(w, code, err.Error())
+	s.pages.errorPage(w, r, code, err.Error(), "")
 }
 
 // statusOf maps store errors to HTTP status codes: what the client named

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
@@ -29,7 +30,7 @@ type pages struct {
 
 // pageNames are the templates under web/ that are pages; each is
 // rendered inside layout.html.
-var pageNames = []string{"benchmarks", "trend", "compare", "runs", "run", "error"}
+var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error"}
 
 func newPages(version string) (*pages, error) {
 	funcs := template.FuncMap{
@@ -48,9 +49,15 @@ func newPages(version string) (*pages, error) {
 			if p == nil {
 				return ""
 			}
-			return fmt.Sprintf("%+.1f%%", 100**p)
+			return signedPercent(*p)
 		},
-		"num": units.Number,
+		"num":       units.Number,
+		"thousands": thousands,
+		"millis":    units.Millis,
+		"seconds":   units.Seconds,
+		"rate":      units.Rate,
+		// signedPctOf writes a relative change as "+12.3%" or "−4.5%".
+		"signedPctOf": signedPercent,
 		// loadFailure leads a run's page with why its load failed.
 		"loadFailure": report.LoadFailure,
 		// failedLoad marks, in lists that keep only the counts, a run
@@ -66,7 +73,13 @@ func newPages(version string) (*pages, error) {
 			return template.URL(q.Encode())
 		},
 		"pathEscape": url.PathEscape,
-		"deref":      func(p *float64) float64 { return deref(p, 0) },
+		// shortFile keeps a source file's directory and name: the
+		// full path, in the title, is too long beside a flame graph.
+		"shortFile": func(file string) string {
+			dir, name := path.Split(file)
+			return path.Join(path.Base(dir), name)
+		},
+		"deref": func(p *float64) float64 { return deref(p, 0) },
 	}
 	p := &pages{version: version, tmpl: make(map[string]*template.Template)}
 	layout, err := fs.ReadFile(webFS, "web/layout.html")
@@ -133,15 +146,69 @@ func (p *pages) render(w http.ResponseWriter, code int, name, title, nav string,
 	_, _ = w.Write(buf.Bytes())
 }
 
+// errorData is the error page's data.
+type errorData struct {
+	Status     int
+	Text, Msg  string
+	Hint       template.HTML // what to do about it, when the page knows
+	Back, Name string        // the page to go back to and its name
+}
+
 // errorPage renders an error as a page, for 404s and other failures of
-// page requests.
-func (p *pages) errorPage(w http.ResponseWriter, code int, msg string) {
-	data := struct {
-		Status int
-		Text   string
-		Msg    string
-	}{code, http.StatusText(code), msg}
+// page requests, with a link back to the section the request was in.
+func (p *pages) errorPage(w http.ResponseWriter, r *http.Request, code int, msg string, hint template.HTML) {
+	data := errorData{Status: code, Text: http.StatusText(code), Msg: msg, Hint: hint}
+	data.Back, data.Name = backTo(r.URL.Path)
 	p.render(w, code, "error", fmt.Sprintf("%d %s", code, http.StatusText(code)), "", data, time.Now())
+}
+
+// backTo is the list page a page belongs to, for the way back from an
+// error: runs and their profiles to the runs, trends to the benchmarks,
+// diffs to the comparison, anything else to the home page.
+func backTo(p string) (href, name string) {
+	switch {
+	case strings.HasPrefix(p, "/runs"):
+		return "/runs", "all runs"
+	case strings.HasPrefix(p, "/trend"), strings.HasPrefix(p, "/benchmarks"):
+		return "/benchmarks", "all benchmarks"
+	case strings.HasPrefix(p, "/diff"), strings.HasPrefix(p, "/compare"):
+		return "/compare", "compare"
+	}
+	return "/", "what changed"
+}
+
+// thousands writes a count of any integer type with thousands separators.
+func thousands(n any) string {
+	switch n := n.(type) {
+	case int:
+		return units.Thousands(int64(n))
+	case int64:
+		return units.Thousands(n)
+	}
+	return fmt.Sprint(n)
+}
+
+// signedPercent writes a relative change with its sign: "+12.3%", "-4.5%".
+func signedPercent(f float64) string {
+	if f > 0 {
+		return "+" + units.Percent(f)
+	}
+	return units.Percent(f)
+}
+
+// formatUnit writes a value of a benchmark unit as the CLI does: durations
+// and sizes with their units, other units as plain numbers.
+func formatUnit(v float64, unit string) string {
+	switch unit {
+	case "sec/op", "ns/op":
+		if unit == "ns/op" {
+			v /= 1e9
+		}
+		return units.Seconds(v)
+	case "B/op":
+		return units.Bytes(v)
+	}
+	return units.Number(v)
 }
 
 // exactRegexp is a regular expression matching exactly s, for filters

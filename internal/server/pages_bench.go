@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
-	"golang.org/x/perf/benchunit"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/report"
@@ -33,7 +33,7 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		Branch, Machine, Package, Name string
 		Branches, Machines, Packages   []string
-		Benchmarks                     []store.Benchmark
+		Benchmarks                     []benchRow
 		Any                            bool
 		Error                          string
 	}{Branch: q.Get("branch"), Machine: q.Get("machine"), Package: q.Get("package"), Name: q.Get("name")}
@@ -53,15 +53,69 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 			data.Packages = append(data.Packages, b.Package)
 		}
 	}
-	data.Benchmarks, err = s.cfg.Store.Benchmarks(ctx, store.Filter{Branch: data.Branch, Machine: data.Machine,
-		Package: exactRegexp(data.Package), Name: data.Name})
+	f := store.Filter{Branch: data.Branch, Machine: data.Machine, Package: exactRegexp(data.Package), Name: data.Name}
+	benches, err := s.cfg.Store.Benchmarks(ctx, f)
 	if err != nil {
 		data.Error = err.Error() // a bad regular expression: say so on the page
 	}
-	for _, b := range data.Benchmarks {
+	for _, b := range benches {
 		slices.SortStableFunc(b.Units, func(x, y string) int { return unitRank(x) - unitRank(y) })
+		row := benchRow{Benchmark: b}
+		for _, u := range b.Units {
+			v, err := s.recentSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
+			if err != nil {
+				s.fail(w, r, http.StatusInternalServerError, err)
+				return
+			}
+			row.Metrics = append(row.Metrics, newBenchMetric(u, v, q))
+		}
+		data.Benchmarks = append(data.Benchmarks, row)
 	}
 	s.pages.render(w, http.StatusOK, "benchmarks", "Benchmarks", "benchmarks", data, start)
+}
+
+// A benchRow is one benchmark of the list, with each metric's latest value
+// and recent trend.
+type benchRow struct {
+	store.Benchmark
+	Metrics []benchMetric
+}
+
+// A benchMetric is one metric of a benchmark in the list.
+type benchMetric struct {
+	Unit    string
+	Latest  string        // the latest commit's median, "" without results
+	Delta   string        // the latest change beyond the noise, "" when none
+	Class   string        // "better" or "worse": that change's direction
+	At      string        // the commit of that change
+	Compare string        // that commit's comparison with the one before
+	Spark   template.HTML // the recent commits' medians
+	Commits int
+}
+
+// sparkCommits is how many commits a sparkline shows: enough for a trend, few
+// enough for each point to be seen at its size.
+const sparkCommits = 30
+
+// newBenchMetric summarises v; keep holds the list's branch and machine
+// for its links.
+func newBenchMetric(unit string, v *seriesView, keep url.Values) benchMetric {
+	m := benchMetric{Unit: unit}
+	if v == nil || len(v.Commits) == 0 {
+		return m
+	}
+	last := v.Commits[len(v.Commits)-1]
+	m.Commits = len(v.Commits)
+	m.Latest = formatUnit(last.Median, unit)
+	for i := len(v.Commits) - 1; i >= 0; i-- {
+		if c := v.Commits[i]; c.Changed && c.Delta != nil {
+			m.Delta, m.Class, m.At = signedPercent(*c.Delta), betterClass(c.Better), c.Ref
+			m.Compare = compareLink(c.Previous, c.Ref, keep)
+			break
+		}
+	}
+	m.Spark = sparkline(v, sparkCommits)
+	return m
 }
 
 // branchesAndMachines lists the branches and hosts with benchmark results,
@@ -124,12 +178,11 @@ type trendData struct {
 	Changes                                 []seriesCommit // newest first
 	Chart                                   template.HTML
 	Confidence                              float64
-	scale                                   benchunit.Scaler
 	keep                                    url.Values
 }
 
 // Fmt formats a value of the series' unit.
-func (d *trendData) Fmt(v float64) string { return d.scale.Format(v) }
+func (d *trendData) Fmt(v float64) string { return formatUnit(v, d.Unit) }
 
 // Link is the comparison page of two commits.
 func (d *trendData) Link(base, head string) string { return compareLink(base, head, d.keep) }
@@ -190,15 +243,12 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Confidence = 0.95
-	var medians []float64
 	for _, c := range d.Series.Commits {
-		medians = append(medians, c.Median)
 		if c.Changed {
 			d.Changes = append(d.Changes, c)
 		}
 	}
 	slices.Reverse(d.Changes)
-	d.scale = benchunit.CommonScale(medians, benchunit.ClassOf(d.Unit))
 	d.Chart = d.Series.chartHTML(d.Link)
 	s.pages.render(w, http.StatusOK, "trend", d.Name+" "+d.Unit, "benchmarks", d, start)
 }
@@ -252,14 +302,7 @@ func cmpTables(c *benchstats.Comparison) []cmpTable {
 		better := benchfmt.UnitMetadataMap(nil).GetBetter(t.Unit)
 		for _, r := range t.Rows {
 			base, head := r.Cells[0], r.Cells[1]
-			var centers []float64
-			for _, c := range r.Cells {
-				if c != nil {
-					centers = append(centers, c.Summary.Center)
-				}
-			}
-			scale := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-			row := cmpRow{Name: r.Name, Base: cellText(base, scale), Head: cellText(head, scale)}
+			row := cmpRow{Name: r.Name, Base: cellText(base, t.Unit), Head: cellText(head, t.Unit)}
 			if head != nil && head.Change != nil {
 				ch := head.Change
 				row.Delta = ch.Delta
@@ -280,11 +323,12 @@ func cmpTables(c *benchstats.Comparison) []cmpTable {
 	return out
 }
 
-func cellText(c *benchstats.Cell, scale benchunit.Scaler) string {
+// cellText is a cell's center in its unit, with its confidence interval.
+func cellText(c *benchstats.Cell, unit string) string {
 	if c == nil {
 		return ""
 	}
-	return scale.Format(c.Summary.Center) + " ± " + c.Summary.PctRangeString()
+	return formatUnit(c.Summary.Center, unit) + " ± " + c.Summary.PctRangeString()
 }
 
 // pageCompare compares two commits (benchstat tables) or two runs (side
@@ -346,6 +390,12 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		if data.RunCmp, err = s.compareRuns(ctx, data.BaseRun, data.HeadRun); err != nil {
 			code, data.Error = statusOf(err), err.Error()
 		}
+	}
+	if code == http.StatusNotFound {
+		// An unknown commit or run: the site's 404 page, with the way
+		// back to the comparison form.
+		s.fail(w, r, code, errors.New(data.Error))
+		return
 	}
 	s.pages.render(w, code, "compare", "Compare", "compare", data, start)
 }

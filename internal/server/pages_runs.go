@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -117,8 +118,22 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		// every function of a profile without one, which takes seconds
 		// and pages; the hottest user functions are what a reader wants.
 		SourceFocus template.URL
-	}{saved, res.Findings, res.CompilerSkipped, a.Routes, others, text.String(), sourceFocus(a)}
+		// Flame is the profile whose flame graph the page shows beside
+		// the findings: CPU, or allocations when there is no CPU
+		// profile; "" when there is neither.
+		Flame string
+	}{saved, res.Findings, res.CompilerSkipped, a.Routes, others, text.String(), sourceFocus(a), flameKind(saved)}
 	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
+}
+
+// flameKind is the profile whose flame graph a run page shows.
+func flameKind(r *run.Run) string {
+	for _, kind := range []string{run.KindCPU, run.KindAllocs} {
+		if r.Has(kind) {
+			return kind
+		}
+	}
+	return ""
 }
 
 // pageRunPprof serves pprof's web UI for one profile of a run:
@@ -128,6 +143,9 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 // does not exist.
 func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 	id, kind, view := r.PathValue("id"), r.PathValue("kind"), r.PathValue("view")
+	if s.graphvizMissing(w, r, view) {
+		return
+	}
 	saved, err := s.loadRun(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
@@ -160,6 +178,9 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 // pageRunPprof.
 func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	kind, view := r.PathValue("kind"), r.PathValue("view")
+	if s.graphvizMissing(w, r, view) {
+		return
+	}
 	base, err := s.loadRun(r.Context(), r.PathValue("base"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
@@ -197,10 +218,32 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// graphvizHint says how to install what pprof's graph view runs.
+const graphvizHint = template.HTML(`<p>pprof draws its call graph with Graphviz's <code>dot</code>, which is not installed on the machine serving this dashboard. Install it there and reload this page:</p>
+<pre class="report">sudo apt-get install graphviz     # Debian, Ubuntu
+sudo dnf install graphviz         # Fedora
+brew install graphviz             # macOS</pre>
+<p>The flame graph, top, source and peek views need no Graphviz.</p>`)
+
+// graphvizMissing answers pprof's graph view with a page saying how to
+// install Graphviz when its dot command is not on the PATH, instead of
+// pprof's bare 501, and reports whether it did.
+func (s *Server) graphvizMissing(w http.ResponseWriter, r *http.Request, view string) bool {
+	if view != "graph" {
+		return false
+	}
+	if _, err := exec.LookPath("dot"); err == nil {
+		return false
+	}
+	s.pages.errorPage(w, r, http.StatusNotImplemented, "The graph view needs Graphviz.", graphvizHint)
+	return true
+}
+
 // runComparison is two runs side by side.
 type runComparison struct {
-	Text  string
-	Kinds []string // profile kinds both runs have, for diff flame graphs
+	Base, Head *run.Run
+	Rows       []report.SideBySideRow
+	Kinds      []string // profile kinds both runs have, for diff flame graphs
 }
 
 // compareRuns puts two runs side by side as 'perfscope demo' does.
@@ -218,11 +261,7 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runCo
 	}
 	ba, _ := profiles.Analyze(base, profiles.Options{})
 	ha, _ := profiles.Analyze(head, profiles.Options{})
-	var text bytes.Buffer
-	if err := report.WriteSideBySide(&text, report.Text, analysis.Beside(base.ID, ba, head.ID, ha)); err != nil {
-		return nil, err
-	}
-	rc := &runComparison{Text: text.String()}
+	rc := &runComparison{Base: base, Head: head, Rows: report.SideBySideRows(analysis.Beside(base.ID, ba, head.ID, ha))}
 	for _, pf := range head.Profiles {
 		if pf.File != "" && base.Has(pf.Kind) {
 			rc.Kinds = append(rc.Kinds, pf.Kind)

@@ -78,6 +78,8 @@ type Server struct {
 	pprof   *pprofUIs
 	pages   *pages
 	menus   filterMenus
+	// summaries keeps the home page's numbers of runs.
+	summaries runSummaries
 	// runMu serialises the check-move-index of run uploads, so two
 	// uploads of the same id cannot both pass the check.
 	runMu sync.Mutex
@@ -156,9 +158,7 @@ func (s *Server) routes() {
 	})
 
 	page := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, read(h)) }
-	page("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/benchmarks", http.StatusFound)
-	})
+	page("GET /{$}", s.pageHome)
 	page("GET /benchmarks", s.pageBenchmarks)
 	page("GET /trend", s.pageTrend)
 	page("GET /compare", s.pageCompare)

@@ -10,10 +10,13 @@ import (
 	"testing"
 )
 
-func work() int {
-	n, err := strconv.Atoi(os.Getenv("BENCHMOD_WORK"))
+func work() int { return size("BENCHMOD_WORK", 1000) }
+
+// size reads a work size from the environment variable name.
+func size(name string, def int) int {
+	n, err := strconv.Atoi(os.Getenv(name))
 	if err != nil || n < 1 {
-		return 1000
+		return def
 	}
 	return n
 }
@@ -40,5 +43,13 @@ func BenchmarkSteady(b *testing.B) {
 			buf[i] = byte(i)
 		}
 		sink = buf
+	}
+}
+
+// BenchmarkCopy copies a buffer of BENCHMOD_COPY bytes into a new one.
+func BenchmarkCopy(b *testing.B) {
+	src := make([]byte, size("BENCHMOD_COPY", 4096))
+	for b.Loop() {
+		sink = append([]byte(nil), src...)
 	}
 }
