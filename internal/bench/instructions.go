@@ -363,7 +363,9 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			// benchmark does its work regardless of b.N.
 			if float64(c.Long-c.Short) < float64(opts.Target)/10 {
 				cb.Err = fmt.Errorf("%s: %d more operations added only %d instructions: the benchmark does not run b.N operations", base, c.N, c.Long-c.Short)
-				if !math.IsNaN(firstPerOp) && firstPerOp > 2*c.PerOp {
+				// Even an empty loop costs a few instructions an
+				// operation: below one, the operations are not there.
+				if !math.IsNaN(firstPerOp) && firstPerOp > 2*c.PerOp && c.PerOp >= 1 {
 					// A first count far above the second is work
 					// that came once, such as a timer firing in
 					// the slow valgrind run.

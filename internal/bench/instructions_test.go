@@ -139,7 +139,10 @@ func TestCountBenchmarks(t *testing.T) {
 			t.Fatalf("%s: %+v (counted: %v)\n%s", name, c, slices.Collect(maps.Keys(byName)), out)
 		}
 	}
-	if c := byName["Fixed"]; c == nil || c.Err == nil || !strings.Contains(c.Err.Error(), "does not run b.N") {
+	// Refused either way: its counts are noise, which reads as no work per
+	// operation or, when the noise is large, as work depending on timing.
+	if c := byName["Fixed"]; c == nil || c.Err == nil || len(c.Counts) != 0 ||
+		!strings.Contains(c.Err.Error(), "does not run b.N") && !strings.Contains(c.Err.Error(), "depends on timing") {
 		t.Errorf("BenchmarkFixed ignores b.N but was counted: %+v", c)
 	}
 	if len(seen) != len(counted)+1 || seen[len(seen)-1] != "" {
