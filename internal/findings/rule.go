@@ -30,6 +30,7 @@ type Rule struct {
 func Rules() []Rule {
 	return []Rule{
 		concatRule(),
+		concatHotRule(),
 		fmtRule(),
 		perCallRule(),
 		writesRule(),

@@ -31,6 +31,11 @@ var writeFuncs = matcher{
 	"syscall.write", "syscall.Write", "syscall.pwrite", "syscall.sendto", "syscall.sendmsg",
 }
 
+// bufferingWriters gather small writes in memory and write them out a
+// buffer at a time: a write system call below one of them carries a
+// buffer, not a line, however small the lines written into it.
+var bufferingWriters = matcher{"bufio.(*Writer).*", "bufio.(*ReadWriter).*", "bufio.ReadWriter.*", "bytes.(*Buffer).WriteTo"}
+
 func writesRule() Rule {
 	return Rule{
 		ID:        "small-writes",
@@ -57,8 +62,11 @@ It fires on:
     would do), from %s of CPU; this needs the source to see the loop.
 One write per request to a socket is not flagged: it is often the protocol.
 
-Responses written by net/http are not counted: the server buffers them and
-writes once per response on its own, below no line of yours.`,
+Writes that go through a buffer are not counted: when a bufio.Writer (or a
+bytes.Buffer's WriteTo) lies between your line and the system call, the call
+writes the buffer's contents at once, whatever the size of the lines put into
+it. That covers a log.Logger or a slog handler writing into a bufio.Writer,
+and the responses net/http buffers and writes once per response.`,
 			units.Percent(writesServingCPU), writesServingSamples, units.Percent(writesCPU), units.Percent(writesCPU)),
 		Fix: Fix{
 			Summary: "Buffer: append lines to a buffer and write it out in batches (a bufio.Writer flushed on a timer, or a goroutine owning the file); batch metrics into one packet.",
@@ -90,7 +98,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 			continue
 		}
 		j := profiles.UserFrame(fs, i, frameClass)
-		if j < 0 {
+		if j < 0 || anyFrame(fs[i+1:j], bufferingWriters.match) {
 			continue
 		}
 		f := fs[j]
