@@ -2,8 +2,10 @@ package findings
 
 import (
 	"fmt"
-	"strings"
+	"go/ast"
+	"slices"
 
+	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/units"
 )
 
@@ -78,29 +80,50 @@ func checkReread(e *env, r *Rule) []Finding {
 	}
 	order := []Resource{CPU, AllocBytes}
 	reads := map[Resource]sites{}
-	parses := map[Resource]sites{}
 	for _, res := range order {
 		reads[res] = e.callers(res, callerQuery{match: readFuncs.match, keep: serving})
-		parses[res] = e.callers(res, callerQuery{match: parseFuncs, keep: serving})
+	}
+	// The lines of each reading function that use what it read: with the
+	// source, the calls given the variables a read assigned; without it,
+	// the decoders the function calls.
+	readLines := map[siteKey]int64{}
+	for _, ss := range reads {
+		for k, s := range ss {
+			readLines[k] = s.start
+		}
+	}
+	parses := map[siteKey]bool{}
+	for k, start := range readLines {
+		l := &line{siteKey: k, start: start}
+		if !e.sourceMatches(l) {
+			continue
+		}
+		for _, n := range e.usesOfRead(l) {
+			parses[siteKey{k.fn, k.file, n}] = true
+		}
 	}
 	readFns := map[string]bool{}
-	for _, ss := range reads {
-		for k := range ss {
-			readFns[k.fn] = true
-		}
+	for k := range readLines {
+		readFns[k.fn] = true
 	}
-	// Parsing counts in the functions that also read.
-	all := map[Resource]sites{}
 	for _, res := range order {
-		all[res] = sites{}
-		for k, s := range reads[res] {
-			all[res][k] = s
-		}
-		for k, s := range parses[res] {
-			if readFns[k.fn] && all[res][k] == nil {
-				all[res][k] = s
+		for k := range e.callers(res, callerQuery{match: parseFuncs, keep: serving}) {
+			if readFns[k.fn] && !e.sourceMatches(&line{siteKey: k, start: readLines[k]}) {
+				parses[k] = true
 			}
 		}
+	}
+	for k := range readLines {
+		delete(parses, k)
+	}
+	// A line is charged everything under it: caching what the function
+	// read saves the read and all the work of the calls that use it.
+	charged := func(k siteKey) bool {
+		return parses[k] || readLines[k] != 0 || reads[CPU][k] != nil || reads[AllocBytes][k] != nil
+	}
+	all := map[Resource]sites{}
+	for _, res := range order {
+		all[res] = e.lineTotals(res, serving, charged)
 	}
 	ls := lines(all, order...)
 	var out []Finding
@@ -124,20 +147,123 @@ func checkReread(e *env, r *Rule) []Finding {
 		parsed := false
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
-			if readFuncs.match(l.matched) || reads[CPU][l.siteKey] != nil || reads[AllocBytes][l.siteKey] != nil {
-				ev.Detail = "reads a file per request (" + l.call + ")"
-			} else {
+			if parses[l.siteKey] {
 				parsed = true
-				ev.Detail = "parses it per request (" + l.call + ")"
+				ev.Detail = "parses what was read, per request (" + l.call + ")"
+			} else {
+				ev.Detail = "reads a file per request (" + l.call + ")"
 			}
 			evs = append(evs, ev)
 		}
-		what := "reads a file"
+		what, kept := "reads a file", "what it read"
 		if parsed {
-			what = "reads and parses a file"
+			what, kept = "reads and parses a file", "the parsed result"
 		}
-		summary := fmt.Sprintf("%s %s on every request: %s.", g.fn, what, shareText(g, order))
-		out = append(out, r.finding(sev, res, strings.TrimSpace(summary), evs))
+		summary := fmt.Sprintf("%s %s on every request: %s. Keeping %s would save all of it.", g.fn, what, shareText(g, order), kept)
+		out = append(out, r.finding(sev, res, summary, evs))
 	}
+	return out
+}
+
+// lineTotals charges each sample of r whose stack keep accepts to every
+// line of its stack that charged accepts, once per sample: a line's total
+// is all the work done under it, as pprof's cumulative value of a line.
+func (e *env) lineTotals(r Resource, keep func(fs []frame) bool, charged func(siteKey) bool) sites {
+	out := sites{}
+	seen := map[siteKey]bool{}
+	for fs, v := range e.samples(r) {
+		if !keep(fs) {
+			continue
+		}
+		clear(seen)
+		for i, f := range fs {
+			k := siteKey{f.fn, f.file, f.line}
+			if f.class != profiles.User || seen[k] || !charged(k) {
+				continue
+			}
+			seen[k] = true
+			call := ""
+			if i > 0 {
+				call = fs[i-1].fn
+			}
+			out.add(f, v, call, "")
+		}
+	}
+	return out
+}
+
+// usesOfRead returns the lines of l's function, after l, that call
+// something with a value l assigned (data in data, err :=
+// os.ReadFile(path), f in f, err := os.Open(path)): the parsing of what
+// was read, wherever the parser lives. The source must match the profile.
+func (e *env) usesOfRead(l *line) []int64 {
+	sf := e.src.File(l.file)
+	from, to, err := sf.FunctionSpan(l.fn, l.start)
+	if err != nil {
+		return nil
+	}
+	lineOf := func(n ast.Node) int64 { return int64(sf.Fset.Position(n.Pos()).Line) }
+	// The variables the read's statement assigns: the innermost
+	// assignment spanning the read's line.
+	vars := map[string]bool{}
+	var span int64 = -1
+	ast.Inspect(sf.AST, func(n ast.Node) bool {
+		if n == nil {
+			return false
+		}
+		var lhs []ast.Expr
+		switch a := n.(type) {
+		case *ast.AssignStmt:
+			lhs = a.Lhs
+		case *ast.ValueSpec:
+			for _, id := range a.Names {
+				lhs = append(lhs, id)
+			}
+		default:
+			return true
+		}
+		first, last := lineOf(n), int64(sf.Fset.Position(n.End()).Line)
+		if first < from || last > to || l.line < first || l.line > last || span >= 0 && last-first >= span {
+			return true
+		}
+		span = last - first
+		clear(vars)
+		// The last of several values is the read's error, by
+		// convention: handling it is not parsing.
+		if len(lhs) > 1 {
+			lhs = lhs[:len(lhs)-1]
+		}
+		for _, x := range lhs {
+			if id, ok := x.(*ast.Ident); ok && id.Name != "_" {
+				vars[id.Name] = true
+			}
+		}
+		return true
+	})
+	if len(vars) == 0 {
+		return nil
+	}
+	var out []int64
+	ast.Inspect(sf.AST, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return n != nil
+		}
+		at := int64(sf.Fset.Position(call.Lparen).Line)
+		if at <= l.line || at > to {
+			return true
+		}
+		uses := false
+		ast.Inspect(call, func(m ast.Node) bool {
+			if id, ok := m.(*ast.Ident); ok && vars[id.Name] {
+				uses = true
+			}
+			return !uses
+		})
+		if uses && !slices.Contains(out, at) {
+			out = append(out, at)
+		}
+		return true
+	})
 	return out
 }

@@ -1,7 +1,66 @@
 package findings
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestReread(t *testing.T) {
 	checkRule(t, "reread", "reread", nil)
+}
+
+// TestRereadHelper diagnoses a handler whose helper reads a file and hands
+// it to a parser of its own: the finding charges the parse with the read,
+// what caching would save, not the read alone.
+func TestRereadHelper(t *testing.T) {
+	fs := checkRule(t, "reread", "rereadhelper", nil)
+	for _, f := range fs {
+		var read, parse float64
+		for _, ev := range f.Evidence {
+			for _, m := range ev.Measures {
+				if m.Resource != CPU {
+					continue
+				}
+				switch {
+				case strings.HasPrefix(ev.Detail, "reads a file"):
+					read += m.Share
+				case strings.HasPrefix(ev.Detail, "parses what was read"):
+					parse += m.Share
+				}
+			}
+		}
+		total := cpuShare(f)
+		t.Logf("read %.1f%%, parse %.1f%%, finding %.1f%% of CPU", 100*read, 100*parse, 100*total)
+		if read <= 0 || parse <= 0 {
+			t.Fatalf("the finding does not show both the read and the parse: %s", describe(f))
+		}
+		if total < 3*read || total < read+parse-1e-9 {
+			t.Errorf("the finding charges %.1f%% of CPU, not the read (%.1f%%) and the parse (%.1f%%)", 100*total, 100*read, 100*parse)
+		}
+		if !strings.Contains(f.Summary, "reads and parses") || !strings.Contains(f.Summary, "parseConfig") && !hasCall(f, "main.parseConfig") {
+			t.Errorf("the finding does not name the parse: %s", describe(f))
+		}
+	}
+}
+
+// cpuShare is the share of CPU a finding's evidence adds up to.
+func cpuShare(f Finding) float64 {
+	s := 0.0
+	for _, ev := range f.Evidence {
+		for _, m := range ev.Measures {
+			if m.Resource == CPU {
+				s += m.Share
+			}
+		}
+	}
+	return s
+}
+
+func hasCall(f Finding, call string) bool {
+	for _, ev := range f.Evidence {
+		if ev.Call == call {
+			return true
+		}
+	}
+	return false
 }
