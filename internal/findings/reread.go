@@ -50,12 +50,17 @@ re-runs the decoder each time, although the content rarely changes. Caching the
 parsed result costs one read at start (or one per change) instead.
 
 The rule looks at stacks that are serving a request (under net/http's
-(*conn).serve, fasthttp or gRPC), charges their samples in os.ReadFile,
-os.Open and os.(*File).Read to the line of your code that read, and counts the
-decoding (encoding/json, xml, csv, yaml, toml, templates) done by the same
-function. Static file handlers (http.ServeFile, http.FileServer) are left out:
-reading files is their job. It fires when one function's reading and parsing
-take at least %s of CPU or %s of allocated bytes.`, units.Percent(rereadCPU), units.Percent(rereadBytes)),
+(*conn).serve, fasthttp or gRPC) and finds the lines of your code that call
+os.ReadFile, os.Open or os.(*File).Read. It charges the function that read with
+everything done under those lines and under the later calls of the same
+function that are given what was read (data in data, err := os.ReadFile(path)):
+the parse, whether it is encoding/json or a function of your own. That is what
+keeping the parsed result would save. Without the source, the calls are not
+seen, and the decoding the function does itself (encoding/json, xml, csv, yaml,
+toml, templates) is counted instead. Static file handlers (http.ServeFile,
+http.FileServer) are left out: reading files is their job. It fires when one
+function's reading and parsing take at least %s of CPU or %s of allocated
+bytes, and the reading alone at least a third of either threshold.`, units.Percent(rereadCPU), units.Percent(rereadBytes)),
 		Fix: Fix{
 			Summary: "Read and parse once at start and keep the result (reload on a signal, a timer or when the file's modification time changes); hold it in an atomic.Pointer if it can be swapped.",
 			Example: `// before: per request
@@ -86,29 +91,29 @@ func checkReread(e *env, r *Rule) []Finding {
 	// The lines of each reading function that use what it read: with the
 	// source, the calls given the variables a read assigned; without it,
 	// the decoders the function calls.
-	readLines := map[siteKey]int64{}
+	readLines := map[siteKey]int64{} // the function's first line, by line
+	readFns := map[string]bool{}
 	for _, ss := range reads {
 		for k, s := range ss {
 			readLines[k] = s.start
+			readFns[k.fn] = true
 		}
 	}
 	parses := map[siteKey]bool{}
+	checked := map[string]bool{} // reading functions whose source was read
 	for k, start := range readLines {
 		l := &line{siteKey: k, start: start}
 		if !e.sourceMatches(l) {
 			continue
 		}
+		checked[k.fn] = true
 		for _, n := range e.usesOfRead(l) {
 			parses[siteKey{k.fn, k.file, n}] = true
 		}
 	}
-	readFns := map[string]bool{}
-	for k := range readLines {
-		readFns[k.fn] = true
-	}
 	for _, res := range order {
 		for k := range e.callers(res, callerQuery{match: parseFuncs, keep: serving}) {
-			if readFns[k.fn] && !e.sourceMatches(&line{siteKey: k, start: readLines[k]}) {
+			if readFns[k.fn] && !checked[k.fn] {
 				parses[k] = true
 			}
 		}
@@ -119,7 +124,8 @@ func checkReread(e *env, r *Rule) []Finding {
 	// A line is charged everything under it: caching what the function
 	// read saves the read and all the work of the calls that use it.
 	charged := func(k siteKey) bool {
-		return parses[k] || readLines[k] != 0 || reads[CPU][k] != nil || reads[AllocBytes][k] != nil
+		_, read := readLines[k]
+		return read || parses[k]
 	}
 	all := map[Resource]sites{}
 	for _, res := range order {

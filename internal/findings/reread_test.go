@@ -43,6 +43,18 @@ func TestRereadHelper(t *testing.T) {
 	}
 }
 
+// TestRereadWithoutSource checks what the rule can say without the
+// source: the decoding the reading function does itself counts with the
+// read; a parser of the program's own is not seen.
+func TestRereadWithoutSource(t *testing.T) {
+	for program, want := range map[string]string{"reread/bad": "reads and parses a file", "rereadhelper/bad": "reads a file on"} {
+		fs, _ := Diagnose(withoutSource(t, program), nil, Options{Rules: []string{"reread"}})
+		if len(fs) == 0 || !strings.Contains(fs[0].Summary, want) {
+			t.Errorf("%s without source: want a finding that %q, got %v", program, want, fs)
+		}
+	}
+}
+
 // cpuShare is the share of CPU a finding's evidence adds up to.
 func cpuShare(f Finding) float64 {
 	s := 0.0

@@ -105,7 +105,21 @@ func TestDiagnoseMismatchedSource(t *testing.T) {
 // nowhere, as for a binary built on another machine: findings still come
 // from the profiles, without source text, and say what is missing.
 func TestDiagnoseWithoutSource(t *testing.T) {
-	built := workload(t, "concat/bad")
+	a := withoutSource(t, "concat/bad")
+	fs, warns := Diagnose(a, nil, Options{Rules: []string{"concat-loop", "concat-hot"}})
+	if len(fs) == 0 {
+		t.Fatalf("no finding without source; warnings %v", warns)
+	}
+	if fs[0].Rule != "concat-hot" || fs[0].Evidence[0].Source != "" || !hasNote(fs[0], "--source-dir") || !hasNote(fs[0], "inside a loop was not checked") {
+		t.Errorf("finding without source: %s", describe(fs[0]))
+	}
+}
+
+// withoutSource returns the analysis of a program's run with its files
+// moved to paths that exist nowhere.
+func withoutSource(t *testing.T, program string) *profiles.Analysis {
+	t.Helper()
+	built := workload(t, program)
 	a := &profiles.Analysis{Run: built.Run, CPU: built.CPU, Profiles: map[string]*profile.Profile{}}
 	var ps []*profile.Profile
 	for kind, p := range built.Profiles {
@@ -117,13 +131,7 @@ func TestDiagnoseWithoutSource(t *testing.T) {
 		ps = append(ps, q)
 	}
 	a.Classifier = profiles.NewClassifier("", ps...)
-	fs, warns := Diagnose(a, nil, Options{Rules: []string{"concat-loop", "concat-hot"}})
-	if len(fs) == 0 {
-		t.Fatalf("no finding without source; warnings %v", warns)
-	}
-	if fs[0].Rule != "concat-hot" || fs[0].Evidence[0].Source != "" || !hasNote(fs[0], "--source-dir") || !hasNote(fs[0], "inside a loop was not checked") {
-		t.Errorf("finding without source: %s", describe(fs[0]))
-	}
+	return a
 }
 
 func hasNote(f Finding, substr string) bool {
