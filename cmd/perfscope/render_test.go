@@ -66,7 +66,9 @@ func TestSameFindingsEverywhere(t *testing.T) {
 	if len(want) < 2 {
 		t.Fatalf("perfscope profile shows %d findings, want the naive leftpad's several:\n%s", len(want), profileOut.String())
 	}
-	for _, rule := range []string{"concat-loop", "built-per-call"} {
+	// The run was built in a checkout that is gone, so the loop around
+	// leftpad's concatenation is not seen: it is concat-hot's, with a note.
+	for _, rule := range []string{"concat-hot", "built-per-call"} {
 		if !slices.ContainsFunc(want, func(f string) bool { return strings.HasSuffix(f, "("+rule+")") }) {
 			t.Errorf("perfscope profile does not find %s in the naive leftpad: %q", rule, want)
 		}

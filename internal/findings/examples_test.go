@@ -264,7 +264,7 @@ func TestExampleLeftpad(t *testing.T) {
 	})
 	t.Run("optimized", func(t *testing.T) {
 		fs := exampleFindings(t, "leftpad", "optimized")
-		for _, rule := range append(named, "json-reflect", "reread") {
+		for _, rule := range append(named, "concat-hot", "json-reflect", "reread") {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))
 			}
