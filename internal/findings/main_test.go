@@ -324,28 +324,36 @@ func ofRule(fs []Finding, rule string) []Finding {
 // returns the bad program's findings of the rule for further checks.
 func checkRule(t *testing.T, rule, dir string, ix *escape.Index) []Finding {
 	t.Helper()
+	t.Parallel()
+	bad := checkFires(t, rule, dir+"/bad", ix)
+	checkQuiet(t, rule, dir+"/good", ix)
+	return bad
+}
+
+// checkFires checks that rule fires on program, naming every line marked
+// for it, with complete findings, and returns its findings.
+func checkFires(t *testing.T, rule, program string, ix *escape.Index) []Finding {
+	t.Helper()
 	if _, ok := Lookup(rule); !ok {
 		t.Fatalf("no rule %s", rule)
 	}
-	t.Parallel()
-	bad := ofRule(diagnose(t, dir+"/bad", ix), rule)
-	if len(bad) == 0 {
-		t.Errorf("%s did not fire on %s/bad", rule, dir)
+	fs := ofRule(diagnose(t, program, ix), rule)
+	if len(fs) == 0 {
+		t.Errorf("%s did not fire on %s", rule, program)
 	}
-	for file, lines := range wantLines(t, dir+"/bad", rule) {
+	for file, lines := range wantLines(t, program, rule) {
 		for _, line := range lines {
-			if !named(bad, file, line) {
-				t.Errorf("%s on %s/bad does not name %s:%d", rule, dir, filepath.Base(file), line)
+			if !named(fs, file, line) {
+				t.Errorf("%s on %s does not name %s:%d", rule, program, filepath.Base(file), line)
 			}
 		}
 	}
-	for _, f := range bad {
+	for _, f := range fs {
 		if f.Severity <= 0 || f.Severity > 1 || f.Summary == "" || f.Fix.Summary == "" || len(f.Evidence) == 0 {
 			t.Errorf("incomplete finding: %s", describe(f))
 		}
 	}
-	checkQuiet(t, rule, dir+"/good", ix)
-	return bad
+	return fs
 }
 
 // checkQuiet checks that rule does not fire on program.

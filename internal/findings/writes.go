@@ -36,6 +36,20 @@ var writeFuncs = matcher{
 // buffer, not a line, however small the lines written into it.
 var bufferingWriters = matcher{"bufio.(*Writer).*", "bufio.(*ReadWriter).*", "bufio.ReadWriter.*", "bytes.(*Buffer).WriteTo"}
 
+// flushFuncs empty a buffer on request.
+var flushFuncs = matcher{"bufio.(*Writer).Flush", "bufio.(*ReadWriter).Flush", "bufio.ReadWriter.Flush"}
+
+// buffered reports whether the write at fs[i], started by the user frame
+// fs[j], went through a buffer: a buffering writer lies between them, and
+// the user's line did not flush it itself while serving a request (a
+// flush per request is a write per request, whatever the buffer's size).
+func buffered(fs []frame, i, j int) bool {
+	if !anyFrame(fs[i+1:j], bufferingWriters.match) {
+		return false
+	}
+	return !flushFuncs.match(fs[j-1].fn) || !anyFrame(fs, servingFuncs.match)
+}
+
 func writesRule() Rule {
 	return Rule{
 		ID:        "small-writes",
@@ -66,7 +80,9 @@ Writes that go through a buffer are not counted: when a bufio.Writer (or a
 bytes.Buffer's WriteTo) lies between your line and the system call, the call
 writes the buffer's contents at once, whatever the size of the lines put into
 it. That covers a log.Logger or a slog handler writing into a bufio.Writer,
-and the responses net/http buffers and writes once per response.`,
+and the responses net/http buffers and writes once per response. A buffer
+your line flushes itself while serving a request does count: a Flush per
+line or per request is a write system call per line or per request.`,
 			units.Percent(writesServingCPU), writesServingSamples, units.Percent(writesCPU), units.Percent(writesCPU)),
 		Fix: Fix{
 			Summary: "Buffer: append lines to a buffer and write it out in batches (a bufio.Writer flushed on a timer, or a goroutine owning the file); batch metrics into one packet.",
@@ -98,7 +114,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 			continue
 		}
 		j := profiles.UserFrame(fs, i, frameClass)
-		if j < 0 || anyFrame(fs[i+1:j], bufferingWriters.match) {
+		if j < 0 || buffered(fs, i, j) {
 			continue
 		}
 		f := fs[j]

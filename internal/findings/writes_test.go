@@ -44,3 +44,10 @@ func TestSmallWritesBuffered(t *testing.T) {
 			100*share, 100*writesServingCPU)
 	}
 }
+
+// TestSmallWritesFlushed checks that a buffer flushed after every line
+// does not hide the writes: the line that flushes is named.
+func TestSmallWritesFlushed(t *testing.T) {
+	t.Parallel()
+	checkFires(t, "small-writes", "writes/flushed", nil)
+}
