@@ -9,11 +9,11 @@ func TestReread(t *testing.T) {
 	checkRule(t, "reread", "reread", nil)
 }
 
-// TestRereadHelper diagnoses a handler whose helper reads a file and hands
-// it to a parser of its own: the finding charges the parse with the read,
-// what caching would save, not the read alone.
-func TestRereadHelper(t *testing.T) {
-	fs := checkRule(t, "reread", "rereadhelper", nil)
+// TestRereadParse diagnoses a handler that calls a function which reads a
+// file and hands it to a parser of its own: the finding charges the parse
+// with the read, what caching would save, not the read alone.
+func TestRereadParse(t *testing.T) {
+	fs := checkRule(t, "reread", "rereadparse", nil)
 	for _, f := range fs {
 		var read, parse float64
 		for _, ev := range f.Evidence {
@@ -47,7 +47,7 @@ func TestRereadHelper(t *testing.T) {
 // source: the decoding the reading function does itself counts with the
 // read; a parser of the program's own is not seen.
 func TestRereadWithoutSource(t *testing.T) {
-	for program, want := range map[string]string{"reread/bad": "reads and parses a file", "rereadhelper/bad": "reads a file on"} {
+	for program, want := range map[string]string{"reread/bad": "reads and parses a file", "rereadparse/bad": "reads a file on"} {
 		fs, _ := Diagnose(withoutSource(t, program), nil, Options{Rules: []string{"reread"}})
 		if len(fs) == 0 || !strings.Contains(fs[0].Summary, want) {
 			t.Errorf("%s without source: want a finding that %q, got %v", program, want, fs)
