@@ -105,6 +105,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 	type lineInfo struct {
 		sinks   map[string]int64
 		serving int64
+		flushed int64 // written by the line's own Flush of a buffer
 	}
 	info := map[siteKey]*lineInfo{}
 	cpu := sites{}
@@ -126,6 +127,9 @@ func checkWrites(e *env, r *Rule) []Finding {
 			info[k] = li
 		}
 		li.sinks[sinkOf(fs[i:j])] += v
+		if flushFuncs.match(fs[j-1].fn) {
+			li.flushed += v
+		}
 		if anyFrame(fs, servingFuncs.match) {
 			li.serving += v
 		}
@@ -135,17 +139,22 @@ func checkWrites(e *env, r *Rule) []Finding {
 	// its threshold.
 	qualified := sites{}
 	reasons := map[siteKey]string{}
+	flushes := map[siteKey]bool{}
 	for k, s := range cpu {
 		li := info[k]
 		sink := profiles.Heaviest(li.sinks)
 		file := !strings.Contains(sink, "socket")
+		writes := "writes to " + sink
+		if flushes[k] = 2*li.flushed > s.value; flushes[k] {
+			writes = "flushes a buffer into " + sink
+		}
 		switch {
 		case file && e.share(CPU, li.serving) >= writesServingCPU && li.serving >= writesServingSamples*period:
-			reasons[k] = "writes to " + sink + " with one system call per call, while serving requests"
+			reasons[k] = writes + " with one system call per call, while serving requests"
 		case file && e.share(CPU, s.value) >= writesCPU && e.enoughCPU(s.value):
-			reasons[k] = "writes to " + sink + " with one system call per call"
+			reasons[k] = writes + " with one system call per call"
 		case !file && e.share(CPU, s.value) >= writesCPU && e.enoughCPU(s.value) && e.inLoop(&line{siteKey: k}):
-			reasons[k] = "writes to " + sink + " once per item of a loop: one packet or system call per item"
+			reasons[k] = writes + " once per item of a loop: one packet or system call per item"
 		default:
 			continue
 		}
@@ -158,16 +167,22 @@ func checkWrites(e *env, r *Rule) []Finding {
 		sev, res := g.top(order)
 		var evs []Evidence
 		var kinds []string
+		flushing := true
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
 			ev.Detail = reasons[l.siteKey]
+			flushing = flushing && flushes[l.siteKey]
 			if sink := profiles.Heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
 				kinds = append(kinds, sink)
 			}
 			evs = append(evs, ev)
 		}
-		summary := fmt.Sprintf("%s writes to %s without buffering, one system call at a time: %s.",
-			g.fn, strings.Join(kinds, " and "), shareText(g, order))
+		sinks := strings.Join(kinds, " and ")
+		how := "writes to " + sinks + " without buffering"
+		if flushing {
+			how = "flushes a buffer into " + sinks + " on every call, so the buffer saves nothing"
+		}
+		summary := fmt.Sprintf("%s %s, one system call at a time: %s.", g.fn, how, shareText(g, order))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

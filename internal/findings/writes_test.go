@@ -49,5 +49,9 @@ func TestSmallWritesBuffered(t *testing.T) {
 // does not hide the writes: the line that flushes is named.
 func TestSmallWritesFlushed(t *testing.T) {
 	t.Parallel()
-	checkFires(t, "small-writes", "writes/flushed", nil)
+	for _, f := range checkFires(t, "small-writes", "writes/flushed", nil) {
+		if !strings.Contains(f.Summary, "flushes a buffer") || strings.Contains(f.Summary, "without buffering") {
+			t.Errorf("the summary does not say that the buffer is flushed on every call: %s", f.Summary)
+		}
+	}
 }
