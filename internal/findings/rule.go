@@ -29,7 +29,7 @@ type Rule struct {
 	// (the top allocating lines), not why: residual rules still report
 	// its lines.
 	symptom bool
-	check    func(e *env, r *Rule) []Finding
+	check   func(e *env, r *Rule) []Finding
 }
 
 // Rules returns every rule, in the order they are documented. The slice

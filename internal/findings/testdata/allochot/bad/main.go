@@ -32,7 +32,7 @@ func schedule(amount *big.Int, months int) *big.Int {
 	paid := new(big.Int)
 	for range months {
 		interest := new(big.Int).Quo(new(big.Int).Mul(amount, rate), scale) // want: alloc-hot
-		paid = new(big.Int).Add(paid, interest) // want: alloc-hot
+		paid = new(big.Int).Add(paid, interest)                             // want: alloc-hot
 	}
 	return paid
 }
