@@ -20,7 +20,8 @@ import (
 //     runtime.sysMunmap (memory), runtime.usleep and runtime.osyield (the
 //     scheduler's naps), runtime.write1 and runtime.read (its own I/O),
 //     signal and timer calls;
-//   - the trampolines to libc's system calls on macOS (runtime.syscall*).
+//   - the trampolines to libc's system calls on macOS (runtime.syscall*,
+//     runtime.kevent).
 //
 // Reading the clock (runtime.nanotime1, runtime.walltime) goes through the
 // vDSO without entering the kernel, so it is not a system call here.
@@ -37,7 +38,7 @@ func SyscallFunctions() []string {
 		"runtime.rtsigprocmask", "runtime.rt_sigaction", "runtime.sigaltstack", "runtime.sigprocmask",
 		"runtime.tgkill", "runtime.raise", "runtime.raiseproc", "runtime.getpid", "runtime.gettid",
 		"runtime.setitimer", "runtime.timer_create", "runtime.timer_settime", "runtime.timer_delete",
-		"runtime.clone", "runtime.sched_getaffinity", "runtime.epollwait",
+		"runtime.clone", "runtime.sched_getaffinity", "runtime.epollwait", "runtime.kevent",
 		"runtime.syscall", "runtime.syscall6", "runtime.syscall6X", "runtime.syscall10", "runtime.syscallPtr",
 	}
 }
@@ -69,7 +70,7 @@ func syscallPaths() []syscallPath {
 		{"file read", ByProgram, []string{"os.(*File).Read*", "os.(*File).read", "os.(*File).pread", "os.ReadFile", "os.(*File).readdir", "os.ReadDir"}},
 		{"file system (open, stat, close, ...)", ByProgram, []string{"os.*"}},
 		{"process start", ByProgram, []string{"syscall.forkExec", "os.StartProcess", "os/exec.*"}},
-		{"netpoll (epoll)", ByRuntime, []string{"runtime.netpoll*", "runtime.epollwait", "internal/runtime/syscall/linux.EpollWait"}},
+		{"netpoll (epoll)", ByRuntime, []string{"runtime.netpoll*", "runtime.epollwait", "internal/runtime/syscall/linux.EpollWait", "runtime.kevent"}},
 		{"threads parking and waking (futex)", ByRuntime, []string{"runtime.futex"}},
 		{"memory from the OS (mmap, madvise)", ByRuntime, []string{"runtime.madvise", "runtime.sysMmap", "runtime.sysMunmap", "runtime.mincore"}},
 		{"scheduler naps (usleep, osyield)", ByRuntime, []string{"runtime.usleep", "runtime.osyield", "runtime.nanosleep"}},
