@@ -36,11 +36,15 @@ encoders, interface conversions, ...). This rule catches the rest: it charges
 each allocation to the innermost line of your code on its stack, and names
 the package the allocations happen in — the library called there (math/big,
 encoding/json, a decimal package) or your own package when the line
-allocates itself (new, make, composite literals). It fires when one line
-takes at least %s of allocated objects or %s of allocated bytes, with at
-least %d sampling periods of bytes (a share of one or two samples is chance),
-and no other rule's finding already names the line.`,
-			units.Percent(allocHotObjects), units.Percent(allocHotBytes), minAllocSamples),
+allocates itself (new, composite literals). It fires when one line takes at
+least %s of allocated objects or %s of allocated bytes, with at least %d
+sampling periods of bytes (a share of one or two samples is chance), while
+allocating and collecting take at least %s of CPU (gc-pressure's threshold:
+below it, allocations are not where the CPU goes), and no other rule's
+finding names the line. Lines that allocate mostly through what other rules
+judge (concatenation, make and append, growing builders and buffers,
+interface conversions) are left to them, fixed or not.`,
+			units.Percent(allocHotObjects), units.Percent(allocHotBytes), minAllocSamples, units.Percent(gcShare)),
 		Fix: Fix{
 			Summary: "Allocate less per call: keep and reuse values and buffers across calls (a receiver kept in a struct, a slice reset with s[:0], sync.Pool for values shared between goroutines), preallocate what grows, and use a library's in-place API where it has one — math/big's z.Add(x, y) writes into z instead of a new Int.",
 			Example: `// before: two new big.Int values (and their digits) per operation
