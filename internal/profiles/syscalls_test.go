@@ -1,7 +1,11 @@
 package profiles
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -77,6 +81,49 @@ func TestSystemCallsComputeBound(t *testing.T) {
 	for _, p := range sc.Paths {
 		if p.By != ByRuntime {
 			t.Errorf("path %+v: the workload makes no system call of its own", p)
+		}
+	}
+}
+
+// TestSystemCallsWrites reads the committed runs of the small-writes
+// rule's programs (internal/findings/testdata/writes): the bad one writes
+// each access-log line to its file with a system call, the good one through
+// a buffer flushed in batches, so only the bad one has a file-write path,
+// and it leads back to the user's function.
+func TestSystemCallsWrites(t *testing.T) {
+	paths := func(name string) map[string]SyscallPath {
+		t.Helper()
+		f, err := os.Open(filepath.Join("..", "findings", "testdata", "runs", name, "cpu.pb.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		p, err := profile.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ = DropProfilerSamples(p)
+		sc, err := SystemCalls(p, SampleCPU, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]SyscallPath{}
+		for _, sp := range sc.Paths {
+			out[sp.Path] = sp
+		}
+		return out
+	}
+	bad, good := paths("writes-bad"), paths("writes-good")
+	w, ok := bad["file write"]
+	if !ok || w.Value != 160e6 || w.User != "main.accessLog" || w.Caller != "main.accessLog" || w.Via != "os.(*File).write" {
+		t.Errorf("writes-bad: file write %+v, want 160ms through os.(*File).write from main.accessLog", w)
+	}
+	if w, ok := good["file write"]; ok {
+		t.Errorf("writes-good writes its log through a buffer, yet has a file-write path: %+v", w)
+	}
+	for name, ps := range map[string]map[string]SyscallPath{"writes-bad": bad, "writes-good": good} {
+		if _, ok := ps["net write"]; !ok {
+			t.Errorf("%s: no net write path: its load goes over HTTP on loopback", name)
 		}
 	}
 }

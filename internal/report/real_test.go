@@ -96,7 +96,7 @@ func TestSystemCallsShown(t *testing.T) {
 			"system calls 31.0% of CPU: made by the program: net write 20.3%, file write 4.3%, net read 3.0%; the runtime's own (scheduler, netpoll, memory) 3.4%",
 			"(system calls: 6 functions)",
 			"System calls by the path that led to them",
-			"log.(*Logger).output in main.(*accessLog).request",
+			"log.(*Logger).output",
 			"(no route label): CPU not spent inside a request handler wrapped by perfscope's expose middleware",
 		},
 		Markdown: {"system calls 31.0% of CPU", "`net.(*netFD).Write`", "(no route label): CPU not spent"},

@@ -45,16 +45,12 @@ func syscallBlock(sc *profiles.Syscalls) (block, bool) {
 		return block{}, false
 	}
 	tb := &table{
-		header: []string{"cpu", "%", "path", "made by", "through", "called from"},
-		right:  []bool{true, true, false, false, false, false},
-		code:   []bool{false, false, false, false, true, true},
+		header: []string{"cpu", "%", "path", "made by", "through", "called from", "user function"},
+		right:  []bool{true, true, false, false, false, false, false},
+		code:   []bool{false, false, false, false, true, true, true},
 	}
 	for _, p := range sc.Paths {
-		from := p.Caller
-		if p.User != "" && p.User != p.Caller {
-			from = strings.TrimPrefix(strings.Join([]string{from, p.User}, " in "), " in ")
-		}
-		tb.add(units.Value(p.Value, sc.Unit), units.Percent(p.Share), p.Path, p.By, p.Via, from)
+		tb.add(units.Value(p.Value, sc.Unit), units.Percent(p.Share), p.Path, p.By, p.Via, p.Caller, p.User)
 	}
 	caption := fmt.Sprintf("System calls by the path that led to them (%s of CPU in the kernel)", units.Percent(sc.Share))
 	return block{caption: caption, table: tb}, true
