@@ -46,7 +46,9 @@ git clone -q "$root" "$work/examples"
 
 # The scratch repository: BenchmarkLoop sums a loop of ITERS iterations;
 # BenchmarkSteady never changes. Tags: base, comment (comment only), and
-# work1, work2, work5 (the loop 1%, 2% and 5% longer, each on top of base).
+# work1, work2, work5 (the loop 1.1%, 2% and 5% longer, each on top of base:
+# 1.1% so that the 1% case adds at least 1% more instructions, not exactly
+# the threshold, which a count within ±0.05% lands on either side of).
 scratch="$work/scratch"
 mkdir -p "$scratch"
 write_scratch() { # ITERS COMMENT
@@ -85,7 +87,7 @@ GO
 	printf 'module example.com/scratch\n\ngo 1.26\n' >go.mod
 	write_scratch 100000 "BenchmarkLoop sums a loop."
 	git add -A && git commit -qm base && git tag base
-	for edit in "comment 100000 BenchmarkLoop sums a loop of integers." "work1 101000 BenchmarkLoop sums a loop." \
+	for edit in "comment 100000 BenchmarkLoop sums a loop of integers." "work1 101100 BenchmarkLoop sums a loop." \
 		"work2 102000 BenchmarkLoop sums a loop." "work5 105000 BenchmarkLoop sums a loop."; do
 		read -r tag iters comment <<<"$edit"
 		git checkout -q base
@@ -106,8 +108,10 @@ gate() {
 	(cd "$dir" && "$work/perfscope" gate --measure instructions --base "$base" --format json "$@") \
 		>"$OUT/$name-$load-$i.json" 2>"$OUT/$name-$load-$i.log" || code=$?
 	end=$(date +%s)
-	echo "$code $((end - start))" >"$OUT/$name-$load-$i.exit"
-	echo "$name $load run $i: exit $code in $((end - start))s"
+	local avg
+	avg=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo -)
+	echo "$code $((end - start)) $avg" >"$OUT/$name-$load-$i.exit"
+	echo "$name $load run $i: exit $code in $((end - start))s, load average $avg"
 }
 
 for load in $LOADS; do
@@ -137,7 +141,7 @@ for name in examples-aa scratch-comment scratch-work1 scratch-work2 scratch-work
 		[ -e "${files[0]}" ] || continue
 		n=0 e0=0 e1=0 e2=0 named=0 longest=0 changes=()
 		for f in "${files[@]}"; do
-			read -r code secs <"$f"
+			read -r code secs _ <"$f"
 			n=$((n + 1))
 			case $code in 0) e0=$((e0 + 1)) ;; 1) e1=$((e1 + 1)) ;; *) e2=$((e2 + 1)) ;; esac
 			[ "$secs" -gt "$longest" ] && longest=$secs
@@ -158,19 +162,23 @@ for name in examples-aa scratch-comment scratch-work1 scratch-work2 scratch-work
 	done
 done
 
-# The same commit's counts quiet against loaded: the largest relative
-# difference of any benchmark's head instructions/op between the two.
+# The same commit's counts quiet against loaded: per benchmark, the head's
+# instructions/op over every quiet and every loaded run, and how far the
+# extremes differ; benchmarks the gate judged too noisy in some run are
+# included and marked.
 if [[ " $LOADS " == *" quiet "* && " $LOADS " == *" loaded "* ]]; then
 	for name in examples-aa scratch-comment; do
-		heads() { # LOAD: every run's head instructions/op, by benchmark
-			local files=("$OUT/$name-$1"-*.json)
-			[ -e "${files[0]}" ] || { echo '[]'; return; }
-			cat "${files[@]}" | jq -s '[.[] | .decision.judgements[]? | select(.unit == "instructions/op" and .verdict != "too noisy") | {k: (.package + " " + .benchmark), v: .head_median}]'
-		}
-		q=$(heads quiet)
-		l=$(heads loaded)
-		jq -n --argjson q "$q" --argjson l "$l" --arg name "$name" '
-			[($q + $l) | group_by(.k)[] | select(length > 1) | {k: .[0].k, lo: (map(.v) | min), hi: (map(.v) | max)} | (.hi / .lo - 1) * 100] |
-			"\($name): the same commit'"'"'s instructions/op, quiet and loaded runs together, differ by at most \(max // 0 | . * 1000 | round / 1000)% over \(length) benchmarks"' -r
+		files=("$OUT/$name"-*.json)
+		[ -e "${files[0]}" ] || continue
+		printf '\n%s: the head commit'"'"'s instructions/op, quiet and loaded\n\n' "$name"
+		printf '| benchmark | quiet min – max | loaded min – max | all runs differ by | judged too noisy |\n| --- | --- | --- | --: | --: |\n'
+		for f in "${files[@]}"; do
+			load=$(basename "$f" | sed "s/^$name-//; s/-[0-9]*\.json$//")
+			jq -c --arg load "$load" '.decision.judgements[]? | select(.unit == "instructions/op") | {k: .benchmark, load: $load, v: .head, noisy: (.verdict == "too noisy")}' "$f"
+		done | jq -rs '
+			group_by(.k)[] | . as $g |
+			def rng($l): [$g[] | select(.load == $l) | .v[]] | if length == 0 then "-" else "\(min | round) – \(max | round)" end;
+			[$g[] | .v[]] as $all |
+			"| \($g[0].k) | \(rng("quiet")) | \(rng("loaded")) | \((($all | max) / ($all | min) - 1) * 100 * 1000 | round / 1000)% | \([$g[] | select(.noisy)] | length) of \($g | length) |"'
 	done
 fi

@@ -162,6 +162,24 @@ func BenchPattern(name string) string {
 	return strings.Join(levels, "/")
 }
 
+// countEnv returns the environment of a counted run: settings that take out
+// of the count the runtime's work whose amount depends on timing, which
+// would otherwise make two counts of the same code differ with the
+// machine's load.
+//   - GOMAXPROCS=1: one processor, so no goroutine spins looking for work
+//     while another runs.
+//   - GOGC=off: the collector runs when the heap grows, not per operation.
+//   - asyncpreemptoff=1: the runtime preempts a goroutine that ran 10ms of
+//     wall time with a signal; under valgrind that is every few operations,
+//     at times that depend on the load.
+//   - memprofilerate=0: allocation profiling records a stack at random
+//     intervals.
+//   - cpu.rdtscp=off keeps the runtime off an instruction some valgrind
+//     builds cannot run.
+func countEnv() []string {
+	return []string{"GOGC=off", "GOMAXPROCS=1", "GODEBUG=cpu.rdtscp=off,asyncpreemptoff=1,memprofilerate=0"}
+}
+
 // cachegrind runs one benchmark at n operations under cachegrind and
 // returns the instructions the whole process executed.
 func cachegrind(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (int64, error) {
@@ -178,9 +196,7 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 		bin.Path, "-test.run=^$", "-test.bench="+BenchPattern(name), "-test.benchtime="+strconv.Itoa(n)+"x",
 		"-test.count=1", "-test.cpu=1")
 	cmd.Dir = bin.Package.Dir
-	// GODEBUG=cpu.rdtscp=off keeps the runtime off an instruction some
-	// valgrind builds cannot run.
-	cmd.Env = append(os.Environ(), "GOGC=off", "GOMAXPROCS=1", "GODEBUG=cpu.rdtscp=off")
+	cmd.Env = append(os.Environ(), countEnv()...)
 	var stderr, stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second

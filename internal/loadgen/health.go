@@ -50,11 +50,3 @@ func Assess(r *Result, maxErrors float64) *Health {
 	}
 	return h
 }
-
-// FailedShare reports whether failures out of requests is a failed load
-// by the default threshold: for lists that keep the counts but not the
-// whole result. No requests says nothing: such lists hold runs without a
-// load too.
-func FailedShare(requests, failures int64) bool {
-	return requests > 0 && float64(failures)/float64(requests) > DefaultMaxErrors
-}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/units"
 )
@@ -60,9 +59,6 @@ func newPages(version string) (*pages, error) {
 		"signedPctOf": signedPercent,
 		// loadFailure leads a run's page with why its load failed.
 		"loadFailure": report.LoadFailure,
-		// failedLoad marks, in lists that keep only the counts, a run
-		// whose load failed by the default threshold.
-		"failedLoad": loadgen.FailedShare,
 		"query": func(kv ...string) template.URL {
 			q := url.Values{}
 			for i := 0; i+1 < len(kv); i += 2 {

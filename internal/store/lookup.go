@@ -37,9 +37,9 @@ func (s *sqlStore) ProfileRun(ctx context.Context, id string) (ProfileRun, error
 	var p ProfileRun
 	var start, end int64
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT id, dir, target, start_time, end_time, commit_hash, dirty, version,
-		requests, failures, rps, p50_ms, p99_ms, profiles FROM profile_runs WHERE id = ?`), id).
+		requests, failures, rps, p50_ms, p99_ms, profiles, load_failed FROM profile_runs WHERE id = ?`), id).
 		Scan(&p.ID, &p.Dir, &p.Target, &start, &end, &p.Commit, &p.Dirty, &p.Version,
-			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK)
+			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK, &p.LoadFailed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ProfileRun{}, fmt.Errorf("%w %s", ErrUnknownRun, id)
 	}

@@ -433,7 +433,7 @@ func (s *sqlStore) resolveCommit(ctx context.Context, ref string) (string, bool,
 // ProfileRuns implements Store. Only Since and Limit apply.
 func (s *sqlStore) ProfileRuns(ctx context.Context, f Filter) ([]ProfileRun, error) {
 	query := `SELECT id, dir, target, start_time, end_time, commit_hash, dirty, version,
-		requests, failures, rps, p50_ms, p99_ms, profiles FROM profile_runs WHERE start_time >= ?
+		requests, failures, rps, p50_ms, p99_ms, profiles, load_failed FROM profile_runs WHERE start_time >= ?
 		ORDER BY start_time DESC, id`
 	args := []any{nanos(f.Since)}
 	if f.Limit > 0 {
@@ -450,7 +450,7 @@ func (s *sqlStore) ProfileRuns(ctx context.Context, f Filter) ([]ProfileRun, err
 		var p ProfileRun
 		var start, end int64
 		if err := rows.Scan(&p.ID, &p.Dir, &p.Target, &start, &end, &p.Commit, &p.Dirty, &p.Version,
-			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK); err != nil {
+			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK, &p.LoadFailed); err != nil {
 			return nil, fmt.Errorf("list profiling runs: %w", err)
 		}
 		p.Start, p.End = fromNanos(start), fromNanos(end)

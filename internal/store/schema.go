@@ -77,7 +77,7 @@ func (d dialect) rebind(q string) string {
 // (run, benchmark metric) with the values packed into a blob: a run of 200
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
-func migrations() []string { return []string{1: migration1, 2: migration2} }
+func migrations() []string { return []string{1: migration1, 2: migration2, 3: migration3} }
 
 const migration1 = `
 CREATE TABLE machines (
@@ -151,6 +151,15 @@ CREATE TABLE api_tokens (
 	hash TEXT NOT NULL UNIQUE,
 	created BIGINT NOT NULL
 );
+`
+
+// migration3 keeps each profiling run's load verdict, judged when the run
+// was made by its own --max-errors. Runs indexed before have only their
+// counts, and are judged by the default threshold (more than 1% of the
+// requests failed, or none was made while a load ran).
+const migration3 = `
+ALTER TABLE profile_runs ADD COLUMN load_failed BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE profile_runs SET load_failed = TRUE WHERE requests > 0 AND failures * 100 > requests
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,52 @@ func TestSQLiteOpenErrors(t *testing.T) {
 		msg := err.Error()
 		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, tc.path) || strings.Contains(msg, "\n") {
 			t.Errorf("Open(%s) = %q; want one line naming the file and %q", tc.path, msg, tc.want)
+		}
+	}
+}
+
+// TestMigrateLoadVerdict: runs indexed before the load verdict was kept are
+// judged by the default threshold when the database is upgraded.
+func TestMigrateLoadVerdict(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{"CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)",
+		"INSERT INTO schema_version VALUES (1, 0), (2, 0)"}
+	for _, m := range migrations()[1:3] {
+		stmts = append(stmts, strings.Split(sqliteDialect().ddl.Replace(m), ";")...)
+	}
+	for _, tc := range []struct {
+		id                 string
+		requests, failures int
+	}{{"old-failed", 1000, 50}, {"old-healthy", 1000, 5}, {"old-no-load", 0, 0}} {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO profile_runs VALUES ('%s', '/d', 't', 1, 2, '', FALSE, 'v', %d, %d, 0, 0, 0, 1)`, tc.id, tc.requests, tc.failures))
+	}
+	for _, stmt := range stmts {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id, want := range map[string]bool{"old-failed": true, "old-healthy": false, "old-no-load": false} {
+		got, err := s.(RunLookup).ProfileRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.LoadFailed != want {
+			t.Errorf("%s after the upgrade: load failed = %v, want %v", id, got.LoadFailed, want)
 		}
 	}
 }

@@ -184,6 +184,9 @@ type ProfileRun struct {
 	P50Ms     float64   `json:"p50_ms"`
 	P99Ms     float64   `json:"p99_ms"`
 	ProfileOK int       `json:"profiles"` // profiles saved without error
+	// LoadFailed is the load's verdict (loadgen.Health.Failed), judged
+	// by the threshold the run was made with.
+	LoadFailed bool `json:"load_failed"`
 }
 
 // ErrNoDatabase is returned by OpenExisting when the SQLite file does not

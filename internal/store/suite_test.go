@@ -272,6 +272,37 @@ func runStoreSuite(t *testing.T, s Store) {
 		}
 	})
 
+	t.Run("LoadVerdict", func(t *testing.T) {
+		// Each run keeps the verdict of the threshold it was made with;
+		// a result saved before loads were judged gets the default.
+		for _, tc := range []struct {
+			id        string
+			failures  int64
+			maxErrors float64 // 0: no verdict saved
+			failed    bool
+		}{
+			{"verdict-lenient", 30, 0.05, false},
+			{"verdict-strict", 8, 0.005, true},
+			{"verdict-default-failed", 20, 0, true},
+			{"verdict-default-healthy", 5, 0, false},
+		} {
+			l := &loadgen.Result{Requests: 1000, Failures: tc.failures, Successes: 1000 - tc.failures}
+			if tc.maxErrors > 0 {
+				l.Health = loadgen.Assess(l, tc.maxErrors)
+			}
+			if err := s.SaveProfileRun(ctx, &run.Run{ID: tc.id, Start: epoch.Add(time.Hour), Load: l}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.(RunLookup).ProfileRun(ctx, tc.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.LoadFailed != tc.failed {
+				t.Errorf("%s: %d of 1000 failed, max errors %v: load failed = %v, want %v", tc.id, tc.failures, tc.maxErrors, got.LoadFailed, tc.failed)
+			}
+		}
+	})
+
 	t.Run("ConcurrentWriters", func(t *testing.T) {
 		// New benchmarks appear in every writer at once: the first-sight
 		// inserts must not collide.

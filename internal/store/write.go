@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 )
 
@@ -214,9 +215,16 @@ func (s *sqlStore) SaveProfileRun(ctx context.Context, saved *run.Run) error {
 	}
 	var requests, failures int64
 	var rps, p50, p99 float64
+	failed := false
 	if l := saved.Load; l != nil {
 		requests, failures, rps = l.Requests, l.Failures, l.Throughput
 		p50, p99 = l.Latency.P50, l.Latency.P99
+		h := l.Health
+		if h == nil {
+			// Results saved before loads were judged: by the default.
+			h = loadgen.Assess(l, 0)
+		}
+		failed = h.Failed
 	}
 	profiles := 0
 	for _, p := range saved.Profiles {
@@ -230,15 +238,16 @@ func (s *sqlStore) SaveProfileRun(ctx context.Context, saved *run.Run) error {
 		dir = abs
 	}
 	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO profile_runs
-		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles, load_failed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET dir = excluded.dir, target = excluded.target,
 			start_time = excluded.start_time, end_time = excluded.end_time,
 			commit_hash = excluded.commit_hash, dirty = excluded.dirty, version = excluded.version,
 			requests = excluded.requests, failures = excluded.failures, rps = excluded.rps,
-			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles`),
+			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles,
+			load_failed = excluded.load_failed`),
 		saved.ID, dir, saved.Target, nanos(saved.Start), nanos(saved.End), saved.GitCommit, saved.GitDirty, saved.Version,
-		requests, failures, rps, p50, p99, profiles)
+		requests, failures, rps, p50, p99, profiles, failed)
 	if err != nil {
 		return fmt.Errorf("index profiling run %s: %w", saved.ID, err)
 	}
