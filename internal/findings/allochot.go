@@ -120,20 +120,11 @@ func checkAllocHot(e *env, r *Rule) []Finding {
 		own := profiles.PackagePath(l.fn)
 		where, advice := allocWhere(pkgs[l.siteKey], own)
 		ev := e.evidence(l, order)
-		summary := fmt.Sprintf("%s at %s: %s of allocated objects and %s of allocated bytes, allocated %s. %s",
-			l.fn, e.lineName(l), units.Percent(objects), units.Percent(bytes), where, advice)
+		summary := fmt.Sprintf("%s allocates at %s, %s: %s of allocated objects and %s of allocated bytes. %s",
+			l.fn, short(l.file, l.line), where, units.Percent(objects), units.Percent(bytes), advice)
 		out = append(out, r.finding(sev, res, summary, []Evidence{ev}))
 	}
 	return out
-}
-
-// lineName is a line as a finding's sentence names it: "calc.go:42".
-func (e *env) lineName(l *line) string {
-	file := l.file
-	if i := strings.LastIndexAny(file, `/\`); i >= 0 {
-		file = file[i+1:]
-	}
-	return fmt.Sprintf("%s:%d", file, l.line)
 }
 
 // allocatingPackage is the package an allocation charged to user frame k
