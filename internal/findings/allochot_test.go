@@ -30,3 +30,29 @@ func TestAllocHotSparesFixedPrograms(t *testing.T) {
 		})
 	}
 }
+
+// TestAllocHotLeavesExplainedLines diagnoses the fmt-hot rule's bad
+// program, whose hottest allocating line is a fmt.Sprintf that fmt-hot
+// explains: alloc-hot stays away from it, also when it is the only rule
+// asked for.
+func TestAllocHotLeavesExplainedLines(t *testing.T) {
+	a := workload(t, "fmt/bad")
+	all, _ := Diagnose(a, nil, Options{})
+	explained := ofRule(all, "fmt-hot")
+	if len(explained) == 0 {
+		t.Fatal("fmt-hot does not fire on fmt/bad: the test checks nothing")
+	}
+	only, _ := Diagnose(a, nil, Options{Rules: []string{"alloc-hot"}})
+	if len(only) != len(ofRule(only, "alloc-hot")) {
+		t.Errorf("rules that were not asked for are reported: %v", only)
+	}
+	for _, fs := range [][]Finding{ofRule(all, "alloc-hot"), only} {
+		for _, f := range fs {
+			for _, ev := range f.Evidence {
+				if named(explained, ev.File, ev.Line) {
+					t.Errorf("alloc-hot names a line fmt-hot explains: %s", describe(f))
+				}
+			}
+		}
+	}
+}
