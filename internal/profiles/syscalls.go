@@ -43,8 +43,8 @@ func SyscallFunctions() []string {
 	}
 }
 
-// Who made a system call: the program, through the standard library's
-// I/O, or the runtime for its own work.
+// ByProgram and ByRuntime say who made a system call: the program, through
+// the standard library's I/O, or the runtime for its own work.
 const (
 	ByProgram = "program"
 	ByRuntime = "runtime"
