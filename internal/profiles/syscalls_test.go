@@ -1,11 +1,8 @@
 package profiles
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -93,12 +90,11 @@ func TestSystemCallsComputeBound(t *testing.T) {
 func TestSystemCallsWrites(t *testing.T) {
 	paths := func(name string) map[string]SyscallPath {
 		t.Helper()
-		f, err := os.Open(filepath.Join("..", "findings", "testdata", "runs", name, "cpu.pb.gz"))
+		saved, err := run.Load(filepath.Join("..", "findings", "testdata", "runs", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
-		p, err := profile.Parse(f)
+		p, err := saved.Open(run.KindCPU)
 		if err != nil {
 			t.Fatal(err)
 		}
