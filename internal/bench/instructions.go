@@ -191,10 +191,11 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 	}
 	out.Close()
 	defer os.Remove(out.Name())
-	cmd := exec.CommandContext(ctx, opts.Valgrind, "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no",
+	prog, args := fixedAddresses(opts.Valgrind, "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no",
 		"--cachegrind-out-file="+out.Name(),
 		bin.Path, "-test.run=^$", "-test.bench="+BenchPattern(name), "-test.benchtime="+strconv.Itoa(n)+"x",
 		"-test.count=1", "-test.cpu=1")
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = bin.Package.Dir
 	cmd.Env = append(os.Environ(), countEnv()...)
 	var stderr, stdout bytes.Buffer

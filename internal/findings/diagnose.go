@@ -59,6 +59,9 @@ type env struct {
 	profs map[string]*prof
 	src   *profiles.SourceFiles
 	cum   map[string]*site // cumCPU, once computed
+	// explained holds the lines (file and line only) that the findings
+	// of the rules run so far name, for the residual rules.
+	explained map[siteKey]bool
 }
 
 // resource returns the profile measuring r and the value index, or nil.
@@ -164,12 +167,30 @@ func Diagnose(a *profiles.Analysis, ix *escape.Index, opts Options) ([]Finding, 
 		return nil, warns
 	}
 
+	// Residual rules run last, on what the others leave unexplained; the
+	// others then run even when not selected, so a residual rule reports
+	// the same lines whichever rules are asked for.
+	rules := Rules()
+	slices.SortStableFunc(rules, func(a, b Rule) int { return cmp.Compare(boolRank(a.residual), boolRank(b.residual)) })
+	residual := slices.ContainsFunc(rules, func(r Rule) bool { return r.residual && selected(opts.Rules, r.ID) })
+	e.explained = map[siteKey]bool{}
 	var out []Finding
-	for _, r := range Rules() {
-		if !selected(opts.Rules, r.ID) {
+	for _, r := range rules {
+		if !selected(opts.Rules, r.ID) && (r.residual || !residual) {
 			continue
 		}
 		fs := r.check(e, &r)
+		for _, f := range fs {
+			for _, ev := range f.Evidence {
+				if r.symptom {
+					break
+				}
+				e.explained[siteKey{file: ev.File, line: ev.Line}] = true
+			}
+		}
+		if !selected(opts.Rules, r.ID) {
+			continue
+		}
 		slices.SortStableFunc(fs, byRank)
 		if len(fs) > opts.MaxPerRule {
 			fs = fs[:opts.MaxPerRule]
@@ -187,6 +208,13 @@ func Diagnose(a *profiles.Analysis, ix *escape.Index, opts Options) ([]Finding, 
 	warns = append(warns, e.checkSource(out)...)
 	slices.SortStableFunc(out, byRank)
 	return out, warns
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // byRank orders findings by severity, heaviest first, then by rule and

@@ -264,7 +264,7 @@ func TestExampleLeftpad(t *testing.T) {
 	})
 	t.Run("optimized", func(t *testing.T) {
 		fs := exampleFindings(t, "leftpad", "optimized")
-		for _, rule := range append(named, "concat-hot", "json-reflect", "reread") {
+		for _, rule := range append(named, "concat-hot", "json-reflect", "reread", "alloc-hot") {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))
 			}
@@ -281,10 +281,15 @@ func TestExampleTxsummary(t *testing.T) {
 		if !finds(fs, "json-reflect", "github.com/perfscope/perfscope/examples/txsummary.summarizeNaive", "interface values") {
 			t.Errorf("no json-reflect finding in main.summarizeNaive naming interface decoding")
 		}
+		// Every amount is parsed into new big.Rat values, and multiplied
+		// into another, on every request: the decimal arithmetic.
+		if !finds(fs, "alloc-hot", "github.com/perfscope/perfscope/examples/txsummary.parseRatAmount", "math/big") {
+			t.Errorf("no alloc-hot finding in parseRatAmount naming math/big")
+		}
 	})
 	t.Run("optimized", func(t *testing.T) {
 		fs := exampleFindings(t, "txsummary", "optimized")
-		for _, rule := range []string{"reread", "json-reflect"} {
+		for _, rule := range []string{"reread", "json-reflect", "alloc-hot"} {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))
 			}

@@ -17,6 +17,7 @@ func gcRule() Rule {
 		Title:     "Garbage collector pressure",
 		Summary:   "allocating and collecting memory takes a large share of CPU",
 		Resources: []Resource{CPU},
+		symptom:   true,
 		Explanation: fmt.Sprintf(`
 Every heap allocation costs twice: once in the allocator (runtime.mallocgc),
 and again when the garbage collector marks the live heap and sweeps the dead

@@ -20,11 +20,15 @@ const (
 	syscallShare = 0.60
 )
 
-// syscallFuncs are the system call entry points and the network poller.
-var syscallFuncs = matcher{
-	"syscall.Syscall*", "syscall.RawSyscall*", "syscall.syscall*", "syscall.rawsyscall*",
-	"internal/runtime/syscall.Syscall6", "internal/runtime/syscall/linux.Syscall6", "runtime/internal/syscall.Syscall6",
-	"runtime.netpoll", "runtime.epollwait", "runtime.kevent", "runtime.write1", "runtime.read",
+// inKernelOrPoller accepts a stack in a system call (a frame of the
+// syscall class: profiles.SyscallFunctions) or in the network poller.
+func inKernelOrPoller(fs []frame) bool {
+	for _, f := range fs {
+		if f.class == profiles.Syscall || f.fn == "runtime.netpoll" {
+			return true
+		}
+	}
+	return false
 }
 
 func idleRule() Rule {
@@ -96,7 +100,7 @@ func checkIdle(e *env, r *Rule) []Finding {
 			out = append(out, r.finding(sev, Idle, summary, []Evidence{ev}))
 		}
 	}
-	sys := e.stackSum(CPU, func(fs []frame) bool { return anyFrame(fs, syscallFuncs.match) })
+	sys := e.stackSum(CPU, inKernelOrPoller)
 	if s := profiles.Share(sys, total); e.enoughCPU(sys) && s >= syscallShare {
 		ev := Evidence{Function: "(system calls and network poller)", Measures: []Measure{e.measure(CPU, sys)}}
 		summary := fmt.Sprintf("System calls and the network poller take %s of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", units.Percent(s))

@@ -22,7 +22,14 @@ type Rule struct {
 	// compiler is set on rules whose evidence includes the compiler's
 	// reasons, so their findings can say when those are missing.
 	compiler bool
-	check    func(e *env, r *Rule) []Finding
+	// residual is set on a rule that reports what the others leave
+	// unexplained: it runs after them and skips the lines they name.
+	residual bool
+	// symptom is set on a rule whose evidence shows where a cost lands
+	// (the top allocating lines), not why: residual rules still report
+	// its lines.
+	symptom bool
+	check   func(e *env, r *Rule) []Finding
 }
 
 // Rules returns every rule, in the order they are documented. The slice
@@ -43,6 +50,7 @@ func Rules() []Rule {
 		goroutineRule(),
 		idleRule(),
 		rereadRule(),
+		allocHotRule(),
 	}
 }
 

@@ -36,7 +36,7 @@ func TestRules(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"concat-loop", "fmt-hot", "built-per-call", "small-writes", "std-logger-lock", "lock-wait",
-		"json-reflect", "gc-pressure", "growth", "iface-escape", "goroutine-growth", "not-bottleneck", "reread"} {
+		"json-reflect", "gc-pressure", "growth", "iface-escape", "goroutine-growth", "not-bottleneck", "reread", "alloc-hot"} {
 		if !seen[id] {
 			t.Errorf("no rule %s", id)
 		}

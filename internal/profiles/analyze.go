@@ -128,6 +128,10 @@ type CPU struct {
 	// GC is measured on the whole profile even with a route filter: the
 	// collector serves every route and its workers carry no labels.
 	GC *GCShare `json:"gc,omitempty"`
+	// Syscalls splits the CPU spent in system calls (the syscall class's
+	// flat CPU) by the path that led to them; like the tables, it covers
+	// the route's samples when Options.Route is set.
+	Syscalls *Syscalls `json:"syscalls,omitempty"`
 }
 
 // Allocs is the allocation profile's part of an analysis: what was
@@ -296,6 +300,11 @@ func (a *Analysis) cpu(p *profile.Profile, route *RouteMatcher, seconds float64,
 		return nil, errors.Join(append(errs, err)...)
 	}
 	cpu.Total = ft.Total
+	if sc, err := SystemCalls(q, SampleCPU, a.Classifier); err != nil {
+		errs = append(errs, err)
+	} else {
+		cpu.Syscalls = sc
+	}
 	cpu.Flat = ft.Top(ByFlat, n, focus)
 	cpu.Cum = ft.Top(ByCum, n, focus)
 	attr := AttributeUser

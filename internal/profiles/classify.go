@@ -16,10 +16,14 @@ const (
 	Stdlib     Class = "stdlib"     // the standard library, except what Runtime covers
 	Runtime    Class = "runtime"    // runtime, runtime/*, internal/*, compiler-generated and native code
 	Dependency Class = "dependency" // third-party modules
+	// Syscall is the entry into the kernel (see SyscallFunctions): CPU
+	// spent there is the kernel's work on the program's behalf, which the
+	// profiler charges to the frame that made the system call.
+	Syscall Class = "syscall"
 )
 
 // classOrder is the order in which classes are listed.
-func classOrder() [4]Class { return [4]Class{User, Runtime, Stdlib, Dependency} }
+func classOrder() [5]Class { return [5]Class{User, Syscall, Runtime, Stdlib, Dependency} }
 
 // A Classifier tells user code from the runtime, the standard library and
 // dependencies, from function names and file paths alone, so it works on a
@@ -44,7 +48,10 @@ func classOrder() [4]Class { return [4]Class{User, Runtime, Stdlib, Dependency} 
 //     its file is known and not in the module cache, else a dependency.
 //
 // Names with no package (native code, pprof's synthetic frames) and
-// compiler-generated ones ("type:.eq...") count as runtime.
+// compiler-generated ones ("type:.eq...") count as runtime. Before all of
+// these, the functions that enter the kernel (SyscallFunctions) are
+// Syscall, whoever calls them: time in a system call is neither the
+// runtime's nor the standard library's code.
 type Classifier struct {
 	// Module, when set, is the target's module path: packages under it are
 	// user code whatever their files say.
@@ -85,6 +92,9 @@ func NewClassifier(module string, ps ...*profile.Profile) *Classifier {
 // Classify returns the class of the function with the given name, defined
 // in file ("" when unknown).
 func (c *Classifier) Classify(name, file string) Class {
+	if MatchFunction(name, SyscallFunctions()) {
+		return Syscall
+	}
 	pkg := PackagePath(name)
 	if pkg == "" || strings.HasPrefix(name, "type:") || strings.HasPrefix(name, "go:") {
 		return Runtime

@@ -2,18 +2,20 @@
 // source lines allocate or wait, how much CPU the garbage collector and the
 // allocator take, which routes cost what, and how goroutines grew. It is
 // opinionated about focus: a service owner asks "which line of mine is it", so
-// by default user code is ranked first and the runtime, the standard library
-// and dependencies are folded into one line each, with pprof's full view one
-// option away.
+// by default user code is ranked first and system calls, the runtime, the
+// standard library and dependencies are folded into one line each, with
+// pprof's full view one option away.
 //
 // Analyze builds everything a report shows from a saved run; the pieces it
 // uses are exported for other consumers (diagnosis rules, listings,
 // comparisons): Functions ranks functions by flat and cum, Sites charges
 // samples to source lines (allocation sites, wait sites, hot lines), GC
-// measures the collector's and the allocator's share of CPU,
+// measures the collector's and the allocator's share of CPU, SystemCalls
+// splits the CPU in the kernel by the path that led there,
 // GoroutineGrowth compares goroutine profiles, Routes splits CPU by the
 // http.route label, Lines lists values per source line, and a Classifier
-// tells user code from the runtime, the standard library and dependencies.
+// tells user code from system calls, the runtime, the standard library and
+// dependencies.
 //
 // Each computation on samples is written once, here, and every table,
 // listing, diagnosis rule and compiler listing goes through it: SampleIndex

@@ -197,15 +197,15 @@ func (s Site) Where() string {
 }
 
 // attribute picks the frame a sample is charged to: the user's line
-// (UserFrame); else the innermost frame outside the runtime (a standard
-// library or dependency caller, such as net/http reading a request); else
-// the leaf.
+// (UserFrame); else the innermost frame outside the runtime and the
+// kernel's entry (a standard library or dependency caller, such as
+// net/http reading a request); else the leaf.
 func attribute(fs []Frame, cs *Classes) int {
 	if i := UserFrame(fs, -1, cs.Frame); i >= 0 {
 		return i
 	}
 	for i, f := range fs {
-		if cs.Of(f.fn) != Runtime {
+		if cl := cs.Of(f.fn); cl != Runtime && cl != Syscall {
 			return i
 		}
 	}

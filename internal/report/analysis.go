@@ -127,6 +127,9 @@ func cpuSection(a *profiles.Analysis) section {
 		}
 		lines = append(lines, "own CPU by kind of code: "+strings.Join(kinds, ", "))
 	}
+	if l := syscallLine(c.Syscalls); l != "" {
+		lines = append(lines, l)
+	}
 	if g := c.GC; g != nil && g.Total > 0 {
 		lines = append(lines, fmt.Sprintf("garbage collector %s, allocator %s, together %s of CPU",
 			units.Percent(g.GCFraction), units.Percent(g.AllocatorFraction), units.Percent(g.CombinedFraction)))
@@ -137,6 +140,9 @@ func cpuSection(a *profiles.Analysis) section {
 	}
 	if c.Cum != nil {
 		s.blocks = append(s.blocks, funcBlock("Top functions by cumulative CPU (with callees)", c.Cum))
+	}
+	if b, ok := syscallBlock(c.Syscalls); ok {
+		s.blocks = append(s.blocks, b)
 	}
 	if c.Lines != nil && len(c.Lines.Rows) > 0 {
 		caption := "Hot lines: CPU charged to the user line that spends it, with the call made there"
@@ -197,6 +203,8 @@ func kindName(c profiles.Class) string {
 		return "standard library"
 	case profiles.Dependency:
 		return "dependencies"
+	case profiles.Syscall:
+		return "system calls"
 	}
 	return string(c)
 }

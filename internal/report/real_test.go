@@ -76,3 +76,51 @@ func TestRealRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemCallsShown renders the committed leftpad run, a third of whose
+// CPU is in system calls, and checks that the CPU headline, the tables
+// split by kind of code and the paths to the kernel say so, in every
+// format, and that the unlabelled route is explained once.
+func TestSystemCallsShown(t *testing.T) {
+	saved, err := run.Load(filepath.Join("..", "profiles", "testdata", "leftpad-run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, errs := profiles.Analyze(saved, profiles.Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for f, wants := range map[Format][]string{
+		Text: {
+			"own CPU by kind of code: user code 0.0%, system calls 31.0%, runtime 52.6%, standard library 16.4%",
+			"system calls 31.0% of CPU: made by the program: net write 20.3%, file write 4.3%, net read 3.0%; the runtime's own (scheduler, netpoll, memory) 3.4%",
+			"(system calls: 6 functions)",
+			"System calls by the path that led to them",
+			"log.(*Logger).output",
+			"(no route label): CPU not spent inside a request handler wrapped by perfscope's expose middleware",
+		},
+		Markdown: {"system calls 31.0% of CPU", "`net.(*netFD).Write`", "(no route label): CPU not spent"},
+		JSON:     {`"syscalls":`, `"path":"net write"`, `"class":"syscall"`},
+	} {
+		var buf bytes.Buffer
+		if err := Write(&buf, f, a, nil); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if f == JSON {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, buf.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+			out = compact.String()
+		}
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s report lacks %q", f, want)
+			}
+		}
+		if n := strings.Count(out, "(no route label): "); f != JSON && n != 1 {
+			t.Errorf("%s report explains the unlabelled route %d times", f, n)
+		}
+	}
+}

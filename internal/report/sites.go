@@ -131,7 +131,25 @@ func routeSection(routes []profiles.RouteShare) section {
 		tb.add(units.Percent(r.Share), units.Value(r.Value, r.Unit), route, strings.Join(top, ", "))
 	}
 	s.blocks = append(s.blocks, block{caption: "CPU split by the http.route profiler label; each sample is charged to its innermost user function", table: tb})
+	if note := UnlabelledRouteNote(routes); note != "" {
+		s.blocks = append(s.blocks, block{lines: []string{note}})
+	}
 	return s
+}
+
+// UnlabelledRouteNote explains the "(no route label)" row of a CPU by
+// route table, "" when routes have none; the dashboard shows it under its
+// own table of routes.
+func UnlabelledRouteNote(routes []profiles.RouteShare) string {
+	for _, r := range routes {
+		if r.Route == "" {
+			return "(no route label): CPU not spent inside a request handler wrapped by perfscope's expose middleware " +
+				"(expose.Middleware): the runtime's background work (garbage collection, the scheduler), " +
+				"the HTTP server's own goroutines outside the handler (accepting connections, reading requests, " +
+				"writing responses out after the handler returns), and handlers served without the middleware."
+		}
+	}
+	return ""
 }
 
 func problemSection(a *profiles.Analysis) section {

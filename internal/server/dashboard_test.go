@@ -210,6 +210,16 @@ func TestDashboardPages(t *testing.T) {
 		if !strings.Contains(main, "Findings") || !strings.Contains(main, "13,279 req/s") {
 			t.Errorf("the run page lacks its findings or throughput:\n%s", main)
 		}
+		// The routes table and the report say what the unlabelled row is
+		// and how much CPU went into system calls, as the CLI does.
+		for _, want := range []string{"own CPU by kind of code: user code", "system calls"} {
+			if !strings.Contains(main, want) {
+				t.Errorf("the run page lacks %q", want)
+			}
+		}
+		if n := strings.Count(main, "(no route label): CPU not spent inside a request handler"); n != 2 {
+			t.Errorf("the run page explains the unlabelled route %d times, want once under its routes and once in the report", n)
+		}
 		// pprof's flame graph is drawn in the frame beside the findings.
 		pctx, cancel := step(ctx)
 		defer cancel()

@@ -112,8 +112,10 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		// reasons: the server is configured not to build them.
 		CompilerSkipped bool
 		Routes          []profiles.RouteShare
-		Others          []store.ProfileRun
-		Report          string
+		// RoutesNote explains the routes' unlabelled row, if any.
+		RoutesNote string
+		Others     []store.ProfileRun
+		Report     string
 		// SourceFocus is the query of the source links: pprof lists
 		// every function of a profile without one, which takes seconds
 		// and pages; the hottest user functions are what a reader wants.
@@ -122,7 +124,7 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		// the findings: CPU, or allocations when there is no CPU
 		// profile; "" when there is neither.
 		Flame string
-	}{saved, res.Findings, res.CompilerSkipped, a.Routes, others, text.String(), sourceFocus(a), flameKind(saved)}
+	}{saved, res.Findings, res.CompilerSkipped, a.Routes, report.UnlabelledRouteNote(a.Routes), others, text.String(), sourceFocus(a), flameKind(saved)}
 	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
 }
 
