@@ -38,7 +38,7 @@ const probeConns = 8
 // for a connection in microseconds, and sees it closed as fast; these
 // leave room for a busy machine.
 const (
-	identityWait = 3 * time.Second
+	identityWait = 5 * time.Second
 	identityPoll = 25 * time.Millisecond
 )
 
