@@ -195,13 +195,18 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 		"--cachegrind-out-file="+out.Name(),
 		bin.Path, "-test.run=^$", "-test.bench="+BenchPattern(name), "-test.benchtime="+strconv.Itoa(n)+"x",
 		"-test.count=1", "-test.cpu=1")
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Dir = bin.Package.Dir
-	cmd.Env = append(os.Environ(), countEnv()...)
 	var stderr, stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
+	newCmd := func() *exec.Cmd {
+		cmd := exec.CommandContext(ctx, prog, args...)
+		cmd.Dir = bin.Package.Dir
+		cmd.Env = append(os.Environ(), countEnv()...)
+		stdout.Reset()
+		stderr.Reset()
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = 5 * time.Second
+		return cmd
+	}
+	if _, err := runWithFixedSeed(newCmd, "cachegrind-"); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return 0, fmt.Errorf("%s: no result under valgrind within %v", name, opts.Timeout)
 		}

@@ -1,0 +1,3 @@
+module example.com/seed
+
+go 1.24
