@@ -85,6 +85,36 @@ func TestCountInstructionsErrors(t *testing.T) {
 	}
 }
 
+// TestReadValgrindLog reads lines valgrind 3.19 wrote with
+// --trace-syscalls=yes for a run of the examples' handler benchmark.
+func TestReadValgrindLog(t *testing.T) {
+	log := `==14343== Cachegrind, a cache and branch-prediction profiler
+SYSCALL[14343,1](1) sys_write ( 9, 0x3f0c28704000, 88 ) --> [async] ... 
+SYSCALL[14343,1](1) ... [async] --> Success(0x58) 
+SYSCALL[14343,1](228) sys_clock_gettime( 1, 0x1fff000500 )[sync] --> Success(0x0) 
+SYSCALL[14343,2](202) sys_futex ( 0xcdd580, 128, 0, 0x4bcfcd28, 0x0 ) --> [async] ... 
+SYSCALL[14343,4](281) sys_epoll_pwait ( 7, 0x51000584, 128, 179, 0x0, 0 ) --> [async] ... 
+SYSCALL[14343,3](35) sys_nanosleep ( 0x4bd4ff28, 0x0 ) --> [async] ... 
+SYSCALL[14343,1](257) sys_openat ( -100, 0xc000012345(/tmp/x), 524288 ) --> [async] ... 
+SYSCALL[14343,1](257) ... [async] --> Success(0x3) 
+==14343== I   refs:      194,237,900
+`
+	path := filepath.Join(t.TempDir(), "valgrind.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, msgs, err := readValgrindLog(path)
+	if err != nil || n != 2 {
+		t.Errorf("blocking calls: %d, %v; want 2 (write, openat)", n, err)
+	}
+	if !strings.Contains(msgs, "I   refs") || strings.Contains(msgs, "SYSCALL") {
+		t.Errorf("messages: %q", msgs)
+	}
+	if _, _, err := readValgrindLog(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing log read without error")
+	}
+}
+
 func TestPlanIterations(t *testing.T) {
 	o := InstructionOptions{Target: 1_000_000, MaxAlloc: 1 << 20}
 	if p := o.PlanIterations(100, 0, 0); p.N != 3334 || p.Note != "" {
@@ -138,6 +168,17 @@ func TestCountBenchmarks(t *testing.T) {
 		if c == nil || c.Err != nil || len(c.Counts) != 2 {
 			t.Fatalf("%s: %+v (counted: %v)\n%s", name, c, slices.Collect(maps.Keys(byName)), out)
 		}
+	}
+	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc"} {
+		if b := byName[name].Counts[0].Blocking; b > 0.01 {
+			t.Errorf("%s: %.3f blocking system calls per operation, want none", name, b)
+		}
+	}
+	// One write(2) per operation: whether the runtime hands the processor
+	// to another thread during it depends on timing.
+	if c := byName["Write"]; c == nil || c.Err == nil || len(c.Counts) != 0 ||
+		!strings.Contains(c.Err.Error(), "makes 1 blocking system call per operation") {
+		t.Errorf("BenchmarkWrite makes a system call per operation but was counted: %+v", c)
 	}
 	// Refused either way: its counts are noise, which reads as no work per
 	// operation or, when the noise is large, as work depending on timing.

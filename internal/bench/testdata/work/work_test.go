@@ -1,9 +1,13 @@
 // Package work has benchmarks whose work per operation is known, for
 // testing instruction counts: Spin/1000 does half the loop iterations of
-// Spin/2000, Fixed ignores b.N.
+// Spin/2000, Fixed ignores b.N, Write makes a system call per operation.
 package work
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 var (
 	sink uint64
@@ -34,6 +38,20 @@ func BenchmarkSpin(b *testing.B) {
 func BenchmarkAlloc(b *testing.B) {
 	for range b.N {
 		kept = make([]byte, 4096)
+	}
+}
+
+func BenchmarkWrite(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	p := []byte("x")
+	for range b.N {
+		if _, err := f.Write(p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
