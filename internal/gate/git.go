@@ -33,6 +33,12 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 		}
 		opts.Instructions.Valgrind = v
 	}
+	if pct := cfg.Thresholds[bench.UnitInstructions]; count && opts.Instructions.TimingLimit == 0 && pct > 0 {
+		// A count that thread hand-offs could move by a quarter of the
+		// threshold is not decided on, as two counts that disagree by
+		// that much are not.
+		opts.Instructions.TimingLimit = pct / 100 / 4
+	}
 	start := time.Now()
 	g, err := bench.BuildGate(ctx, opts)
 	if err != nil {
