@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"maps"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -214,5 +216,35 @@ func TestCountBenchmarks(t *testing.T) {
 		if !ok || v != want || r.GetConfig("pkg") != "example.com/work" {
 			t.Errorf("%s: %v %v (want %v), pkg %q", r.Name, v, ok, want, r.GetConfig("pkg"))
 		}
+	}
+}
+
+// TestGateCountedNotes checks that a benchmark refused on both sides of a
+// gate is noted once, as the head has it, and one refused in the base
+// only says so.
+func TestGateCountedNotes(t *testing.T) {
+	result := func(name string) *benchfmt.Result {
+		r := &benchfmt.Result{Name: benchfmt.Name(name)}
+		r.SetConfig("pkg", "example.com/work")
+		return r
+	}
+	base := []*CountedBenchmark{
+		{Result: result("Write"), Err: errors.New("base reason")},
+		{Result: result("Old"), Err: errors.New("only in the base")},
+		{Result: result("Spin")},
+	}
+	head := []*CountedBenchmark{
+		{Result: result("Write"), Err: errors.New("head reason")},
+		{Result: result("Old")},
+		{Result: result("Alloc"), Note: "fewer operations"},
+	}
+	got := GateCountedNotes(base, head)
+	want := []string{
+		"example.com/work BenchmarkWrite: no instruction count, measured by time only: head reason",
+		"example.com/work BenchmarkAlloc: fewer operations",
+		"example.com/work BenchmarkOld (in the base): no instruction count, measured by time only: only in the base",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -59,18 +59,46 @@ func ResolveMeasure(m Measure) Measure {
 func CountedNotes(counted []*CountedBenchmark) []string {
 	var notes []string
 	for _, c := range counted {
-		name := "Benchmark" + string(c.Result.Name)
-		if pkg := c.Result.GetConfig("pkg"); pkg != "" {
-			name = pkg + " " + name
-		}
-		switch {
-		case c.Err != nil:
-			notes = append(notes, fmt.Sprintf("%s: no instruction count, measured by time only: %v", name, c.Err))
-		case c.Note != "":
-			notes = append(notes, name+": "+c.Note)
+		if n := countedNote(c); n != "" {
+			notes = append(notes, countedName(c)+": "+n)
 		}
 	}
 	return notes
+}
+
+// GateCountedNotes is CountedNotes for the two sides of a gate: a
+// benchmark noted on both sides is noted once, as the head has it; one
+// noted in the base only says so.
+func GateCountedNotes(base, head []*CountedBenchmark) []string {
+	notes := CountedNotes(head)
+	inHead := make(map[string]bool)
+	for _, c := range head {
+		inHead[countedName(c)] = countedNote(c) != ""
+	}
+	for _, c := range base {
+		if n := countedNote(c); n != "" && !inHead[countedName(c)] {
+			notes = append(notes, countedName(c)+" (in the base): "+n)
+		}
+	}
+	return notes
+}
+
+func countedName(c *CountedBenchmark) string {
+	name := "Benchmark" + string(c.Result.Name)
+	if pkg := c.Result.GetConfig("pkg"); pkg != "" {
+		name = pkg + " " + name
+	}
+	return name
+}
+
+func countedNote(c *CountedBenchmark) string {
+	switch {
+	case c.Err != nil:
+		return fmt.Sprintf("no instruction count, measured by time only: %v", c.Err)
+	case c.Note != "":
+		return c.Note
+	}
+	return ""
 }
 
 // instructionResults writes counted benchmarks in Go benchmark format and

@@ -82,7 +82,7 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 			}
 			d = Decide(Pair(run.Base.Results, run.Head.Results), cfg)
 		}
-		notes = append(bench.CountedNotes(run.CountedBase), bench.CountedNotes(run.CountedHead)...)
+		notes = bench.GateCountedNotes(run.CountedBase, run.CountedHead)
 	}
 	if len(d.Judgements) == 0 {
 		return nil, run, ErrNoBenchmarks
