@@ -187,10 +187,14 @@ func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts
 		c.Blocking = float64(more) / float64(n)
 	}
 	if c.Long <= c.Short {
-		return c, fmt.Errorf("%s: %d operations counted no more instructions than %d (%d, %d): the benchmark does not run b.N operations", name, 2*n, n, c.Long, c.Short)
+		return c, fmt.Errorf("%s: %d operations counted no more instructions than %d (%d, %d): %w", name, 2*n, n, c.Long, c.Short, errNoOperations)
 	}
 	return c, nil
 }
+
+// errNoOperations is the error of a count whose longer run executed no
+// more instructions than its shorter one.
+var errNoOperations = errors.New("the benchmark does not run b.N operations")
 
 // BenchPattern is the -test.bench pattern that selects exactly one
 // benchmark by its full name: testing matches each slash-separated level
@@ -465,32 +469,50 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 		cb.Note = plan.Note
 		// benchfmt names drop the "Benchmark" prefix; testing needs it.
 		base := "Benchmark" + stripProcs(name)
+		bytes := slices.Max(append(s.bytes, 0))
+	counting:
 		for range reps {
 			c, err := CountInstructions(ctx, bin, base, plan.N, opts)
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
-			if err != nil {
+			if err != nil && !errors.Is(err, errNoOperations) {
 				cb.Err = err
 				break
 			}
 			// The first count replaces the guess from time: a count far
 			// below the target is re-planned from what one operation
-			// really executes.
+			// really executes, or, when the operations added nothing
+			// the two runs' one-time work did not hide (a time measured
+			// on a loaded machine, a set-up of a thousand operations'
+			// work), with sixteen times as many; a few times at most.
 			firstPerOp := math.NaN()
-			if len(cb.Counts) == 0 && float64(c.Long-c.Short) < float64(opts.Target)/4 {
-				firstPerOp = c.PerOp
-				if again := opts.PlanIterations(0, slices.Max(append(s.bytes, 0)), c.PerOp); again.N > plan.N {
-					plan = again
-					cb.Note = plan.Note
-					if c, err = CountInstructions(ctx, bin, base, plan.N, opts); err != nil {
-						if ctx.Err() != nil {
-							return out, ctx.Err()
-						}
-						cb.Err = err
-						break
-					}
+			for try := 0; len(cb.Counts) == 0 && try < 3 && float64(c.Long-c.Short) < float64(opts.Target)/4; try++ {
+				if try == 0 {
+					firstPerOp = c.PerOp
 				}
+				perOp := c.PerOp
+				if err != nil || perOp <= 0 {
+					perOp = float64(opts.Target) / float64(16*plan.N)
+				}
+				again := opts.PlanIterations(0, bytes, perOp)
+				if again.N <= plan.N {
+					break
+				}
+				plan = again
+				cb.Note = plan.Note
+				c, err = CountInstructions(ctx, bin, base, plan.N, opts)
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				if err != nil && !errors.Is(err, errNoOperations) {
+					cb.Err = err
+					break counting
+				}
+			}
+			if err != nil {
+				cb.Err = err
+				break
 			}
 			// Operations that add almost nothing over a run at twice the
 			// count planned for the target are not operations: the

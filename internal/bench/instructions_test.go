@@ -165,7 +165,7 @@ func TestCountBenchmarks(t *testing.T) {
 	for _, c := range counted {
 		byName[stripProcs(string(c.Result.Name))] = c
 	}
-	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc"} {
+	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc", "NoisySetup"} {
 		c := byName[name]
 		if c == nil || c.Err != nil || len(c.Counts) != 2 {
 			t.Fatalf("%s: %+v (counted: %v)\n%s", name, c, slices.Collect(maps.Keys(byName)), out)
@@ -207,8 +207,8 @@ func TestCountBenchmarks(t *testing.T) {
 	if got := back.Units.GetAssumption(UnitInstructions); got != benchmath.AssumeExact {
 		t.Errorf("instructions/op assumption %v, want exact:\n%s", got, buf.String())
 	}
-	if len(back.Results) != 3 {
-		t.Fatalf("%d results, want 3:\n%s", len(back.Results), buf.String())
+	if len(back.Results) != 4 { // Spin/1000, Spin/2000, Alloc, NoisySetup
+		t.Fatalf("%d results, want 4:\n%s", len(back.Results), buf.String())
 	}
 	for _, r := range back.Results {
 		v, ok := r.Value(UnitInstructions)
@@ -216,6 +216,34 @@ func TestCountBenchmarks(t *testing.T) {
 		if !ok || v != want || r.GetConfig("pkg") != "example.com/work" {
 			t.Errorf("%s: %v %v (want %v), pkg %q", r.Name, v, ok, want, r.GetConfig("pkg"))
 		}
+	}
+}
+
+// TestCountBenchmarksReplans counts a benchmark planned from a time far
+// too long, as a loaded machine measures: its first count covers one
+// operation, which its set-up's random length hides, and the count must
+// still come out as its operations' work.
+func TestCountBenchmarksReplans(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 20_000_000}
+	bin := workBinary(t)
+	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\nBenchmarkNoisySetup 1 100000000 ns/op\nBenchmarkSpin/1000 1 100000000 ns/op\n"), "loaded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := opts.PlanIterations(1e8, 0, 0).N; n != 1 {
+		t.Fatalf("planned %d operations from 0.1 s/op, want 1", n)
+	}
+	counted, err := CountBenchmarks(context.Background(), bin, ordinary, 1, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counted) != 2 || counted[0].Err != nil || counted[1].Err != nil {
+		t.Fatalf("counts: %+v", counted)
+	}
+	noisy, spin := counted[0].PerOp(), counted[1].PerOp()
+	t.Logf("NoisySetup %.0f instructions/op over %d ops, Spin/1000 %.0f over %d", noisy, counted[0].Counts[0].N, spin, counted[1].Counts[0].N)
+	if d := math.Abs(noisy/spin - 1); d > 0.02 {
+		t.Errorf("NoisySetup counted %.0f instructions/op, Spin/1000 %.0f: %.1f%% apart, want the same work within 2%%", noisy, spin, 100*d)
 	}
 }
 

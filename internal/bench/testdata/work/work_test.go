@@ -1,9 +1,11 @@
 // Package work has benchmarks whose work per operation is known, for
 // testing instruction counts: Spin/1000 does half the loop iterations of
-// Spin/2000, Fixed ignores b.N, Write makes a system call per operation.
+// Spin/2000, Fixed ignores b.N, Write makes a system call per operation,
+// NoisySetup does Spin/1000's work after a set-up of random length.
 package work
 
 import (
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,6 +54,21 @@ func BenchmarkWrite(b *testing.B) {
 		if _, err := f.Write(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkNoisySetup spins up to two operations' worth before its loop,
+// a random amount (crypto/rand: the operating system's, whatever the
+// runtime's seed), so that a count over one or two operations cannot
+// tell its operations from its set-up.
+func BenchmarkNoisySetup(b *testing.B) {
+	var r [1]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		b.Fatal(err)
+	}
+	sink += spin(int(r[0]) * 8)
+	for range b.N {
+		sink += spin(1000)
 	}
 }
 
