@@ -150,6 +150,12 @@ type InstructionCount struct {
 	Blocking float64
 }
 
+// OneTime is what the shorter run executed besides its N operations:
+// start-up, the benchmark's set-up, testing's first run of it.
+func (c InstructionCount) OneTime() float64 {
+	return float64(2*c.Short - c.Long)
+}
+
 // TimingShare is the share of the count that thread hand-offs during its
 // blocking system calls could add: Blocking × HandoffInstructions / PerOp.
 func (c InstructionCount) TimingShare() float64 {
@@ -486,16 +492,23 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			// the two runs' one-time work did not hide (a time measured
 			// on a loaded machine, a set-up of a thousand operations'
 			// work), with sixteen times as many; a few times at most.
+			// The run's one-time work (start-up, set-up, testing's first
+			// run) varies by a few tenths of a percent from run to run;
+			// counted operations executing less than it are planned
+			// again to execute twice as much, which keeps that variation
+			// a smaller share of an operation.
 			firstPerOp := math.NaN()
-			for try := 0; len(cb.Counts) == 0 && try < 3 && float64(c.Long-c.Short) < float64(opts.Target)/4; try++ {
+			for try := 0; len(cb.Counts) == 0 && try < 3 && float64(c.Long-c.Short) < max(float64(opts.Target)/4, c.OneTime()); try++ {
 				if try == 0 {
 					firstPerOp = c.PerOp
 				}
+				target := opts
+				target.Target = max(opts.Target, int64(2*c.OneTime()))
 				perOp := c.PerOp
 				if err != nil || perOp <= 0 {
-					perOp = float64(opts.Target) / float64(16*plan.N)
+					perOp = float64(target.Target) / float64(16*plan.N)
 				}
-				again := opts.PlanIterations(0, bytes, perOp)
+				again := target.PlanIterations(0, bytes, perOp)
 				if again.N <= plan.N {
 					break
 				}

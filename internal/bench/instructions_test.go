@@ -165,7 +165,7 @@ func TestCountBenchmarks(t *testing.T) {
 	for _, c := range counted {
 		byName[stripProcs(string(c.Result.Name))] = c
 	}
-	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc", "NoisySetup"} {
+	for _, name := range []string{"Spin/1000", "Spin/2000", "Alloc", "NoisySetup", "Setup"} {
 		c := byName[name]
 		if c == nil || c.Err != nil || len(c.Counts) != 2 {
 			t.Fatalf("%s: %+v (counted: %v)\n%s", name, c, slices.Collect(maps.Keys(byName)), out)
@@ -207,8 +207,8 @@ func TestCountBenchmarks(t *testing.T) {
 	if got := back.Units.GetAssumption(UnitInstructions); got != benchmath.AssumeExact {
 		t.Errorf("instructions/op assumption %v, want exact:\n%s", got, buf.String())
 	}
-	if len(back.Results) != 4 { // Spin/1000, Spin/2000, Alloc, NoisySetup
-		t.Fatalf("%d results, want 4:\n%s", len(back.Results), buf.String())
+	if len(back.Results) != 5 { // Spin/1000, Spin/2000, Alloc, NoisySetup, Setup
+		t.Fatalf("%d results, want 5:\n%s", len(back.Results), buf.String())
 	}
 	for _, r := range back.Results {
 		v, ok := r.Value(UnitInstructions)
@@ -244,6 +244,33 @@ func TestCountBenchmarksReplans(t *testing.T) {
 	t.Logf("NoisySetup %.0f instructions/op over %d ops, Spin/1000 %.0f over %d", noisy, counted[0].Counts[0].N, spin, counted[1].Counts[0].N)
 	if d := math.Abs(noisy/spin - 1); d > 0.02 {
 		t.Errorf("NoisySetup counted %.0f instructions/op, Spin/1000 %.0f: %.1f%% apart, want the same work within 2%%", noisy, spin, 100*d)
+	}
+}
+
+// TestCountBenchmarksOneTime counts a benchmark whose set-up executes
+// more than the operations planned for the target: the operations are
+// planned again to execute more than the run's one-time work.
+func TestCountBenchmarksOneTime(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000}
+	bin := workBinary(t)
+	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\nBenchmarkSetup 1 4000 ns/op\n"), "ordinary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, err := CountBenchmarks(context.Background(), bin, ordinary, 1, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counted) != 1 || counted[0].Err != nil || len(counted[0].Counts) != 1 {
+		t.Fatalf("counts: %+v", counted)
+	}
+	c := counted[0].Counts[0]
+	t.Logf("Setup: %.0f instructions/op over %d ops; one-time work %.0f", c.PerOp, c.N, c.OneTime())
+	if ops := float64(c.N) * c.PerOp; ops < c.OneTime() {
+		t.Errorf("the operations executed %.0f instructions, less than the run's one-time %.0f", ops, c.OneTime())
+	}
+	if c.PerOp < 11000 || c.PerOp > 13000 {
+		t.Errorf("Setup: %.0f instructions/op, want Spin/1000's 12,000", c.PerOp)
 	}
 }
 

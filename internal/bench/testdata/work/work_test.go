@@ -1,7 +1,8 @@
 // Package work has benchmarks whose work per operation is known, for
 // testing instruction counts: Spin/1000 does half the loop iterations of
 // Spin/2000, Fixed ignores b.N, Write makes a system call per operation,
-// NoisySetup does Spin/1000's work after a set-up of random length.
+// NoisySetup does Spin/1000's work after a set-up of random length,
+// Setup after a set-up of two thousand operations' work.
 package work
 
 import (
@@ -67,6 +68,13 @@ func BenchmarkNoisySetup(b *testing.B) {
 		b.Fatal(err)
 	}
 	sink += spin(int(r[0]) * 8)
+	for range b.N {
+		sink += spin(1000)
+	}
+}
+
+func BenchmarkSetup(b *testing.B) {
+	sink += spin(2_000_000)
 	for range b.N {
 		sink += spin(1000)
 	}
