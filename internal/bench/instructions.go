@@ -471,11 +471,19 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 		s := byName[name]
 		cb := &CountedBenchmark{Result: s.first}
 		out = append(out, cb)
-		plan := opts.PlanIterations(median(s.ns), slices.Max(append(s.bytes, 0)), 0)
+		// Every sample's B/op is the operations' allocation plus the
+		// set-up's spread over its b.N, so the smallest is the closest
+		// to the operations' own and still not below it; a sample of
+		// one or two operations (a loaded machine, a long set-up) would
+		// otherwise cap the count at a few hundred.
+		bytes := 0.0
+		if len(s.bytes) > 0 {
+			bytes = slices.Min(s.bytes)
+		}
+		plan := opts.PlanIterations(median(s.ns), bytes, 0)
 		cb.Note = plan.Note
 		// benchfmt names drop the "Benchmark" prefix; testing needs it.
 		base := "Benchmark" + stripProcs(name)
-		bytes := slices.Max(append(s.bytes, 0))
 	counting:
 		for range reps {
 			c, err := CountInstructions(ctx, bin, base, plan.N, opts)

@@ -274,6 +274,32 @@ func TestCountBenchmarksOneTime(t *testing.T) {
 	}
 }
 
+// TestCountBenchmarksAllocation plans a count from samples whose B/op
+// includes a set-up spread over few operations: the cap on allocation
+// follows the operations' own B/op, the smallest sample's.
+func TestCountBenchmarksAllocation(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000, MaxAlloc: 64 << 20}
+	bin := workBinary(t)
+	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\n"+
+		"BenchmarkAlloc 1 900000 ns/op 1048576 B/op 1 allocs/op\n"+
+		"BenchmarkAlloc 10000 1000 ns/op 4096 B/op 1 allocs/op\n"), "ordinary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, err := CountBenchmarks(context.Background(), bin, ordinary, 1, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counted) != 1 || counted[0].Err != nil || len(counted[0].Counts) != 1 {
+		t.Fatalf("counts: %+v", counted)
+	}
+	// 1 MiB per operation would cap the count at 31 operations, 4 KiB at
+	// 8191.
+	if n := counted[0].Counts[0].N; n <= 31 || n > 8191 {
+		t.Errorf("BenchmarkAlloc counted over %d operations, want more than 1 MiB per operation allows and at most what 4 KiB allows", n)
+	}
+}
+
 // TestGateCountedNotes checks that a benchmark refused on both sides of a
 // gate is noted once, as the head has it, and one refused in the base
 // only says so.
