@@ -219,27 +219,37 @@ func TestCountBenchmarks(t *testing.T) {
 	}
 }
 
+// countFrom counts testdata/work's benchmarks as an ordinary run of
+// lines (Go benchmark format) planned them, once each, and requires one
+// count of every benchmark named.
+func countFrom(t *testing.T, opts InstructionOptions, lines ...string) []*CountedBenchmark {
+	t.Helper()
+	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\n"+strings.Join(lines, "\n")+"\n"), "ordinary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, err := CountBenchmarks(context.Background(), workBinary(t), ordinary, 1, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range counted {
+		if c.Err != nil || len(c.Counts) != 1 {
+			t.Fatalf("%s: %+v", c.Result.Name, c)
+		}
+	}
+	return counted
+}
+
 // TestCountBenchmarksReplans counts a benchmark planned from a time far
 // too long, as a loaded machine measures: its first count covers one
 // operation, which its set-up's random length hides, and the count must
 // still come out as its operations' work.
 func TestCountBenchmarksReplans(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 20_000_000}
-	bin := workBinary(t)
-	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\nBenchmarkNoisySetup 1 100000000 ns/op\nBenchmarkSpin/1000 1 100000000 ns/op\n"), "loaded")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n := opts.PlanIterations(1e8, 0, 0).N; n != 1 {
 		t.Fatalf("planned %d operations from 0.1 s/op, want 1", n)
 	}
-	counted, err := CountBenchmarks(context.Background(), bin, ordinary, 1, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(counted) != 2 || counted[0].Err != nil || counted[1].Err != nil {
-		t.Fatalf("counts: %+v", counted)
-	}
+	counted := countFrom(t, opts, "BenchmarkNoisySetup 1 100000000 ns/op", "BenchmarkSpin/1000 1 100000000 ns/op")
 	noisy, spin := counted[0].PerOp(), counted[1].PerOp()
 	t.Logf("NoisySetup %.0f instructions/op over %d ops, Spin/1000 %.0f over %d", noisy, counted[0].Counts[0].N, spin, counted[1].Counts[0].N)
 	if d := math.Abs(noisy/spin - 1); d > 0.02 {
@@ -252,19 +262,7 @@ func TestCountBenchmarksReplans(t *testing.T) {
 // planned again to execute more than the run's one-time work.
 func TestCountBenchmarksOneTime(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000}
-	bin := workBinary(t)
-	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\nBenchmarkSetup 1 4000 ns/op\n"), "ordinary")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted, err := CountBenchmarks(context.Background(), bin, ordinary, 1, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(counted) != 1 || counted[0].Err != nil || len(counted[0].Counts) != 1 {
-		t.Fatalf("counts: %+v", counted)
-	}
-	c := counted[0].Counts[0]
+	c := countFrom(t, opts, "BenchmarkSetup 1 4000 ns/op")[0].Counts[0]
 	t.Logf("Setup: %.0f instructions/op over %d ops; one-time work %.0f", c.PerOp, c.N, c.OneTime())
 	if ops := float64(c.N) * c.PerOp; ops < c.OneTime() {
 		t.Errorf("the operations executed %.0f instructions, less than the run's one-time %.0f", ops, c.OneTime())
@@ -279,20 +277,9 @@ func TestCountBenchmarksOneTime(t *testing.T) {
 // follows the operations' own B/op, the smallest sample's.
 func TestCountBenchmarksAllocation(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000, MaxAlloc: 64 << 20}
-	bin := workBinary(t)
-	ordinary, err := Parse(strings.NewReader("pkg: example.com/work\n"+
-		"BenchmarkAlloc 1 900000 ns/op 1048576 B/op 1 allocs/op\n"+
-		"BenchmarkAlloc 10000 1000 ns/op 4096 B/op 1 allocs/op\n"), "ordinary")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted, err := CountBenchmarks(context.Background(), bin, ordinary, 1, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(counted) != 1 || counted[0].Err != nil || len(counted[0].Counts) != 1 {
-		t.Fatalf("counts: %+v", counted)
-	}
+	counted := countFrom(t, opts,
+		"BenchmarkAlloc 1 900000 ns/op 1048576 B/op 1 allocs/op",
+		"BenchmarkAlloc 10000 1000 ns/op 4096 B/op 1 allocs/op")
 	// 1 MiB per operation would cap the count at 31 operations, 4 KiB at
 	// 8191.
 	if n := counted[0].Counts[0].N; n <= 31 || n > 8191 {
