@@ -89,15 +89,17 @@ const (
 )
 
 // Defaults of a gate that counts instructions. Counts repeat within about
-// 0.3% whatever the machine's load (bench/gate's README), so 1% is a
+// 0.25% whatever the machine's load, one benchmark whose own work depends on
+// a per-process hash seed within 0.65% (bench/gate's README), so 1% is a
 // change no load can fake, and a few ordinary rounds are enough for the
 // exact allocation measures; wall time is then reported, not waited for.
 const (
 	DefaultInstructionsPct   = 1.0
 	DefaultInstructionRounds = 5
 	// DefaultCountReps is how many times each side's benchmark is
-	// counted: once, as repeated counts differ by less than a third of
-	// the threshold and every count costs seconds under valgrind.
+	// counted: once, as repeated counts differ by well under the
+	// threshold, a count that moved is counted again before it decides
+	// (Measure), and every count costs seconds under valgrind.
 	DefaultCountReps = 1
 )
 
