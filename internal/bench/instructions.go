@@ -100,6 +100,14 @@ type IterationPlan struct {
 	Note string
 }
 
+// minOperations is the fewest operations the shorter run of a count may
+// run. testing runs a b.N benchmark once before the requested count, except
+// at -benchtime=1x, where that first run is the whole of it (b.Loop
+// benchmarks run exactly the count): runs of 1 and 2 operations execute 1
+// and 3, and their difference would be two operations. From 2 on, both runs
+// include the same first run, which cancels.
+const minOperations = 2
+
 // assumedInstructionsPerNs estimates the instructions one nanosecond of a
 // benchmark executes, to size the first count before any is known; a wrong
 // guess costs time, never accuracy, and Count re-plans from the count.
@@ -118,15 +126,21 @@ func (o InstructionOptions) PlanIterations(nsPerOp, bytesPerOp, instrPerOp float
 	if perOp > 0 {
 		n = int(math.Ceil(float64(o.Target) / perOp))
 	}
-	n = max(n, 1)
+	n = max(n, minOperations)
 	var plan IterationPlan
-	// Both runs together execute 1 + N and 1 + 2N operations (testing
-	// runs every benchmark once before the requested count).
+	// The longer run executes 1 + 2N operations (testing runs a b.N
+	// benchmark once before the requested count).
 	if bytesPerOp > 0 {
-		if most := int((float64(o.MaxAlloc)/bytesPerOp - 1) / 2); most < n {
+		perOp := strconv.FormatFloat(bytesPerOp, 'f', 0, 64) + " B"
+		switch most := int((float64(o.MaxAlloc)/bytesPerOp - 1) / 2); {
+		case most < minOperations:
+			plan.Note = fmt.Sprintf("%s of allocation per operation: even the fewest operations a count runs (%d, and %d in its longer run) allocate more than %d MiB with the collector off",
+				perOp, minOperations, 2*minOperations, o.MaxAlloc>>20)
+			n = minOperations
+		case most < n:
 			plan.Note = fmt.Sprintf("%s of allocation per operation: counted over %d operations instead of %d to stay under %d MiB with the collector off; the count is less precise",
-				strconv.FormatFloat(bytesPerOp, 'f', 0, 64)+" B", max(most, 1), n, o.MaxAlloc>>20)
-			n = max(most, 1)
+				perOp, most, n, o.MaxAlloc>>20)
+			n = most
 		}
 	}
 	plan.N = min(n, 1_000_000_000)
@@ -167,14 +181,15 @@ func (c InstructionCount) TimingShare() float64 {
 
 // CountInstructions runs benchmark name (full name, sub-benchmarks
 // included, without a "-N" GOMAXPROCS suffix) of bin under valgrind's
-// cachegrind at n and 2n operations and returns the instructions of one
-// operation: everything the process does besides the operations — start-up,
+// cachegrind at n (at least minOperations) and 2n operations and returns
+// the instructions of one operation: everything the process does besides the operations — start-up,
 // testing's own work, the benchmark's set-up — is the same in both runs and
 // cancels. The runs use one processor and no garbage collector, the two
 // sources of instructions whose amount depends on timing; allocation itself
 // is counted, the collector's work is not (allocs/op and B/op report it).
 func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (InstructionCount, error) {
 	opts = opts.withDefaults()
+	n = max(n, minOperations)
 	short, err := cachegrind(ctx, bin, name, n, opts)
 	if err != nil {
 		return InstructionCount{}, err

@@ -78,6 +78,32 @@ func TestCountInstructions(t *testing.T) {
 	}
 }
 
+// TestCountFewestOperations counts a b.N benchmark planned for a single
+// operation: testing runs such a benchmark once before the requested
+// count, except when the count is one, so a count must not compare a run
+// of one operation with a run of two.
+func TestCountFewestOperations(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 1}
+	bin := workBinary(t)
+	ctx := context.Background()
+	long, err := CountInstructions(ctx, bin, "BenchmarkLong", opts.PlanIterations(1e7, 0, 0).N, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Target = 100_000_000
+	spin, err := CountInstructions(ctx, bin, "BenchmarkSpin/1000", opts.PlanIterations(0, 0, 10_000).N, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Long: %.0f instructions/op over %d ops; Spin/1000: %.1f over %d", long.PerOp, long.N, spin.PerOp, spin.N)
+	if long.N != minOperations {
+		t.Errorf("Long counted over %d operations, want the fewest, %d", long.N, minOperations)
+	}
+	if r := long.PerOp / spin.PerOp; math.Abs(r/5000-1) > 0.01 {
+		t.Errorf("Long / Spin/1000 = %.0f, want 5000 (±1%%): Long runs spin(5,000,000) an operation, Spin/1000 spin(1000)", r)
+	}
+}
+
 func TestCountInstructionsErrors(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t)}
 	bin := workBinary(t)
@@ -129,7 +155,7 @@ func TestPlanIterations(t *testing.T) {
 	if p := o.PlanIterations(0, 4096, 100); p.N != 127 || !strings.Contains(p.Note, "less precise") {
 		t.Errorf("allocation cap: %+v", p)
 	}
-	if p := o.PlanIterations(0, 1<<30, 100); p.N != 1 {
+	if p := o.PlanIterations(0, 1<<30, 100); p.N != minOperations || !strings.Contains(p.Note, "more than 1 MiB") {
 		t.Errorf("huge allocations: %+v", p)
 	}
 }
@@ -146,7 +172,8 @@ func TestCountBenchmarks(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000, MaxAlloc: 64 << 20}
 	bin := workBinary(t)
 	ctx := context.Background()
-	cmd := exec.Command(bin.Path, "-test.run=^$", "-test.bench=.", "-test.benchmem", "-test.benchtime=100x", "-test.count=2")
+	// Every benchmark but Long, whose count alone takes seconds.
+	cmd := exec.Command(bin.Path, "-test.run=^$", "-test.bench=^Benchmark(Spin|Alloc|Write|NoisySetup|Setup|Fixed)$", "-test.benchmem", "-test.benchtime=100x", "-test.count=2")
 	cmd.Dir = bin.Package.Dir
 	out, err := cmd.Output()
 	if err != nil {
@@ -246,8 +273,8 @@ func countFrom(t *testing.T, opts InstructionOptions, lines ...string) []*Counte
 // still come out as its operations' work.
 func TestCountBenchmarksReplans(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 20_000_000}
-	if n := opts.PlanIterations(1e8, 0, 0).N; n != 1 {
-		t.Fatalf("planned %d operations from 0.1 s/op, want 1", n)
+	if n := opts.PlanIterations(1e8, 0, 0).N; n != minOperations {
+		t.Fatalf("planned %d operations from 0.1 s/op, want the fewest, %d", n, minOperations)
 	}
 	counted := countFrom(t, opts, "BenchmarkNoisySetup 1 100000000 ns/op", "BenchmarkSpin/1000 1 100000000 ns/op")
 	noisy, spin := counted[0].PerOp(), counted[1].PerOp()

@@ -1,6 +1,6 @@
 // Package work has benchmarks whose work per operation is known, for
 // testing instruction counts: Spin/1000 does half the loop iterations of
-// Spin/2000, Fixed ignores b.N, Write makes a system call per operation,
+// Spin/2000 and Long 5000 times as many, Fixed ignores b.N, Write makes a system call per operation,
 // NoisySetup does Spin/1000's work after a set-up of random length,
 // Setup after a set-up of two thousand operations' work.
 package work
@@ -35,6 +35,14 @@ func BenchmarkSpin(b *testing.B) {
 				sink += spin(n)
 			}
 		})
+	}
+}
+
+// BenchmarkLong is a b.N benchmark long enough to be counted over the
+// fewest operations.
+func BenchmarkLong(b *testing.B) {
+	for range b.N {
+		sink += spin(5_000_000)
 	}
 }
 
