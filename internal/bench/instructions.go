@@ -182,9 +182,9 @@ func (c InstructionCount) TimingShare() float64 {
 // CountInstructions runs benchmark name (full name, sub-benchmarks
 // included, without a "-N" GOMAXPROCS suffix) of bin under valgrind's
 // cachegrind at n (at least minOperations) and 2n operations and returns
-// the instructions of one operation: everything the process does besides the operations — start-up,
-// testing's own work, the benchmark's set-up — is the same in both runs and
-// cancels. The runs use one processor and no garbage collector, the two
+// the instructions of one operation: everything the process does besides
+// the operations — start-up, testing's own work, the benchmark's set-up —
+// is the same in both runs and cancels. The runs use one processor and no garbage collector, the two
 // sources of instructions whose amount depends on timing; allocation itself
 // is counted, the collector's work is not (allocs/op and B/op report it).
 func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (InstructionCount, error) {

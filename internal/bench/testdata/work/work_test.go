@@ -1,8 +1,9 @@
 // Package work has benchmarks whose work per operation is known, for
 // testing instruction counts: Spin/1000 does half the loop iterations of
-// Spin/2000 and Long 5000 times as many, Fixed ignores b.N, Write makes a system call per operation,
-// NoisySetup does Spin/1000's work after a set-up of random length,
-// Setup after a set-up of two thousand operations' work.
+// Spin/2000 and a 5000th of Long's, Fixed ignores b.N, Write makes a
+// system call per operation, NoisySetup does Spin/1000's work after a
+// set-up of random length, Setup after a set-up of two thousand
+// operations' work.
 package work
 
 import (
