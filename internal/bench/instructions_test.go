@@ -78,10 +78,10 @@ func TestCountInstructions(t *testing.T) {
 	}
 }
 
-// TestCountFewestOperations counts a b.N benchmark planned for a single
-// operation: testing runs such a benchmark once before the requested
+// TestCountFewestOperations counts a b.N benchmark over the fewest
+// operations: testing runs such a benchmark once before the requested
 // count, except when the count is one, so a count must not compare a run
-// of one operation with a run of two.
+// of one operation with a longer one.
 func TestCountFewestOperations(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 1}
 	bin := workBinary(t)
@@ -96,11 +96,52 @@ func TestCountFewestOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Long: %.0f instructions/op over %d ops; Spin/1000: %.1f over %d", long.PerOp, long.N, spin.PerOp, spin.N)
-	if long.N != minOperations {
-		t.Errorf("Long counted over %d operations, want the fewest, %d", long.N, minOperations)
+	if long.N != minCounted {
+		t.Errorf("Long counted over %d operations, want the fewest, %d", long.N, minCounted)
 	}
 	if r := long.PerOp / spin.PerOp; math.Abs(r/5000-1) > 0.01 {
 		t.Errorf("Long / Spin/1000 = %.0f, want 5000 (±1%%): Long runs spin(5,000,000) an operation, Spin/1000 spin(1000)", r)
+	}
+}
+
+// TestCountProcessCost counts a benchmark whose operation costs one of two
+// amounts, drawn per process (BenchmarkDraw), over the fewest operations.
+// A count is the difference of two processes, so it may hold the shorter
+// run's operations (testing's first run and minOperations) at the other
+// process's cost: each count must lie within the two costs widened by
+// (minOperations+1)/N of their difference. A longer run of twice a
+// shorter's operations would widen them by more than the whole difference.
+func TestCountProcessCost(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 100_000_000}
+	bin := workBinary(t)
+	ctx := context.Background()
+	spin := func(name string) float64 {
+		c, err := CountInstructions(ctx, bin, name, opts.PlanIterations(0, 0, 10_000).N, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.PerOp
+	}
+	// A loop iteration, and an operation of 1,000,000 iterations: the
+	// operation's own cost (the call) is in Spin/1000's count once.
+	spin1000 := spin("BenchmarkSpin/1000")
+	iteration := (spin("BenchmarkSpin/2000") - spin1000) / 1000
+	low := spin1000 + 999_000*iteration
+	high := low + 100_000*iteration
+	opts.Target = 1
+	n := opts.PlanIterations(0, 0, low).N
+	// One percent of the difference for the error of those estimates and
+	// the runs' start-up.
+	slack := (float64(minOperations+1)/float64(n) + 0.01) * (high - low)
+	for range 6 {
+		c, err := CountInstructions(ctx, bin, "BenchmarkDraw", n, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Draw: %.0f instructions/op over %d ops (one draw %.0f, the other %.0f)", c.PerOp, c.N, low, high)
+		if c.PerOp < low-slack || c.PerOp > high+slack {
+			t.Errorf("Draw counted %.0f instructions/op, want between %.0f and %.0f", c.PerOp, low-slack, high+slack)
+		}
 	}
 }
 
@@ -151,11 +192,16 @@ func TestPlanIterations(t *testing.T) {
 	if p := o.PlanIterations(100, 0, 500); p.N != 2000 {
 		t.Errorf("from a count: %+v", p)
 	}
-	// 4 KiB per op under a 1 MiB cap: (256-1)/2 = 127 ops.
-	if p := o.PlanIterations(0, 4096, 100); p.N != 127 || !strings.Contains(p.Note, "less precise") {
+	// An operation far above the target is still counted over several.
+	if p := o.PlanIterations(0, 0, 1e9); p.N != minCounted || p.Note != "" {
+		t.Errorf("a long operation: %+v", p)
+	}
+	// 4 KiB per op under a 1 MiB cap: 256 - 1 - 2 = 253 ops (the longer
+	// run also executes testing's first run and the shorter run's).
+	if p := o.PlanIterations(0, 4096, 100); p.N != 253 || !strings.Contains(p.Note, "less precise") {
 		t.Errorf("allocation cap: %+v", p)
 	}
-	if p := o.PlanIterations(0, 1<<30, 100); p.N != minOperations || !strings.Contains(p.Note, "more than 1 MiB") {
+	if p := o.PlanIterations(0, 1<<30, 100); p.N != 1 || !strings.Contains(p.Note, "more than 1 MiB") {
 		t.Errorf("huge allocations: %+v", p)
 	}
 }
@@ -218,8 +264,9 @@ func TestCountBenchmarks(t *testing.T) {
 	if len(seen) != len(counted)+1 || seen[len(seen)-1] != "" {
 		t.Errorf("progress calls: %q", seen)
 	}
-	// 4 KiB per operation: the cap allows (64 MiB / 4 KiB - 1) / 2 ops.
-	if a := byName["Alloc"]; a.Counts[0].N > 8191 {
+	// 4 KiB per operation: the cap allows 64 MiB / 4 KiB - 1 - 2 ops (the
+	// longer run also executes testing's first run and the shorter run's).
+	if a := byName["Alloc"]; a.Counts[0].N > 16381 {
 		t.Errorf("BenchmarkAlloc counted over %d ops, above the allocation cap", a.Counts[0].N)
 	}
 
@@ -273,8 +320,8 @@ func countFrom(t *testing.T, opts InstructionOptions, lines ...string) []*Counte
 // still come out as its operations' work.
 func TestCountBenchmarksReplans(t *testing.T) {
 	opts := InstructionOptions{Valgrind: valgrind(t), Target: 20_000_000}
-	if n := opts.PlanIterations(1e8, 0, 0).N; n != minOperations {
-		t.Fatalf("planned %d operations from 0.1 s/op, want the fewest, %d", n, minOperations)
+	if n := opts.PlanIterations(1e8, 0, 0).N; n != minCounted {
+		t.Fatalf("planned %d operations from 0.1 s/op, want the fewest, %d", n, minCounted)
 	}
 	counted := countFrom(t, opts, "BenchmarkNoisySetup 1 100000000 ns/op", "BenchmarkSpin/1000 1 100000000 ns/op")
 	noisy, spin := counted[0].PerOp(), counted[1].PerOp()
@@ -307,9 +354,9 @@ func TestCountBenchmarksAllocation(t *testing.T) {
 	counted := countFrom(t, opts,
 		"BenchmarkAlloc 1 900000 ns/op 1048576 B/op 1 allocs/op",
 		"BenchmarkAlloc 10000 1000 ns/op 4096 B/op 1 allocs/op")
-	// 1 MiB per operation would cap the count at 31 operations, 4 KiB at
-	// 8191.
-	if n := counted[0].Counts[0].N; n <= 31 || n > 8191 {
+	// 1 MiB per operation would cap the count at 61 operations, 4 KiB at
+	// 16381.
+	if n := counted[0].Counts[0].N; n <= 61 || n > 16381 {
 		t.Errorf("BenchmarkAlloc counted over %d operations, want more than 1 MiB per operation allows and at most what 4 KiB allows", n)
 	}
 }

@@ -3,7 +3,7 @@
 // Spin/2000 and a 5000th of Long's, Fixed ignores b.N, Write makes a
 // system call per operation, NoisySetup does Spin/1000's work after a
 // set-up of random length, Setup after a set-up of two thousand
-// operations' work.
+// operations' work, Draw one of two amounts of work drawn per process.
 package work
 
 import (
@@ -44,6 +44,26 @@ func BenchmarkSpin(b *testing.B) {
 func BenchmarkLong(b *testing.B) {
 	for range b.N {
 		sink += spin(5_000_000)
+	}
+}
+
+// draw is 0 or 1, drawn once per process from the operating system's
+// randomness (crypto/rand), whatever the runtime's seed.
+var draw = func() int {
+	var r [1]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		panic(err)
+	}
+	return int(r[0] & 1)
+}()
+
+// BenchmarkDraw spins 1,000,000 or 1,100,000 times an operation, as draw
+// decides: an operation whose cost differs from process to process, as a
+// map's hashing does with the seed of the thread that created the map.
+func BenchmarkDraw(b *testing.B) {
+	n := 1_000_000 + 100_000*draw
+	for range b.N {
+		sink += spin(n)
 	}
 }
 
