@@ -52,9 +52,9 @@ func Parse(r io.Reader, name string, initConfig ...string) (*Results, error) {
 // Scan reads Go benchmark format from r and passes each record to add as
 // it is read: a *benchfmt.Result (reused by the next call, so add must
 // copy what it keeps), a *benchfmt.UnitMetadata or a *benchfmt.SyntaxError
-// for a malformed line, which never stops reading. A result with a NaN
-// measurement is reported as a malformed line, as the U-test would never
-// finish on it. name and initConfig are as in Parse.
+// for a malformed line, which never stops reading. A result with a
+// negative iteration count or a NaN measurement is reported as a malformed
+// line, as the U-test would never finish on a NaN. name and initConfig are as in Parse.
 func Scan(r io.Reader, name string, add func(benchfmt.Record), initConfig ...string) error {
 	if len(initConfig)%2 != 0 {
 		return fmt.Errorf("parse %s: initial configuration needs key/value pairs", name)
@@ -64,9 +64,9 @@ func Scan(r io.Reader, name string, add func(benchfmt.Record), initConfig ...str
 	for rd.Scan() {
 		rec := rd.Result()
 		if res, ok := rec.(*benchfmt.Result); ok {
-			if v, ok := nanValue(res); ok {
+			if msg := malformed(res); msg != "" {
 				file, line := res.Pos()
-				rec = &benchfmt.SyntaxError{FileName: file, Line: line, Msg: "measurement in " + v + " is not a number"}
+				rec = &benchfmt.SyntaxError{FileName: file, Line: line, Msg: msg}
 			}
 		}
 		add(rec)
@@ -77,12 +77,16 @@ func Scan(r io.Reader, name string, add func(benchfmt.Record), initConfig ...str
 	return nil
 }
 
-// nanValue returns the unit of the first NaN value of r.
-func nanValue(r *benchfmt.Result) (string, bool) {
+// malformed says what makes a result that benchfmt read unusable: a
+// negative iteration count, or a NaN measurement.
+func malformed(r *benchfmt.Result) string {
+	if r.Iters < 0 {
+		return fmt.Sprintf("iteration count %d is negative", r.Iters)
+	}
 	for _, v := range r.Values {
 		if math.IsNaN(v.Value) {
-			return v.OrigUnit, true
+			return "measurement in " + v.OrigUnit + " is not a number"
 		}
 	}
-	return "", false
+	return ""
 }

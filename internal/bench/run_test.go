@@ -149,7 +149,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestParseSkipsMalformedLines(t *testing.T) {
-	in := "pkg: x\nBenchmarkA-2 \t 10 \t 100 ns/op\nBenchmarkB-2 \t ten \t 100 ns/op\nBenchmarkC-2 \t 10 \t 5 ns/op \t 7\nBenchmarkD-2 \t 10 \t 200 ns/op\nBenchmarkE-2 \t 10 \t NaN ns/op\n"
+	in := "pkg: x\nBenchmarkA-2 \t 10 \t 100 ns/op\nBenchmarkB-2 \t ten \t 100 ns/op\nBenchmarkC-2 \t 10 \t 5 ns/op \t 7\nBenchmarkD-2 \t 10 \t 200 ns/op\nBenchmarkE-2 \t 10 \t NaN ns/op\nBenchmarkF-2 \t -1 \t 5 ns/op\n"
 	res, err := Parse(strings.NewReader(in), "f.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +157,10 @@ func TestParseSkipsMalformedLines(t *testing.T) {
 	if len(res.Results) != 2 {
 		t.Errorf("%d results, want 2", len(res.Results))
 	}
-	if len(res.Warnings) != 3 {
-		t.Fatalf("%d warnings, want 3: %v", len(res.Warnings), res.Warnings)
+	if len(res.Warnings) != 4 {
+		t.Fatalf("%d warnings, want 4: %v", len(res.Warnings), res.Warnings)
 	}
-	for i, line := range []string{"f.txt:3:", "f.txt:4:", "f.txt:6:"} {
+	for i, line := range []string{"f.txt:3:", "f.txt:4:", "f.txt:6:", "f.txt:7: iteration count -1"} {
 		if !strings.HasPrefix(res.Warnings[i].Error(), line) {
 			t.Errorf("warning %q does not name %s", res.Warnings[i], line)
 		}
