@@ -416,7 +416,11 @@ func readCachegrindTotal(path string) (int64, error) {
 			if len(fields) == 0 {
 				break
 			}
-			return strconv.ParseInt(fields[0], 10, 64)
+			n, err := strconv.ParseInt(fields[0], 10, 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("cachegrind output %s: summary %q is not a count", filepath.Base(path), fields[0])
+			}
+			return n, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
