@@ -53,8 +53,9 @@ func Parse(r io.Reader, name string, initConfig ...string) (*Results, error) {
 // it is read: a *benchfmt.Result (reused by the next call, so add must
 // copy what it keeps), a *benchfmt.UnitMetadata or a *benchfmt.SyntaxError
 // for a malformed line, which never stops reading. A result with a
-// negative iteration count or a NaN measurement is reported as a malformed
-// line, as the U-test would never finish on a NaN. name and initConfig are as in Parse.
+// negative iteration count or a NaN measurement (on which the U-test would
+// never finish) is reported as a malformed line. name and initConfig are
+// as in Parse.
 func Scan(r io.Reader, name string, add func(benchfmt.Record), initConfig ...string) error {
 	if len(initConfig)%2 != 0 {
 		return fmt.Errorf("parse %s: initial configuration needs key/value pairs", name)
