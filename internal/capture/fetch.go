@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/run"
 )
 
@@ -168,7 +169,10 @@ func (f *fetcher) fetch(ctx context.Context, kind, endpoint string, query url.Va
 	if html {
 		return fail(resp.StatusCode, "", false, errors.New("got an HTML page, not a profile (is this URL a pprof endpoint?)"))
 	}
-	p, err := profile.ParseData(data)
+	p, _, err := fetch.Parse(ctx, bytes.NewReader(data), fetch.Limits{})
+	if errors.Is(err, fetch.ErrTooLarge) {
+		return fail(resp.StatusCode, "", false, err)
+	}
 	if err != nil {
 		return fail(resp.StatusCode, "", false, fmt.Errorf("answer is not a pprof profile (%s, %d bytes): %w", describeContentType(resp.Header.Get("Content-Type")), len(data), err))
 	}

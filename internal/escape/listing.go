@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/fetch"
 )
 
 // ErrNoPackages marks a List whose packages could not be found: the
@@ -148,14 +150,12 @@ func (l *Listing) sourceText() map[Position]string {
 
 // readProfile reads a pprof profile file.
 func readProfile(path string) (*profile.Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	p, _, err := fetch.ParseFile(context.Background(), path, fetch.Limits{})
+	if errors.Is(err, fetch.ErrTooLarge) || errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read profile: %w", err)
 	}
-	defer f.Close()
-	p, err := profile.Parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("read profile %s: not a pprof profile: %w", path, err)
+		return nil, fmt.Errorf("read profile: not a pprof profile: %w", err)
 	}
 	return p, nil
 }

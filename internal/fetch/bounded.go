@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/google/pprof/profile"
 
@@ -131,7 +130,7 @@ func ParseFile(ctx context.Context, path string, lim Limits) (*profile.Profile, 
 	defer f.Close()
 	p, st, err := Parse(ctx, f, lim)
 	if err != nil {
-		return nil, st, fmt.Errorf("%s: %w", filepath.Base(path), err)
+		return nil, st, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, st, nil
 }

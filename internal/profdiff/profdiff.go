@@ -7,14 +7,15 @@ package profdiff
 
 import (
 	"cmp"
+	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -163,14 +164,9 @@ func compared(p *profile.Profile) string {
 func readMerged(paths []string) (*profile.Profile, error) {
 	var ps []*profile.Profile
 	for _, path := range paths {
-		f, err := os.Open(path)
+		p, _, err := fetch.ParseFile(context.Background(), path, fetch.Limits{})
 		if err != nil {
-			return nil, fmt.Errorf("open profile: %w", err)
-		}
-		p, err := profile.Parse(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a valid profile: %w", path, err)
+			return nil, fmt.Errorf("not a valid profile: %w", err)
 		}
 		ps = append(ps, p)
 	}

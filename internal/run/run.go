@@ -5,6 +5,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/loadgen"
 )
 
@@ -65,6 +67,9 @@ type Run struct {
 	// profile and how to enable it, a CPU profile refused because another
 	// profiler was running, ...).
 	Notes []string `json:"notes,omitempty"`
+	// Limits bound what Open reads of each profile; zero values are
+	// fetch's defaults. The dashboard sets its own.
+	Limits fetch.Limits `json:"-"`
 	// PprofUnverified is set when the capture was told not to prove that
 	// the pprof endpoint belongs to the target's process
 	// (--pprof-unverified).
@@ -129,7 +134,7 @@ func (r *Run) Open(kind string) (*profile.Profile, error) {
 		return nil, fmt.Errorf("open %s profile of run %s: %w", kind, r.ID, err)
 	}
 	defer f.Close()
-	p, err := profile.Parse(f)
+	p, _, err := fetch.Parse(context.Background(), f, r.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("read %s profile %s: %w", kind, path, err)
 	}
