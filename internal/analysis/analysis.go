@@ -26,6 +26,10 @@ type Options struct {
 	// current module for the compiler's reasons, and source files read
 	// where the profiles say they were built.
 	SourceDir string
+	// ConfineSource reads source files only inside SourceDir, never at
+	// a path a profile names elsewhere: the dashboard analyses profiles
+	// anyone with a token uploaded.
+	ConfineSource bool
 	// NoCompiler skips building the service's source for the compiler's
 	// reasons (why a value escapes to the heap). The findings and their
 	// shares are the same either way; without it, the findings that
@@ -88,11 +92,11 @@ func Analyze(ctx context.Context, r *run.Run, opts Options) *Result {
 		}
 	}
 	if opts.List > 0 {
-		views, errs := profiles.SourceListings(a, profiles.SourceOptions{Top: opts.List, SourceDir: opts.SourceDir})
+		views, errs := profiles.SourceListings(a, profiles.SourceOptions{Top: opts.List, SourceDir: opts.SourceDir, Confined: opts.ConfineSource})
 		warn(errs)
 		a.Source = views
 	}
-	fs, errs := findings.Diagnose(a, ix, findings.Options{SourceDir: opts.SourceDir, AvailableCores: targetCores(r)})
+	fs, errs := findings.Diagnose(a, ix, findings.Options{SourceDir: opts.SourceDir, ConfineSource: opts.ConfineSource, AvailableCores: targetCores(r)})
 	warn(errs)
 	res.Findings = fs
 	return res

@@ -28,6 +28,9 @@ type Options struct {
 	// source lines and to check that the source is what was profiled.
 	// Empty means files are read where the profiles say they were built.
 	SourceDir string
+	// ConfineSource reads source only inside SourceDir (see
+	// profiles.SourceOptions.Confined).
+	ConfineSource bool
 	// AvailableCores is how many CPUs the target could use (its
 	// GOMAXPROCS); 0 when unknown. The idle rule compares the cores used
 	// with it.
@@ -156,7 +159,7 @@ func Diagnose(a *profiles.Analysis, ix *escape.Index, opts Options) ([]Finding, 
 	if c == nil {
 		c = profiles.NewClassifier(a.Options.Module, slices.Collect(maps.Values(a.Profiles))...)
 	}
-	e := &env{a: a, ix: ix, opts: opts, profs: map[string]*prof{}, src: profiles.NewSourceFiles(profiles.SourceOptions{SourceDir: opts.SourceDir})}
+	e := &env{a: a, ix: ix, opts: opts, profs: map[string]*prof{}, src: profiles.NewSourceFiles(profiles.SourceOptions{SourceDir: opts.SourceDir, Confined: opts.ConfineSource})}
 	for _, kind := range slices.Sorted(maps.Keys(a.Profiles)) {
 		if p := a.Profiles[kind]; p != nil {
 			e.profs[kind] = newProf(kind, p, c)

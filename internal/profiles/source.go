@@ -35,6 +35,11 @@ type SourceOptions struct {
 	// in a container, or with -trimpath) is looked for under SourceDir by
 	// its trailing path elements, longest first.
 	SourceDir string
+	// Confined reads only files inside SourceDir (symbolic links
+	// resolved), never one at a path the profile names elsewhere: a
+	// profile from outside could name any file. Without SourceDir it
+	// reads none.
+	Confined bool
 	// Resolve, when set, replaces that lookup: it returns the local file
 	// for a build path.
 	Resolve func(buildPath string) (string, bool)

@@ -115,6 +115,9 @@ func LocateSource(buildPath string, opts SourceOptions) (string, bool) {
 	if opts.Resolve != nil {
 		return opts.Resolve(buildPath)
 	}
+	if opts.Confined {
+		return ConfinedPath(opts.SourceDir, buildPath)
+	}
 	if opts.SourceDir == "" {
 		if isRegular(buildPath) {
 			return buildPath, true
@@ -137,9 +140,17 @@ func LocateSource(buildPath string, opts SourceOptions) (string, bool) {
 // module-relative under -trimpath) refers to. It tries the build path's
 // trailing elements under sourceDir, longest first, so
 // "/build/ci/svc/internal/h/h.go" finds "<sourceDir>/internal/h/h.go".
-// It returns false when no suffix exists there as a regular file.
+// It returns false when no suffix exists there as a regular file. A suffix
+// never climbs out of sourceDir: only the elements after a build path's
+// last ".." are tried.
 func MapPath(sourceDir, buildPath string) (string, bool) {
 	elems := strings.FieldsFunc(buildPath, func(r rune) bool { return r == '/' || r == '\\' })
+	for i := len(elems) - 1; i >= 0; i-- {
+		if elems[i] == ".." {
+			elems = elems[i+1:]
+			break
+		}
+	}
 	for i := range elems {
 		p := filepath.Join(sourceDir, filepath.Join(elems[i:]...))
 		if isRegular(p) {
@@ -147,6 +158,32 @@ func MapPath(sourceDir, buildPath string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ConfinedPath finds the file a build path refers to inside root only, as
+// MapPath does, and refuses a match that a symbolic link leads out of
+// root. It returns false without root.
+func ConfinedPath(root, buildPath string) (string, bool) {
+	if root == "" {
+		return "", false
+	}
+	p, ok := MapPath(root, buildPath)
+	if !ok {
+		return "", false
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return real, true
 }
 
 func isRegular(path string) bool {
