@@ -15,7 +15,8 @@
 //	/debug/pprof/cmdline       the command line
 //	/debug/pprof/profile       CPU profile; seconds=N (default 30, at most Options.MaxSeconds)
 //	/debug/pprof/trace         execution trace; seconds=N (default 1)
-//	/debug/pprof/symbol        symbol lookup (GET or POST)
+//	/debug/pprof/symbol        symbol lookup (GET or POST); at most 16384
+//	                           addresses, a posted list of at most 256 KiB
 //	/debug/pprof/allocs, heap, block, mutex, goroutine, threadcreate
 //	                           named profiles; debug=N for text, seconds=N for a delta
 //	/debug/pprof/wall          wall-clock profile (on- and off-CPU) via fgprof;
@@ -28,6 +29,27 @@
 // same kind, or a CPU profile or trace requested while the process is
 // profiled or traced by other means, is answered with 409 Conflict instead
 // of net/http/pprof's 500.
+//
+// # Limits
+//
+// A request costs the server no more than its own bounds, whatever its
+// client sends. A symbol lookup's address list is at most 256 KiB when
+// posted and at most 16384 addresses; go tool pprof sends a few thousand
+// at most. Its answer, a line for each address, is bounded with it: about
+// 1 MiB for function names of 50 bytes. A longer body is refused with 413,
+// a longer list with 400. The other endpoints take no body, and refuse one
+// of more than 4 KiB with 413. Each refusal is one line of plain text, and
+// the connection is closed without reading the rest of the body. (A
+// request refused before it reaches an endpoint, with 401, 404 or 405, has
+// its body read and thrown away by net/http, at most 256 KiB of it.)
+//
+// A request's header must arrive within 10 seconds and be at most 64 KiB,
+// the URL included; the whole request within 30 seconds, or it is answered
+// with 408 and its connection closed. An answer must be written within 30
+// seconds of the request having been read, an answer to a request for a
+// profile or trace over seconds=N within N more seconds, so a capture of
+// Options.MaxSeconds is never cut short. A connection waiting for its next
+// request is closed after 2 minutes.
 //
 // # Block profiles
 //

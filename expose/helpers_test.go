@@ -14,10 +14,16 @@ const testToken = "0123456789abcdef-test-token"
 // start starts a Server for the test and closes it when the test ends.
 func start(t *testing.T, opts Options) *Server {
 	t.Helper()
+	return startWith(t, opts, defaultLimits())
+}
+
+// startWith is start with the server's time and header bounds given.
+func startWith(t *testing.T, opts Options, lim limits) *Server {
+	t.Helper()
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
-	s, err := Start(context.Background(), opts)
+	s, err := startLimited(context.Background(), opts, lim)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -25,22 +25,28 @@ const (
 // http.DefaultServeMux at init are never used, so importing this package does
 // not expose profiles on an application that serves DefaultServeMux.
 //
+// Every route reads the request's body first, within lim: at most
+// maxSymbolBody bytes for a symbol lookup, maxIgnoredBody for the others,
+// which take none.
+//
 // With a sampler, block profiling is on while a CPU profile, an execution
 // trace, a wall-clock profile or a block profile delta (seconds=N) is being
 // taken.
-func newMux(opts Options, sampler *blockSampler) http.Handler {
+func newMux(opts Options, lim limits, sampler *blockSampler) http.Handler {
 	mux := http.NewServeMux()
+	get := func(path string, h http.Handler) { mux.Handle("GET "+path, lim.noBody(h)) }
 	// Only the trace takes fractions of a second; net/http/pprof reads the
 	// others' seconds as an integer and would silently replace "1.5" by its
 	// 30-second default.
 	limit := func(h http.Handler) http.Handler { return limitSeconds(opts.MaxSeconds, false, h) }
 	limitFrac := func(h http.Handler) http.Handler { return limitSeconds(opts.MaxSeconds, true, h) }
 
-	mux.Handle("GET /debug/pprof/", limit(http.HandlerFunc(pprof.Index)))
-	mux.Handle("GET /debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
+	get("/debug/pprof/", limit(http.HandlerFunc(pprof.Index)))
+	get("/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
 	// Symbol lookups are posted by go tool pprof; no seconds involved.
-	mux.Handle("GET /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
-	mux.Handle("POST /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
+	symbols := lookupSymbols(maxSymbolAddresses)
+	mux.Handle("GET /debug/pprof/symbol", lim.body(maxIgnoredBody, symbols))
+	mux.Handle("POST /debug/pprof/symbol", lim.body(maxSymbolBody, symbols))
 	// collecting turns block profiling on while h serves a request that
 	// collects a profile over a window.
 	collecting := func(h http.Handler) http.Handler {
@@ -50,19 +56,19 @@ func newMux(opts Options, sampler *blockSampler) http.Handler {
 		return sampler.during(h)
 	}
 
-	mux.Handle("GET /debug/pprof/profile", limit(exclusive("CPU profile",
+	get("/debug/pprof/profile", limit(exclusive("CPU profile",
 		defaultSeconds(min(defaultProfileSeconds, opts.MaxSeconds), collecting(conflictOn500(pprof.Profile))))))
-	mux.Handle("GET /debug/pprof/trace", limitFrac(exclusive("execution trace", collecting(conflictOn500(pprof.Trace)))))
-	mux.Handle("GET /debug/pprof/wall", limit(exclusive("wall-clock profile",
-		collecting(wallHandler(min(defaultWallSeconds, opts.MaxSeconds))))))
+	get("/debug/pprof/trace", limitFrac(exclusive("execution trace", collecting(conflictOn500(pprof.Trace)))))
+	get("/debug/pprof/wall", limit(exclusive("wall-clock profile",
+		collecting(wallHandler(min(defaultWallSeconds, opts.MaxSeconds), lim.write)))))
 	for _, name := range []string{"allocs", "heap", "block", "mutex", "goroutine", "threadcreate"} {
 		var h http.Handler = pprof.Handler(name)
 		if name == "block" {
 			h = withSeconds(collecting(h), h)
 		}
-		mux.Handle("GET /debug/pprof/"+name, limit(h))
+		get("/debug/pprof/"+name, limit(h))
 	}
-	mux.Handle("GET /debug/metrics", metricsHandler())
+	get("/debug/metrics", metricsHandler())
 	return mux
 }
 
@@ -178,8 +184,9 @@ func (w conflictWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // CPU profiler.
 //
 // Query parameters: seconds (default defSec), format ("pprof", the default,
-// or "folded" for Brendan Gregg's flame graph scripts).
-func wallHandler(defSec int) http.Handler {
+// or "folded" for Brendan Gregg's flame graph scripts). The answer has
+// write to be written once the capture is over.
+func wallHandler(defSec int, write time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		sec := float64(defSec)
@@ -200,7 +207,7 @@ func wallHandler(defSec int) http.Handler {
 		// The capture may outlive the server's write deadline for the
 		// connection; extend it as net/http/pprof does for its profiles.
 		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(time.Now().Add(d + 10*time.Second))
+		_ = rc.SetWriteDeadline(time.Now().Add(d + write))
 
 		// Buffer the profile so that a failed export can still be reported
 		// with a status code, and a cancelled request writes nothing.

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
-	"time"
 )
 
 // Defaults used when the corresponding Options field is zero.
@@ -148,6 +147,11 @@ type Server struct {
 // Start returns ErrAuthRequired (wrapped) rather than serving profiles to the
 // network unauthenticated.
 func Start(ctx context.Context, opts Options) (*Server, error) {
+	return startLimited(ctx, opts, defaultLimits())
+}
+
+// startLimited is Start with the server's time and header bounds given.
+func startLimited(ctx context.Context, opts Options, lim limits) (*Server, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -181,14 +185,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	sampler, restore := setProfileRates(opts)
 	s.sampler, s.restore = sampler, restore
 	s.srv = &http.Server{
-		Handler:           auth.wrap(newMux(opts, sampler)),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          opts.ErrorLog,
-		// No WriteTimeout: net/http/pprof extends the write deadline of
-		// each long-running capture itself, and a fixed timeout would cut
-		// profiles short.
+		Handler:           auth.wrap(newMux(opts, lim, sampler)),
+		ReadHeaderTimeout: lim.readHeader,
+		ReadTimeout:       lim.read,
+		// Captures extend the write deadline by their length (see
+		// limits.write), so this does not cut profiles short.
+		WriteTimeout:   lim.write,
+		IdleTimeout:    lim.idle,
+		MaxHeaderBytes: lim.maxHeaderBytes,
+		ErrorLog:       opts.ErrorLog,
 	}
 
 	go func() {
