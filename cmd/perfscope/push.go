@@ -39,21 +39,9 @@ the server already has is not an error.`,
   perfscope push --server http://perf:7070 .perfscope/runs/RUN  # a profiling run with its profiles`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if server == "" {
-				server = os.Getenv("PERFSCOPE_SERVER")
-			}
-			if server == "" {
-				server = "http://127.0.0.1:7070"
-			}
-			if token == "" {
-				token = os.Getenv("PERFSCOPE_TOKEN")
-			}
-			cl, err := client.New(server, token, nil)
+			cl, err := serverClient(server, token)
 			if err != nil {
-				return usagef("--server %v", err)
-			}
-			if token == "" {
-				return usagef("no token: pass --token or set PERFSCOPE_TOKEN (create one on the server with 'perfscope token create')")
+				return err
 			}
 			if timeout <= 0 {
 				return usagef("--timeout %s: must be positive", timeout)
@@ -92,6 +80,29 @@ the server already has is not an error.`,
 }
 
 // pushError makes errors in what was named on the command line usage errors.
+// serverClient is the client of the server named by --server (else
+// $PERFSCOPE_SERVER, else the local default) with the token of --token
+// (else $PERFSCOPE_TOKEN), which writes need.
+func serverClient(server, token string) (*client.Client, error) {
+	if server == "" {
+		server = os.Getenv("PERFSCOPE_SERVER")
+	}
+	if server == "" {
+		server = "http://127.0.0.1:7070"
+	}
+	if token == "" {
+		token = os.Getenv("PERFSCOPE_TOKEN")
+	}
+	cl, err := client.New(server, token, nil)
+	if err != nil {
+		return nil, usagef("--server %v", err)
+	}
+	if token == "" {
+		return nil, usagef("no token: pass --token or set PERFSCOPE_TOKEN (create one on the server with 'perfscope token create')")
+	}
+	return cl, nil
+}
+
 func pushError(err error) error {
 	if errors.Is(err, client.ErrBadInput) {
 		return usageError{err}

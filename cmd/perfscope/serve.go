@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/server"
 )
 
@@ -16,9 +17,11 @@ func init() { register(newServeCmd) }
 func newServeCmd() *cobra.Command {
 	var (
 		addr, db, data string
+		sourceDir      string
 		publicRead     bool
 		maxUploadMB    int64
-		timeout        = server.DefaultRequestTimeout
+		maxProfileMB   int64 = fetch.DefaultMaxBytes >> 20
+		timeout              = server.DefaultRequestTimeout
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -56,6 +59,7 @@ API (JSON; errors are {"error": "...", "status": N}):
                                format (json, text, markdown)
   GET  /api/v1/runs            profiling runs, newest first; query: since, limit
   GET  /api/v1/runs/ID         the run's run.json
+  DELETE /api/v1/runs/ID       delete the run (token needed), as 'perfscope runs rm'
   GET  /api/v1/runs/ID/report  query: format (json, markdown, text), route, top, all
   GET  /api/v1/runs/ID/profiles/KIND   the profile as .pb.gz:
                                go tool pprof http://HOST/api/v1/runs/ID/profiles/cpu
@@ -66,14 +70,26 @@ the same --db), sent as "Authorization: Bearer TOKEN" or as the password of
 Basic authentication (a browser prompt, or http://any:TOKEN@HOST/... for go
 tool pprof). Reads are open to clients on loopback; others need a token unless
 --public-read. Requests through a proxy (X-Forwarded-For) count as remote.
-Uploads larger than --max-upload get 413; malformed ones 400 with the reason.
-An upload is acknowledged only after it is on disk and committed to the store.`,
+Uploads larger than --max-upload get 413, and so do runs whose files inflate
+beyond it, a run.json over 1 MB, and profiles beyond --max-profile-size
+inflated (or beyond 1,000,000 samples or locations, or 512 MB of memory once
+parsed, together per run); malformed uploads get 400 with the reason. An
+upload is acknowledged only after it is on disk and committed to the store.
+Each run is analysed once, in the background after its upload, a few runs at
+a time; pages use that analysis and never start one per visitor.
+
+Source: findings and pprof's source view show lines only of files inside
+--source-dir (default: the Go module the server runs in, if any), never a
+file at a path an uploaded profile names.`,
 		Example: `  perfscope serve
   perfscope serve --addr :7070 --db postgres://perf:secret@db/perfscope --data /srv/perfscope-runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxUploadMB < 1 {
 				return usagef("--max-upload %d: give megabytes, 1 or more", maxUploadMB)
+			}
+			if maxProfileMB < 1 {
+				return usagef("--max-profile-size %d: give megabytes, 1 or more", maxProfileMB)
 			}
 			if timeout <= 0 {
 				return usagef("--timeout %s: must be positive", timeout)
@@ -97,6 +113,8 @@ An upload is acknowledged only after it is on disk and committed to the store.`,
 				PublicRead:     publicRead,
 				MaxUpload:      maxUploadMB << 20,
 				RequestTimeout: timeout,
+				SourceDir:      sourceDir,
+				ProfileLimits:  fetch.Limits{MaxBytes: maxProfileMB << 20},
 				Version:        perfscopeVersion(),
 				Logf: func(format string, args ...any) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "perfscope serve: "+format+"\n", args...)
@@ -131,6 +149,8 @@ An upload is acknowledged only after it is on disk and committed to the store.`,
 	f.BoolVar(&publicRead, "public-read", false, "let clients that are not on loopback read without a token")
 	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
 	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
+	f.Int64Var(&maxProfileMB, "max-profile-size", maxProfileMB, "largest profile read, in MB once inflated")
+	f.StringVar(&sourceDir, "source-dir", "", "the only directory whose source files pages show (default: the Go module the server runs in)")
 	return c
 }
 

@@ -63,11 +63,20 @@ func (c *Client) url(path string) string { return c.base + path }
 // the status for 201 and 409 (the server has it already); any other
 // answer is an error carrying the server's message.
 func (c *Client) post(ctx context.Context, path, contentType string, body io.Reader, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(path), body)
+	return c.do(ctx, http.MethodPost, path, contentType, body, http.StatusCreated, "upload", out)
+}
+
+// do sends one request and decodes an answer with status ok into out. It
+// returns the status for ok and 409; any other answer is an error
+// carrying the server's message about the action (upload, deletion).
+func (c *Client) do(ctx context.Context, method, path, contentType string, body io.Reader, ok int, action string, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.url(path), body)
 	if err != nil {
-		return 0, fmt.Errorf("upload to %s: %w", c.base, err)
+		return 0, fmt.Errorf("%s at %s: %w", action, c.base, err)
 	}
-	req.Header.Set("Content-Type", contentType)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -79,7 +88,7 @@ func (c *Client) post(ctx context.Context, path, contentType string, body io.Rea
 		return 0, fmt.Errorf("read the server's answer: %w", err)
 	}
 	switch resp.StatusCode {
-	case http.StatusCreated:
+	case ok:
 		if err := json.Unmarshal(data, out); err != nil {
 			return 0, fmt.Errorf("the server at %s answered something that is not perfscope's JSON: %w", c.base, err)
 		}
@@ -94,5 +103,5 @@ func (c *Client) post(ctx context.Context, path, contentType string, body io.Rea
 			apiErr.Error = apiErr.Error[:200] + "..."
 		}
 	}
-	return 0, fmt.Errorf("the server refused the upload (%s): %s", resp.Status, apiErr.Error)
+	return 0, fmt.Errorf("the server refused the %s (%s): %s", action, resp.Status, apiErr.Error)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -69,4 +70,14 @@ func writeParts(mw *multipart.Writer, dir string, files []string) error {
 		}
 	}
 	return mw.Close()
+}
+
+// DeleteRun deletes the profiling run id from the server, its files
+// included when the server keeps them.
+func (c *Client) DeleteRun(ctx context.Context, id string) (*api.RunDeleted, error) {
+	res := &api.RunDeleted{}
+	if _, err := c.do(ctx, http.MethodDelete, api.RunsPath+"/"+url.PathEscape(id), "", nil, http.StatusOK, "deletion", res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

@@ -148,22 +148,51 @@ func inflate(ctx context.Context, r io.Reader, lim Limits) ([]byte, Stats, error
 		}
 		src = zr
 	}
-	data, err := io.ReadAll(io.LimitReader(src, lim.MaxBytes+1))
-	st.Compressed, st.Inflated = counted.n, int64(len(data))
+	chunks, n, err := readChunks(io.LimitReader(src, lim.MaxBytes+1))
+	st.Compressed, st.Inflated = counted.n, n
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, st, ctxErr
 		}
 		return nil, st, fmt.Errorf("decompressing profile: %w", err)
 	}
-	if int64(len(data)) > lim.MaxBytes {
+	if n > lim.MaxBytes {
 		return nil, st, &LimitError{What: "inflated size", Limit: lim.MaxBytes, Got: lim.MaxBytes + 1, Bytes: true}
+	}
+	data := make([]byte, 0, n)
+	for _, c := range chunks {
+		data = append(data, c...)
 	}
 	if isGzip(data) {
 		// pprof would inflate it again, without a bound.
 		return nil, st, errors.New("decompressing profile: gzip inside gzip: a profile is gzipped once")
 	}
 	return data, st, nil
+}
+
+// readChunk is the size of the pieces readChunks reads.
+const readChunk = 1 << 20
+
+// readChunks reads r to its end in pieces, so that what a refused profile
+// costs is what was read, with none of the copies a growing buffer makes,
+// and an accepted one is copied once, at its size.
+func readChunks(r io.Reader) ([][]byte, int64, error) {
+	var chunks [][]byte
+	var n int64
+	for {
+		c := make([]byte, readChunk)
+		k, err := io.ReadFull(r, c)
+		if k > 0 {
+			chunks = append(chunks, c[:k])
+			n += int64(k)
+		}
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return chunks, n, nil
+		case err != nil:
+			return nil, n, err
+		}
+	}
 }
 
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }

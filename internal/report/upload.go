@@ -36,3 +36,15 @@ func WriteRunUpload(w io.Writer, res *api.RunUpload, existed bool) error {
 	}
 	return nil
 }
+
+// WriteRunDeleted says that a run was deleted from a server.
+func WriteRunDeleted(w io.Writer, res *api.RunDeleted) error {
+	msg := fmt.Sprintf("deleted run %s and its files\n", res.ID)
+	if !res.Files {
+		msg = fmt.Sprintf("deleted run %s from the index; its files are outside the server's data directory and were kept\n", res.ID)
+	}
+	if _, err := io.WriteString(w, msg); err != nil {
+		return fmt.Errorf("write deletion result: %w", err)
+	}
+	return nil
+}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/perfscope/perfscope/internal/analysis"
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
@@ -241,7 +239,12 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	res := s.analyze(r.Context(), saved, opts)
+	e, err := s.analysisOf(r.Context(), saved, opts, s.pageWait())
+	if err != nil {
+		s.analysisUnavailable(w, r, saved, err)
+		return
+	}
+	res := e.res
 	switch format {
 	case report.JSON:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -315,14 +318,8 @@ func (s *Server) loadRun(ctx context.Context, id string) (*run.Run, error) {
 		}
 		return nil, err
 	}
+	saved.Limits = s.cfg.ProfileLimits
 	return saved, nil
-}
-
-// analyze computes a run's analysis and findings through the pipeline
-// the CLI uses, with the server's source options, so a run page shows the
-// findings and shares 'perfscope report' prints.
-func (s *Server) analyze(ctx context.Context, r *run.Run, opts profiles.Options) *analysis.Result {
-	return analysis.Analyze(ctx, r, analysis.Options{Profiles: opts, SourceDir: s.cfg.SourceDir, NoCompiler: s.cfg.NoCompiler})
 }
 
 func nonNil[T any](s []T) []T {

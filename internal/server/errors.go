@@ -40,6 +40,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusInternalServerError
 }
@@ -49,6 +51,8 @@ var (
 	errNotFound = errors.New("not found")
 	// errBadRequest marks errors in what the client sent.
 	errBadRequest = errors.New("bad request")
+	// errTooLarge marks what the client sent beyond a limit.
+	errTooLarge = errors.New("too large")
 )
 
 // clientError is an error whose message is shown as is and whose kind
@@ -63,6 +67,7 @@ func (e clientError) Is(target error) bool { return target == e.kind }
 
 func notFound(msg string) error   { return clientError{errNotFound, msg} }
 func badRequest(msg string) error { return clientError{errBadRequest, msg} }
+func tooLarge(msg string) error   { return clientError{errTooLarge, msg} }
 
 // handleAPINotFound answers any /api/ path no endpoint serves.
 func (s *Server) handleAPINotFound(w http.ResponseWriter, r *http.Request) {

@@ -6,11 +6,10 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/loadgen"
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
@@ -191,6 +190,11 @@ type runSummary struct {
 	Health                            string
 	RPS, P99, CPU, AllocBytes, Allocs string // "" when not measured
 	Problem                           string // why the run is not ok
+	// Analysing says the run's analysis is under way: its numbers are
+	// not known yet.
+	Analysing bool
+	// TooLarge says which profiles were beyond the server's limits.
+	TooLarge string
 }
 
 // HealthClass is the health's style class.
@@ -204,31 +208,14 @@ func (r runSummary) HealthClass() string {
 	return "failed"
 }
 
-// runSummaries keeps the per-request numbers of runs: an uploaded run never
-// changes, and reading its profiles costs tens of milliseconds.
-type runSummaries struct {
-	mu sync.Mutex
-	m  map[string]runSummary
-}
-
-// maxRunSummaries bounds the summaries kept; the home page shows the
-// latest few runs, so forgetting all of them at once costs little.
-const maxRunSummaries = 256
-
-// summarize returns pr's summary, reading its run when not kept.
+// summarize returns pr's summary. Its per-request numbers come from the
+// run's shared analysis when it is done; the page never waits for one.
 func (s *Server) summarize(ctx context.Context, pr store.ProfileRun) runSummary {
-	c := &s.summaries
-	c.mu.Lock()
-	sum, ok := c.m[pr.ID]
-	c.mu.Unlock()
-	if ok {
-		return sum
-	}
-	sum = runSummary{ProfileRun: pr, Health: healthOK}
+	sum := runSummary{ProfileRun: pr, Health: healthOK}
 	saved, err := s.loadRun(ctx, pr.ID)
 	if err != nil {
 		sum.Health, sum.Problem = healthFailed, err.Error()
-		return sum // not kept: the directory may come back
+		return sum
 	}
 	sum.Health = runHealth(saved)
 	switch {
@@ -242,8 +229,15 @@ func (s *Server) summarize(ctx context.Context, pr store.ProfileRun) runSummary 
 	if l := saved.Load; l != nil {
 		sum.RPS, sum.P99 = units.Rate(l.Throughput), units.Millis(l.Latency.P99)
 	}
-	if a, _ := profiles.Analyze(saved, profiles.Options{}); a != nil && a.PerRequest != nil {
-		pr := a.PerRequest
+	e, done := s.finished(saved)
+	switch {
+	case !done:
+		sum.Analysing = true
+	case len(e.tooLarge) > 0:
+		sum.TooLarge = strings.Join(e.tooLarge, "; ")
+	}
+	if done && e.res.Analysis.PerRequest != nil {
+		pr := e.res.Analysis.PerRequest
 		if pr.CPUSeconds != nil {
 			sum.CPU = units.Seconds(*pr.CPUSeconds)
 		}
@@ -254,12 +248,6 @@ func (s *Server) summarize(ctx context.Context, pr store.ProfileRun) runSummary 
 			sum.Allocs = units.Number(*pr.AllocObjects)
 		}
 	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxRunSummaries {
-		c.m = make(map[string]runSummary)
-	}
-	c.m[pr.ID] = sum
-	c.mu.Unlock()
 	return sum
 }
 

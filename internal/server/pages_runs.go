@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/findings"
 
 	"github.com/google/pprof/profile"
@@ -88,7 +90,12 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	res := s.analyze(ctx, saved, opts)
+	e, err := s.analysisOf(ctx, saved, opts, s.pageWait())
+	if err != nil {
+		s.analysisUnavailable(w, r, saved, err)
+		return
+	}
+	res := e.res
 	a := res.Analysis
 	var text bytes.Buffer
 	if err := report.Write(&text, report.Text, a, res.Findings); err != nil {
@@ -124,7 +131,9 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		// the findings: CPU, or allocations when there is no CPU
 		// profile; "" when there is neither.
 		Flame string
-	}{saved, res.Findings, res.CompilerSkipped, a.Routes, report.UnlabelledRouteNote(a.Routes), others, text.String(), sourceFocus(a), flameKind(saved)}
+		// TooLarge says which profiles were beyond the server's limits.
+		TooLarge []string
+	}{saved, res.Findings, res.CompilerSkipped, a.Routes, report.UnlabelledRouteNote(a.Routes), others, text.String(), sourceFocus(a), flameKind(saved), e.tooLarge}
 	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
 }
 
@@ -158,14 +167,19 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	handlers, err := s.pprof.handlers("run\x00"+saved.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
+		release, err := s.analyses.acquire(r.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
 		p, err := saved.Open(kind)
 		if err != nil {
 			return nil, nil, err
 		}
-		return cleanForPprof(p), nil, nil
+		return cleanForPprof(p, s.cfg.SourceDir), nil, nil
 	})
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
+		s.fail(w, r, pprofStatus(err), err)
 		return
 	}
 	prefix := "/runs/" + url.PathEscape(saved.ID) + "/pprof/" + url.PathEscape(kind)
@@ -200,6 +214,11 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	handlers, err := s.pprof.handlers("diff\x00"+base.ID+"\x00"+head.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
+		release, err := s.analyses.acquire(r.Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
 		hp, err := head.Open(kind)
 		if err != nil {
 			return nil, nil, err
@@ -208,16 +227,29 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return cleanForPprof(hp), cleanForPprof(bp), nil
+		return cleanForPprof(hp, s.cfg.SourceDir), cleanForPprof(bp, s.cfg.SourceDir), nil
 	})
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
+		s.fail(w, r, pprofStatus(err), err)
 		return
 	}
 	prefix := "/diff/" + url.PathEscape(base.ID) + "/" + url.PathEscape(head.ID) + "/" + url.PathEscape(kind)
 	if !serveUI(w, r, handlers, prefix, view) {
 		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
 	}
+}
+
+// pprofStatus is the status of a failure to show a profile in pprof's
+// UI: 422 for a profile beyond the server's limits, 503 when the request
+// ended waiting for its turn, else 500.
+func pprofStatus(err error) int {
+	switch {
+	case errors.Is(err, fetch.ErrTooLarge):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 // graphvizHint says how to install what pprof's graph view runs.
@@ -261,9 +293,15 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runCo
 	if err != nil {
 		return nil, err
 	}
-	ba, _ := profiles.Analyze(base, profiles.Options{})
-	ha, _ := profiles.Analyze(head, profiles.Options{})
-	rc := &runComparison{Base: base, Head: head, Rows: report.SideBySideRows(analysis.Beside(base.ID, ba, head.ID, ha))}
+	be, err := s.analysisOf(ctx, base, profiles.Options{}, s.pageWait())
+	if err != nil {
+		return nil, err
+	}
+	he, err := s.analysisOf(ctx, head, profiles.Options{}, s.pageWait())
+	if err != nil {
+		return nil, err
+	}
+	rc := &runComparison{Base: base, Head: head, Rows: report.SideBySideRows(analysis.Beside(base.ID, be.res.Analysis, head.ID, he.res.Analysis))}
 	for _, pf := range head.Profiles {
 		if pf.File != "" && base.Has(pf.Kind) {
 			rc.Kinds = append(rc.Kinds, pf.Kind)

@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // pprofUIs holds instances of pprof's own web UI (flame graph, top, graph,
@@ -84,7 +87,7 @@ func (u *pprofUIs) handlers(key string, load func() (head, base *profile.Profile
 func (u *pprofUIs) build1(head, base *profile.Profile) (map[string]http.Handler, error) {
 	u.build.Lock()
 	defer u.build.Unlock()
-	args := []string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none"}
+	args := []string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none", "-trim_path=" + pprofNoTrim}
 	if base != nil {
 		args = append(args, "-diff_base="+pprofBase)
 	}
@@ -155,17 +158,44 @@ func serveUI(w http.ResponseWriter, r *http.Request, handlers map[string]http.Ha
 	return true
 }
 
-// cleanForPprof returns a copy of p whose source file names are only Go
-// files: pprof's source view reads the files a profile names from the
-// server's disk, and an uploaded profile could name any file.
-func cleanForPprof(p *profile.Profile) *profile.Profile {
+// cleanForPprof returns a copy of p whose source file names are files
+// inside sourceDir, or "": pprof's source view reads the files a profile
+// names from the server's disk, searching the parents of its search path
+// for relative names, and an uploaded profile could name any file. Each
+// name becomes the absolute path of the file in sourceDir it maps to
+// (profiles.ConfinedPath), which pprof opens as is (see pprofNoTrim).
+func cleanForPprof(p *profile.Profile, sourceDir string) *profile.Profile {
 	p = p.Copy()
+	found := map[string]string{}
 	for _, fn := range p.Function {
-		if !strings.HasSuffix(fn.Filename, ".go") || strings.Contains(fn.Filename, "..") {
-			fn.Filename = ""
+		local, ok := found[fn.Filename]
+		if !ok {
+			if strings.HasSuffix(fn.Filename, ".go") {
+				local, _ = profiles.ConfinedPath(sourceDir, fn.Filename)
+			}
+			found[fn.Filename] = local
 		}
+		fn.Filename = local
 	}
 	return p
+}
+
+// pprofNoTrim is pprof's -trim_path: a prefix no path has. Without one,
+// pprof guesses a prefix to cut from each file name, which could turn an
+// absolute name relative again.
+const pprofNoTrim = "/perfscope-no-trim-8f2c1e5a"
+
+// forgetRun drops the views of a run.
+func (u *pprofUIs) forgetRun(id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for key, el := range u.entries {
+		parts := strings.Split(key, "\x00")
+		if slices.Contains(parts[1:len(parts)-1], id) {
+			u.order.Remove(el)
+			delete(u.entries, key)
+		}
+	}
 }
 
 // pprofQuietUI keeps the driver's messages out of the server's output,

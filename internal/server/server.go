@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -24,6 +26,12 @@ const (
 	DefaultMaxUpload = 64 << 20
 	// DefaultRequestTimeout bounds the work of one request.
 	DefaultRequestTimeout = 60 * time.Second
+	// DefaultAnalysisTimeout bounds the analysis of one run, waiting
+	// for its turn included.
+	DefaultAnalysisTimeout = 3 * time.Minute
+	// DefaultMaxRunJSON bounds an uploaded run.json: a real one is a few
+	// KiB.
+	DefaultMaxRunJSON = 1 << 20
 )
 
 // A Backend is the store the server reads and writes: the Store interface
@@ -52,10 +60,25 @@ type Config struct {
 	// RequestTimeout bounds each request's work; default
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// ProfileLimits bound what reading one profile of a run may cost,
+	// at upload and whenever a page reads it; zero fields are fetch's
+	// defaults. A stored run with a profile beyond them is listed and
+	// its page says which profile is too large.
+	ProfileLimits fetch.Limits
+	// AnalysisTimeout bounds the analysis of one run; default
+	// DefaultAnalysisTimeout. A page waits for an analysis a few
+	// seconds at most and says it is under way when it is not done.
+	AnalysisTimeout time.Duration
+	// AnalysisSlots is how many analyses (and pprof views being built)
+	// run at once; default half the CPUs, at least one, so that the
+	// pages of everyone else stay responsive.
+	AnalysisSlots int
 	// SourceDir is a checkout of the profiled services' source, for the
-	// compiler's reasons in findings, as 'perfscope report --source-dir';
-	// default: the current module, as for the CLI, so that a run page
-	// shows the findings 'perfscope report' prints on this machine.
+	// compiler's reasons in findings, as 'perfscope report --source-dir',
+	// and the only directory whose files the pages show (findings'
+	// source lines, pprof's source view): never a file at a path an
+	// uploaded profile names. Default: the compiler's reasons come from
+	// the current module, as for the CLI, and the pages show no source.
 	SourceDir string
 	// NoCompiler skips building the source for the compiler's reasons.
 	// Run pages then say so; findings that rest on those reasons (fmt
@@ -71,15 +94,14 @@ type Config struct {
 
 // A Server serves the API and the dashboard. Create it with New.
 type Server struct {
-	cfg     Config
-	mux     *http.ServeMux
-	metrics *metrics
-	cache   *seriesCache
-	pprof   *pprofUIs
-	pages   *pages
-	menus   filterMenus
-	// summaries keeps the home page's numbers of runs.
-	summaries runSummaries
+	cfg      Config
+	mux      *http.ServeMux
+	metrics  *metrics
+	cache    *seriesCache
+	pprof    *pprofUIs
+	pages    *pages
+	menus    filterMenus
+	analyses *analyses
 	// runMu serialises the check-move-index of run uploads, so two
 	// uploads of the same id cannot both pass the check.
 	runMu sync.Mutex
@@ -98,6 +120,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.AnalysisTimeout <= 0 {
+		cfg.AnalysisTimeout = DefaultAnalysisTimeout
+	}
+	if cfg.AnalysisSlots <= 0 {
+		cfg.AnalysisSlots = max(1, runtime.NumCPU()/2)
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -120,14 +148,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:     cfg,
-		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
-		cache:   newSeriesCache(seriesCacheCommits),
-		pprof:   newPprofUIs(16),
-		pages:   pg,
+		cfg:      cfg,
+		mux:      http.NewServeMux(),
+		metrics:  newMetrics(),
+		cache:    newSeriesCache(seriesCacheCommits),
+		pprof:    newPprofUIs(16),
+		pages:    pg,
+		analyses: newAnalyses(cfg.AnalysisSlots),
 	}
 	s.routes()
+	go s.analyseLatest()
 	return s, nil
 }
 
@@ -147,6 +177,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/compare", read, s.handleCompare)
 	api("GET /api/v1/runs", read, s.handleRuns)
 	api("GET /api/v1/runs/{id}", read, s.handleRun)
+	api("DELETE /api/v1/runs/{id}", write, s.handleDeleteRun)
 	api("GET /api/v1/runs/{id}/report", read, s.handleRunReport)
 	api("GET /api/v1/runs/{id}/profiles/{kind}", read, s.handleProfile)
 	api("/api/", read, s.handleAPINotFound)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/fetch"
 )
 
 // tinyProfile is the smallest valid pprof profile, encoded: a seed small
@@ -66,6 +68,9 @@ func FuzzRunUpload(f *testing.F) {
 	f.Add(byte(2), []byte("x"))
 
 	base := f.TempDir()
+	// Small limits, so that the fuzzer reaches them.
+	const maxUpload = 256 << 10
+	s := &Server{cfg: Config{MaxUpload: maxUpload, ProfileLimits: fetch.Limits{MaxBytes: 128 << 10, MaxSamples: 1000, MaxLocations: 1000, MaxMemory: 8 << 20}}, analyses: newAnalyses(1)}
 	f.Fuzz(func(t *testing.T, kind byte, body []byte) {
 		dir, err := os.MkdirTemp(base, "up")
 		if err != nil {
@@ -74,18 +79,38 @@ func FuzzRunUpload(f *testing.F) {
 		defer os.RemoveAll(dir)
 		r := httptest.NewRequest(http.MethodPost, "/api/v1/runs", nil)
 		r.Header.Set("Content-Type", uploadContentTypes[int(kind)%len(uploadContentTypes)])
-		err = receiveRunFiles(r, bytes.NewReader(body), dir)
+		rc := &runReceiver{dir: dir, max: maxUpload, left: maxUpload}
+		err = rc.receive(r, bytes.NewReader(body))
+		if written := dirSize(t, dir); written > maxUpload {
+			t.Fatalf("wrote %d bytes, over the %d the run may take", written, maxUpload)
+		}
 		if err == nil {
 			var saved any
-			saved, err = checkRunDir(dir)
+			saved, err = s.checkRunDir(context.Background(), dir)
 			if err == nil && saved == nil {
 				t.Fatal("checkRunDir accepted a run but returned none")
 			}
 		}
-		if err != nil && statusOf(err) != http.StatusBadRequest {
-			t.Fatalf("upload refused with status %d, not as the client's fault: %v", statusOf(err), err)
+		if code := statusOf(err); err != nil && code != http.StatusBadRequest && code != http.StatusRequestEntityTooLarge {
+			t.Fatalf("upload refused with status %d, not as the client's fault: %v", code, err)
 		}
 	})
+}
+
+// dirSize is the bytes of the files in dir.
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // FuzzBenchUpload feeds benchmark upload bodies and query strings to the

@@ -3,6 +3,7 @@ package server
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -18,11 +19,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/pprof/profile"
-
+	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // incomingDir, under the data directory, holds uploads being received. A
@@ -30,8 +32,12 @@ import (
 const incomingDir = ".incoming"
 
 // maxRunFiles bounds the files of one uploaded run: run.json and a handful
-// of profiles.
-const maxRunFiles = 32
+// of profiles. maxRunEntries bounds the entries of a tar.gz, directories
+// included.
+const (
+	maxRunFiles   = 32
+	maxRunEntries = 64
+)
 
 var (
 	runIDPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -62,11 +68,12 @@ func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(tmp) // after a successful upload it is gone already
-	if err := receiveRunFiles(r, body, tmp); err != nil {
+	rcv := &runReceiver{dir: tmp, max: s.cfg.MaxUpload, left: s.cfg.MaxUpload}
+	if err := rcv.receive(r, body); err != nil {
 		s.uploadFailed(w, r, "run", err)
 		return
 	}
-	saved, err := checkRunDir(tmp)
+	saved, err := s.checkRunDir(r.Context(), tmp)
 	if err != nil {
 		s.uploadFailed(w, r, "run", err)
 		return
@@ -76,6 +83,9 @@ func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.upload("run", "ok", body.n)
+	saved.Dir = filepath.Join(s.cfg.DataDir, saved.ID)
+	saved.Limits = s.cfg.ProfileLimits
+	s.startAnalysis(saved, profiles.Options{})
 	n := 0
 	for _, p := range saved.Profiles {
 		if p.File != "" {
@@ -98,23 +108,33 @@ func (s *Server) newIncoming() (string, error) {
 	return dir, nil
 }
 
-// receiveRunFiles writes the uploaded files into dir, by the body's type.
-func receiveRunFiles(r *http.Request, body io.Reader, dir string) error {
+// A runReceiver writes the files of one uploaded run into dir as they
+// stream in, checking each before it reaches the disk: names, counts, and
+// sizes against what the run may still take (left, the upload limit, so
+// that a tar.gz inflating far beyond its own size is refused at the
+// limit) and the run.json limit.
+type runReceiver struct {
+	dir            string
+	max, left      int64
+	files, entries int
+}
+
+// receive writes the uploaded files by the body's type.
+func (rc *runReceiver) receive(r *http.Request, body io.Reader) error {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		ct = ""
 	}
 	switch ct {
 	case "multipart/form-data":
-		return receiveMultipart(multipart.NewReader(body, params["boundary"]), dir)
+		return rc.multipart(multipart.NewReader(body, params["boundary"]))
 	case "application/gzip", "application/x-gzip", "application/x-tar+gzip", "application/x-gtar":
-		return receiveTarGz(body, dir)
+		return rc.tarGz(body)
 	}
 	return badRequest(fmt.Sprintf("Content-Type %q: send the run directory as multipart/form-data or as a tar.gz (application/gzip)", r.Header.Get("Content-Type")))
 }
 
-func receiveMultipart(mr *multipart.Reader, dir string) error {
-	files := 0
+func (rc *runReceiver) multipart(mr *multipart.Reader) error {
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -127,22 +147,18 @@ func receiveMultipart(mr *multipart.Reader, dir string) error {
 		if name == "" {
 			name = part.FormName()
 		}
-		if files++; files > maxRunFiles {
-			return badRequest(fmt.Sprintf("more than %d files: %s", maxRunFiles, errRunFileNames))
-		}
-		if err := saveRunFile(dir, path.Base(name), part); err != nil {
+		if err := rc.save(path.Base(name), part, -1); err != nil {
 			return err
 		}
 	}
 }
 
-func receiveTarGz(body io.Reader, dir string) error {
+func (rc *runReceiver) tarGz(body io.Reader) error {
 	zr, err := gzip.NewReader(body)
 	if err != nil {
 		return uploadReadError("read tar.gz body", err)
 	}
 	tr := tar.NewReader(zr)
-	files := 0
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -150,6 +166,9 @@ func receiveTarGz(body io.Reader, dir string) error {
 		}
 		if err != nil {
 			return uploadReadError("read tar.gz body", err)
+		}
+		if rc.entries++; rc.entries > maxRunEntries {
+			return badRequest(fmt.Sprintf("more than %d entries in the tar.gz: %s", maxRunEntries, errRunFileNames))
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
@@ -164,10 +183,7 @@ func receiveTarGz(body io.Reader, dir string) error {
 		if strings.Count(name, "/") > 1 {
 			return badRequest(fmt.Sprintf("%s in the tar.gz is nested too deep: %s", h.Name, errRunFileNames))
 		}
-		if files++; files > maxRunFiles {
-			return badRequest(fmt.Sprintf("more than %d files: %s", maxRunFiles, errRunFileNames))
-		}
-		if err := saveRunFile(dir, path.Base(name), tr); err != nil {
+		if err := rc.save(path.Base(name), tr, h.Size); err != nil {
 			return err
 		}
 	}
@@ -183,12 +199,24 @@ func uploadReadError(what string, err error) error {
 	return badRequest(fmt.Sprintf("%s: %v", what, err))
 }
 
-// saveRunFile writes one uploaded file, synced, into dir.
-func saveRunFile(dir, name string, src io.Reader) error {
+// save writes one uploaded file, synced, into the directory. size is the
+// file's declared size, -1 when unknown; no more than the limits allow is
+// written either way.
+func (rc *runReceiver) save(name string, src io.Reader, size int64) error {
 	if name != run.File && !runFilePattern.MatchString(name) {
 		return badRequest(fmt.Sprintf("file %q: %s", name, errRunFileNames))
 	}
-	dst := filepath.Join(dir, name)
+	if rc.files++; rc.files > maxRunFiles {
+		return badRequest(fmt.Sprintf("more than %d files: %s", maxRunFiles, errRunFileNames))
+	}
+	limit, over := rc.left, tooLarge(fmt.Sprintf("the run's files come to more than the server's limit of %s (perfscope serve --max-upload)", units.Bytes(float64(rc.max))))
+	if name == run.File && limit > DefaultMaxRunJSON {
+		limit, over = DefaultMaxRunJSON, tooLarge(fmt.Sprintf("run.json is larger than %s: send the run.json 'perfscope profile' saved", units.Bytes(DefaultMaxRunJSON)))
+	}
+	if size > limit {
+		return over
+	}
+	dst := filepath.Join(rc.dir, name)
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		return badRequest(fmt.Sprintf("file %q is in the upload twice", name))
@@ -196,10 +224,16 @@ func saveRunFile(dir, name string, src io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("receive %s: %w", name, err)
 	}
-	if _, err := io.Copy(f, src); err != nil {
+	n, err := io.Copy(f, io.LimitReader(src, limit+1))
+	if err != nil {
 		f.Close()
 		return uploadReadError("read "+name, err)
 	}
+	if n > limit {
+		f.Close()
+		return over
+	}
+	rc.left -= n
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("receive %s: %w", name, err)
@@ -208,8 +242,11 @@ func saveRunFile(dir, name string, src io.Reader) error {
 }
 
 // checkRunDir reads the received run and checks it is whole: a valid
-// run.json whose listed profiles are all there and parse, and nothing else.
-func checkRunDir(dir string) (*run.Run, error) {
+// run.json whose listed profiles are all there and parse within the
+// server's limits, together too, and nothing else. Profiles are parsed
+// one analysis slot at a time, so that concurrent uploads wait their turn
+// rather than each take their memory at once.
+func (s *Server) checkRunDir(ctx context.Context, dir string) (*run.Run, error) {
 	data, err := os.ReadFile(filepath.Join(dir, run.File))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, badRequest("the upload has no run.json: send the directory 'perfscope profile' saved")
@@ -225,6 +262,7 @@ func checkRunDir(dir string) (*run.Run, error) {
 		return nil, badRequest(fmt.Sprintf("run.json: run id %q: want 1 to 128 letters, digits, '.', '_' or '-'", saved.ID))
 	}
 	listed := map[string]bool{run.File: true}
+	var memory int64
 	for _, pf := range saved.Profiles {
 		if pf.File == "" {
 			continue
@@ -232,10 +270,18 @@ func checkRunDir(dir string) (*run.Run, error) {
 		if !runFilePattern.MatchString(pf.File) {
 			return nil, badRequest(fmt.Sprintf("run.json: profile file %q: want a <kind>.pb.gz name in the run directory", pf.File))
 		}
+		if listed[pf.File] {
+			continue
+		}
 		listed[pf.File] = true
-		if err := checkProfileFile(filepath.Join(dir, pf.File)); err != nil {
+		st, err := s.checkProfileFile(ctx, filepath.Join(dir, pf.File))
+		if err != nil {
 			return nil, err
 		}
+		memory += st.Memory
+	}
+	if lim := s.profileLimits().MaxMemory; lim > 0 && memory > lim {
+		return nil, tooLarge(fmt.Sprintf("the run's profiles would take %s of memory together, over the server's limit of %s for one analysis", units.Bytes(float64(memory)), units.Bytes(float64(lim))))
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -249,20 +295,41 @@ func checkRunDir(dir string) (*run.Run, error) {
 	return &saved, nil
 }
 
-func checkProfileFile(p string) error {
+func (s *Server) checkProfileFile(ctx context.Context, p string) (fetch.Stats, error) {
 	name := filepath.Base(p)
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return badRequest(fmt.Sprintf("run.json lists %s, but the upload has no such file", name))
+		return fetch.Stats{}, badRequest(fmt.Sprintf("run.json lists %s, but the upload has no such file", name))
 	}
 	if err != nil {
-		return err
+		return fetch.Stats{}, err
 	}
 	defer f.Close()
-	if _, err := profile.Parse(f); err != nil {
-		return badRequest(fmt.Sprintf("%s is not a pprof profile: %v", name, err))
+	release, err := s.analyses.acquire(ctx)
+	if err != nil {
+		return fetch.Stats{}, fmt.Errorf("check %s: %w", name, err)
 	}
-	return nil
+	defer release()
+	_, st, err := fetch.Parse(ctx, f, s.cfg.ProfileLimits)
+	switch {
+	case errors.Is(err, fetch.ErrTooLarge):
+		return st, tooLarge(fmt.Sprintf("%s: %v (perfscope serve --max-profile-size)", name, err))
+	case ctx.Err() != nil:
+		return st, fmt.Errorf("check %s: %w", name, ctx.Err())
+	case err != nil:
+		return st, badRequest(fmt.Sprintf("%s is not a pprof profile: %v", name, err))
+	}
+	return st, nil
+}
+
+// profileLimits are the server's profile limits with fetch's defaults
+// filled in.
+func (s *Server) profileLimits() fetch.Limits {
+	lim := s.cfg.ProfileLimits
+	if lim.MaxMemory == 0 {
+		lim.MaxMemory = fetch.DefaultMaxMemory
+	}
+	return lim
 }
 
 // commitRun moves the received run into place and indexes it. The index
@@ -308,4 +375,50 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// handleDeleteRun deletes one profiling run: DELETE /api/v1/runs/{id}
+// with a token. The run leaves the index and, when it lives in the
+// server's data directory (every uploaded run does), its files go too.
+// It answers 200 with an api.RunDeleted, 404 for an unknown id. No query
+// parameters.
+func (s *Server) handleDeleteRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !runIDPattern.MatchString(id) {
+		s.fail(w, r, http.StatusBadRequest, badRequest(fmt.Sprintf("run id %q: want 1 to 128 letters, digits, '.', '_' or '-'", id)))
+		return
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	ctx := r.Context()
+	pr, err := s.cfg.Store.ProfileRun(ctx, id)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	if err := s.cfg.Store.DeleteProfileRun(ctx, id); err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	s.analyses.forgetRun(id)
+	s.pprof.forgetRun(id)
+	res := api.RunDeleted{ID: id}
+	if rel, err := filepath.Rel(s.cfg.DataDir, pr.Dir); err == nil && rel == filepath.Base(pr.Dir) && rel == id {
+		if err := os.RemoveAll(pr.Dir); err != nil {
+			s.cfg.Logf("delete run %s: remove %s: %v", id, pr.Dir, err)
+		} else {
+			res.Files = true
+		}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// analysisUnavailable answers a request whose run analysis is not ready:
+// 503 with the reason and when to ask again.
+func (s *Server) analysisUnavailable(w http.ResponseWriter, r *http.Request, saved *run.Run, err error) {
+	w.Header().Set("Retry-After", "5")
+	if errors.Is(err, errAnalysing) {
+		err = fmt.Errorf("run %s is still being analysed: reload in a few seconds", saved.ID)
+	}
+	s.fail(w, r, http.StatusServiceUnavailable, err)
 }

@@ -19,6 +19,10 @@ type RunLookup interface {
 	// is saved, by this process or any other: answers computed from the
 	// benchmark history stay valid while it does not change.
 	BenchVersion(ctx context.Context) (Version, error)
+	// DeleteProfileRun removes one profiling run from the index, or
+	// returns an error wrapping ErrUnknownRun. Its directory is the
+	// caller's to remove.
+	DeleteProfileRun(ctx context.Context, id string) error
 }
 
 // A Version identifies the state of the benchmark history. Runs are never
@@ -48,6 +52,18 @@ func (s *sqlStore) ProfileRun(ctx context.Context, id string) (ProfileRun, error
 	}
 	p.Start, p.End = fromNanos(start), fromNanos(end)
 	return p, nil
+}
+
+// DeleteProfileRun implements RunLookup.
+func (s *sqlStore) DeleteProfileRun(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM profile_runs WHERE id = ?`), id)
+	if err != nil {
+		return fmt.Errorf("delete profiling run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%w %s", ErrUnknownRun, id)
+	}
+	return nil
 }
 
 // BenchVersion implements RunLookup. The highest id alone would not do:

@@ -270,6 +270,19 @@ func runStoreSuite(t *testing.T, s Store) {
 		if err := s.SaveProfileRun(ctx, &run.Run{}); err == nil {
 			t.Error("run without id indexed")
 		}
+		lookup := s.(RunLookup)
+		if err := lookup.DeleteProfileRun(ctx, "run-2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lookup.ProfileRun(ctx, "run-2"); !errors.Is(err, ErrUnknownRun) {
+			t.Errorf("deleted run still found: %v", err)
+		}
+		if err := lookup.DeleteProfileRun(ctx, "run-2"); !errors.Is(err, ErrUnknownRun) {
+			t.Errorf("deleting a deleted run: %v, want ErrUnknownRun", err)
+		}
+		if rs, err := s.ProfileRuns(ctx, Filter{}); err != nil || len(rs) != 1 || rs[0].ID != "run-1" {
+			t.Errorf("runs after deleting run-2: %+v, %v", rs, err)
+		}
 	})
 
 	t.Run("LoadVerdict", func(t *testing.T) {

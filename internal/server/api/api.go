@@ -100,6 +100,14 @@ type RunUpload struct {
 	URL string `json:"url"`
 }
 
+// A RunDeleted is the answer to deleting a profiling run (200 OK).
+type RunDeleted struct {
+	ID string `json:"id"`
+	// Files says whether the run's files were removed too: a run indexed
+	// from a directory outside the server's data directory keeps them.
+	Files bool `json:"files_removed"`
+}
+
 // An Error is the JSON body of every failed API request.
 type Error struct {
 	// Error says what was wrong and, where it helps, what to do.
