@@ -57,3 +57,25 @@ func TestPushUsage(t *testing.T) {
 		t.Errorf("push without a token = %v", err)
 	}
 }
+
+// TestRunsRmUsage: a missing token is a usage error; an unreachable
+// server is not. internal/client tests deletion against a real server.
+func TestRunsRmUsage(t *testing.T) {
+	t.Setenv("PERFSCOPE_SERVER", "")
+	t.Setenv("PERFSCOPE_TOKEN", "")
+	closed := "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"runs", "rm", "--server", closed, "x"}, true, "no token"},
+		{[]string{"runs", "rm", "--server", closed, "--token", "pst_x", "x"}, false, "cannot reach"},
+	} {
+		_, err := runCLI(t, tc.args...)
+		var ue usageError
+		if err == nil || errors.As(err, &ue) != tc.usage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v = %v (usage error %v); want %q", tc.args, err, errors.As(err, &ue), tc.want)
+		}
+	}
+}

@@ -107,6 +107,17 @@ func TestPush(t *testing.T) {
 	if err != nil || !existed || run.URL != url+"/runs/run-1" {
 		t.Errorf("second PushRun = %+v, %v, %v; want the run reported as on the server", run, existed, err)
 	}
+
+	del, err := c.DeleteRun(ctx, "run-1")
+	if err != nil || del.ID != "run-1" || !del.Files {
+		t.Errorf("DeleteRun = %+v, %v", del, err)
+	}
+	if rs, err := st.ProfileRuns(ctx, store.Filter{}); err != nil || len(rs) != 0 {
+		t.Errorf("runs after DeleteRun = %+v, %v", rs, err)
+	}
+	if _, err := c.DeleteRun(ctx, "run-1"); err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "unknown run") {
+		t.Errorf("deleting it again = %v, want the server's 404", err)
+	}
 }
 
 // TestPushErrors checks that bad input is told apart from a refusing or
