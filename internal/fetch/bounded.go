@@ -181,15 +181,22 @@ func readChunks(r io.Reader) ([][]byte, int64, error) {
 	var n int64
 	for {
 		c := make([]byte, readChunk)
-		k, err := io.ReadFull(r, c)
+		k := 0
+		var err error
+		for k < len(c) && err == nil {
+			var m int
+			m, err = r.Read(c[k:])
+			k += m
+		}
 		if k > 0 {
 			chunks = append(chunks, c[:k])
 			n += int64(k)
 		}
 		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		case errors.Is(err, io.EOF):
 			return chunks, n, nil
 		case err != nil:
+			// io.ErrUnexpectedEOF included: a stream cut short.
 			return nil, n, err
 		}
 	}
