@@ -67,7 +67,14 @@ func FuzzRunUpload(f *testing.F) {
 	f.Add(byte(1), tgz.Bytes())
 	f.Add(byte(2), []byte("x"))
 
+	// Each upload writes and syncs its files: on a memory file system
+	// (Linux's /dev/shm) a sync costs nothing, and the fuzzer runs
+	// hundreds of times faster.
 	base := f.TempDir()
+	if shm, err := os.MkdirTemp("/dev/shm", "perfscope-fuzz"); err == nil {
+		base = shm
+		f.Cleanup(func() { os.RemoveAll(shm) })
+	}
 	// Small limits, so that the fuzzer reaches them.
 	const maxUpload = 256 << 10
 	s := &Server{cfg: Config{MaxUpload: maxUpload, ProfileLimits: fetch.Limits{MaxBytes: 128 << 10, MaxSamples: 1000, MaxLocations: 1000, MaxMemory: 8 << 20}}, analyses: newAnalyses(1)}
