@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/perfscope/perfscope/internal/client"
 	"github.com/perfscope/perfscope/internal/report"
@@ -17,9 +18,8 @@ func init() { register(newPushCmd) }
 
 func newPushCmd() *cobra.Command {
 	var (
-		server, token string
-		p             api.BenchParams
-		timeout       time.Duration
+		sf serverFlags
+		p  api.BenchParams
 	)
 	c := &cobra.Command{
 		Use:   "push FILE|RUNDIR",
@@ -39,18 +39,15 @@ the server already has is not an error.`,
   perfscope push --server http://perf:7070 .perfscope/runs/RUN  # a profiling run with its profiles`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := serverClient(server, token)
+			cl, err := sf.client()
 			if err != nil {
 				return err
-			}
-			if timeout <= 0 {
-				return usagef("--timeout %s: must be positive", timeout)
 			}
 			fi, err := os.Stat(args[0])
 			if err != nil {
 				return usagef("%s: %v", args[0], errors.Unwrap(err))
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			ctx, cancel := context.WithTimeout(cmd.Context(), sf.timeout)
 			defer cancel()
 			if fi.IsDir() {
 				res, existed, err := cl.PushRun(ctx, args[0])
@@ -67,23 +64,38 @@ the server already has is not an error.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&server, "server", "", "server URL (default $PERFSCOPE_SERVER, else http://127.0.0.1:7070)")
-	f.StringVar(&token, "token", "", "API token (default $PERFSCOPE_TOKEN; create one with 'perfscope token create')")
+	sf.add(f, 5*time.Minute)
 	f.StringVar(&p.Commit, "commit", "", "commit of benchmark results without a 'commit:' line")
 	f.StringVar(&p.Branch, "branch", "", "branch of the results")
 	f.StringVar(&p.Dirty, "dirty", "", "true|false: whether the work tree had uncommitted changes")
 	f.StringVar(&p.CommitTime, "commit-time", "", "committer date, RFC 3339 (default from git when it knows the commit)")
 	f.StringVar(&p.Machine, "machine", "", "machine the benchmarks ran on (default this host's name)")
 	f.StringVar(&p.Package, "package", "", "import path of results without a 'pkg:' line")
-	f.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	return c
 }
 
 // pushError makes errors in what was named on the command line usage errors.
-// serverClient is the client of the server named by --server (else
+// serverFlags name the server a command writes to: --server, --token and
+// --timeout.
+type serverFlags struct {
+	server, token string
+	timeout       time.Duration
+}
+
+func (sf *serverFlags) add(f *pflag.FlagSet, timeout time.Duration) {
+	f.StringVar(&sf.server, "server", "", "server URL (default $PERFSCOPE_SERVER, else http://127.0.0.1:7070)")
+	f.StringVar(&sf.token, "token", "", "API token (default $PERFSCOPE_TOKEN; create one with 'perfscope token create')")
+	f.DurationVar(&sf.timeout, "timeout", timeout, "give up after this long")
+}
+
+// client is the client of the server named by --server (else
 // $PERFSCOPE_SERVER, else the local default) with the token of --token
 // (else $PERFSCOPE_TOKEN), which writes need.
-func serverClient(server, token string) (*client.Client, error) {
+func (sf *serverFlags) client() (*client.Client, error) {
+	server, token := sf.server, sf.token
+	if sf.timeout <= 0 {
+		return nil, usagef("--timeout %s: must be positive", sf.timeout)
+	}
 	if server == "" {
 		server = os.Getenv("PERFSCOPE_SERVER")
 	}

@@ -22,10 +22,7 @@ func newRunsCmd() *cobra.Command {
 }
 
 func newRunsRmCmd() *cobra.Command {
-	var (
-		server, token string
-		timeout       time.Duration
-	)
+	var sf serverFlags
 	c := &cobra.Command{
 		Use:   "rm ID...",
 		Short: "Delete profiling runs from a perfscope server",
@@ -36,14 +33,11 @@ runs named before it are deleted.`,
 		Example: `  perfscope runs rm --server http://perf:7070 20261124-070053-4f1a2c   # token in $PERFSCOPE_TOKEN`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := serverClient(server, token)
+			cl, err := sf.client()
 			if err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return usagef("--timeout %s: must be positive", timeout)
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			ctx, cancel := context.WithTimeout(cmd.Context(), sf.timeout)
 			defer cancel()
 			for _, id := range args {
 				res, err := cl.DeleteRun(ctx, id)
@@ -57,9 +51,6 @@ runs named before it are deleted.`,
 			return nil
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&server, "server", "", "server URL (default $PERFSCOPE_SERVER, else http://127.0.0.1:7070)")
-	f.StringVar(&token, "token", "", "API token (default $PERFSCOPE_TOKEN; create one with 'perfscope token create')")
-	f.DurationVar(&timeout, "timeout", time.Minute, "give up after this long")
+	sf.add(c.Flags(), time.Minute)
 	return c
 }
