@@ -162,12 +162,14 @@ func (s *Server) finished(saved *run.Run) (*analysisEntry, bool) {
 
 // analyseLatest starts the analyses of the runs the home page shows, so
 // that the first visitor after a start finds them done or under way.
-func (s *Server) analyseLatest() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func (s *Server) analyseLatest(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	runs, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: homeRuns})
 	if err != nil {
-		s.cfg.Logf("list the latest runs to analyse: %v", err)
+		if ctx.Err() == nil {
+			s.cfg.Logf("list the latest runs to analyse: %v", err)
+		}
 		return
 	}
 	for _, pr := range runs {

@@ -157,7 +157,6 @@ func New(cfg Config) (*Server, error) {
 		analyses: newAnalyses(cfg.AnalysisSlots),
 	}
 	s.routes()
-	go s.analyseLatest()
 	return s, nil
 }
 
@@ -226,6 +225,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	go s.analyseLatest(ctx)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
