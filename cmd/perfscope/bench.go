@@ -48,7 +48,17 @@ under valgrind (see "--measure instructions" in the README) and written with a
 keeps its time and is named in a note.
 
 Malformed benchmark lines are reported as file:line and skipped. A package
-whose benchmarks fail does not stop the others; the exit status is then 1.`,
+whose tests do not build or whose benchmarks fail does not stop the others;
+the exit status is then 1.
+
+Until the run ends the results are written to <results>.partial, then renamed:
+a .partial file is what a perfscope that was killed outright had measured.
+Ctrl-C stops the benchmark running, keeps the results measured until then in
+the results file and the store, ends the file with the line "interrupted: true"
+(which applies to no result, so benchstat and 'perfscope compare' read the
+file as any other) and exits with status 130. Each test binary is built with
+"go test -c" and run by perfscope itself; on Linux it is killed when perfscope
+dies, kill -9 included.`,
 		Example: `  perfscope bench ./...
   perfscope bench -b 'Parse$' --count 20 --cpuprofile ./internal/parse
   perfscope bench --benchtime 100x --cpu 1,4 -o before.txt ./...`,
@@ -102,6 +112,9 @@ whose benchmarks fail does not stop the others; the exit status is then 1.`,
 			}
 			if perr := report.WriteBenchRun(cmd.OutOrStdout(), report.Format(format), run); perr != nil {
 				return perr
+			}
+			if run.Interrupted {
+				return exitError{code: 130, msg: "interrupted: the results measured until then are in " + run.Path + ", marked interrupted"}
 			}
 			return err
 		},

@@ -140,8 +140,8 @@ func TestProfileInterruptKeepsEverything(t *testing.T) {
 }
 
 // TestBenchInterruptKeepsResults interrupts 'perfscope bench' with SIGINT
-// once its first results are in the file: they stay there and are in the
-// store.
+// once its first results are in the file: they stay there, marked
+// interrupted, and are in the store, marked too; the exit status is 130.
 func TestBenchInterruptKeepsResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds perfscope and runs benchmarks")
@@ -152,7 +152,8 @@ func TestBenchInterruptKeepsResults(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "perfscope.db")
 	cmd := exec.Command(bin, "bench", "--count", "1000", "--benchtime", "200x", "-o", out, "--db", db, ".")
 	cmd.Dir = repo.dir
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -160,33 +161,45 @@ func TestBenchInterruptKeepsResults(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	// The first result line, then the signal: polled, since the file is
-	// all there is to watch.
+	// all there is to watch. It is written under its partial name.
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		data, _ := os.ReadFile(out)
+		data, _ := os.ReadFile(out + bench.PartialSuffix)
 		if strings.Count(string(data), "BenchmarkWork") >= 2 {
 			break
 		}
 		select {
 		case err := <-exited:
-			t.Fatalf("bench ended before it was interrupted: %v", err)
+			t.Fatalf("bench ended before it was interrupted: %v\n%s", err, stderr.String())
 		case <-tick.C:
 		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-exited; err == nil {
-		t.Error("interrupted bench exited 0")
+	var ee *exec.ExitError
+	if err := <-exited; !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("interrupted bench: %v, want exit status 130\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(out + bench.PartialSuffix); err == nil {
+		t.Error("the interrupted run left its partial file")
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	results, err := bench.Parse(bytes.NewReader(data), out)
-	if err != nil || len(results.Results) < 2 {
-		t.Fatalf("results file after SIGINT: %v\n%s", err, data)
+	if err != nil || len(results.Results) < 2 || len(results.Warnings) > 0 {
+		t.Fatalf("results file after SIGINT: %v, warnings %v\n%s", err, results.Warnings, data)
+	}
+	if !strings.HasSuffix(string(data), "\ninterrupted: true\n") {
+		t.Errorf("results file after SIGINT does not end with the interrupted line:\n%s", data)
+	}
+	// Compared with itself, the file reads as any other: one table, no
+	// warning.
+	if cmp, code := perfCLI(t, "compare", out, out); code != 0 || strings.Contains(cmp, "warning") || strings.Contains(cmp, "interrupted") {
+		t.Errorf("perfscope compare of the interrupted file with itself: exit %d\n%s", code, cmp)
 	}
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
@@ -194,7 +207,7 @@ func TestBenchInterruptKeepsResults(t *testing.T) {
 	}
 	defer st.Close()
 	commits, err := st.Commits(context.Background(), store.Filter{})
-	if err != nil || len(commits) != 1 {
-		t.Errorf("store holds commits %+v (%v); want the interrupted run's", commits, err)
+	if err != nil || len(commits) != 1 || commits[0].Interrupted != 1 {
+		t.Errorf("store holds commits %+v (%v); want the interrupted run's, marked interrupted", commits, err)
 	}
 }

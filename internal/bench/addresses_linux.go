@@ -1,6 +1,9 @@
 package bench
 
-import "os/exec"
+import (
+	"context"
+	"os/exec"
+)
 
 // fixedAddresses returns the command that runs prog with args with the
 // address space laid out the same way every time. With randomized
@@ -12,7 +15,7 @@ import "os/exec"
 // repeatable.
 func fixedAddresses(prog string, args ...string) (string, []string) {
 	setarch, err := exec.LookPath("setarch")
-	if err != nil || exec.Command(setarch, "-R", "true").Run() != nil {
+	if err != nil || command(context.Background(), "", setarch, "-R", "true").Run() != nil {
 		return prog, args
 	}
 	return setarch, append([]string{"-R", prog}, args...)

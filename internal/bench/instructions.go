@@ -293,13 +293,11 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 		"-test.count=1", "-test.cpu=1")
 	var stderr, stdout bytes.Buffer
 	newCmd := func() *exec.Cmd {
-		cmd := exec.CommandContext(ctx, prog, args...)
-		cmd.Dir = bin.Package.Dir
+		cmd := command(ctx, bin.Package.Dir, prog, args...)
 		cmd.Env = append(os.Environ(), countEnv()...)
 		stdout.Reset()
 		stderr.Reset()
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cmd.WaitDelay = 5 * time.Second
 		return cmd
 	}
 	_, runErr := runWithFixedSeed(newCmd, "cachegrind-")

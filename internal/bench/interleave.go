@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // A Binary is a compiled test binary of one package in one tree.
@@ -29,6 +28,9 @@ type BuildError struct {
 }
 
 func (e *BuildError) Error() string {
+	if e.Tree == "" {
+		return fmt.Sprintf("%s does not build:\n%s", e.Package, e.Output)
+	}
 	return fmt.Sprintf("%s: %s does not build:\n%s", e.Tree, e.Package, e.Output)
 }
 
@@ -47,24 +49,39 @@ func BuildTests(ctx context.Context, tree, dir string, importPaths []string, out
 			missing = append(missing, path)
 			continue
 		}
-		bin := filepath.Join(outDir, fmt.Sprintf("%s-%d.test", tree, i))
-		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, path)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
+		bin := Binary{Package: pkg, Path: filepath.Join(outDir, fmt.Sprintf("%s-%d.test", tree, i))}
+		if err := buildTest(ctx, dir, bin); err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			return nil, nil, &BuildError{Tree: tree, Package: path, Output: firstLines(strings.TrimSpace(string(out)), 15)}
+			var be *BuildError
+			if errors.As(err, &be) {
+				be.Tree = tree
+			}
+			return nil, nil, err
 		}
 		// A package with tests but no test functions builds no binary.
-		if _, err := os.Stat(bin); err != nil {
+		if _, err := os.Stat(bin.Path); err != nil {
 			missing = append(missing, path)
 			continue
 		}
-		bins = append(bins, Binary{Package: pkg, Path: bin})
+		bins = append(bins, bin)
 	}
 	return bins, missing, nil
+}
+
+// buildTest compiles the test binary of bin.Package, run from dir, to
+// bin.Path. A package that has test files but no tests builds nothing
+// and no error.
+func buildTest(ctx context.Context, dir string, bin Binary) error {
+	out, err := command(ctx, dir, "go", "test", "-c", "-o", bin.Path, bin.Package.ImportPath).CombinedOutput()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &BuildError{Package: bin.Package.ImportPath, Output: firstLines(strings.TrimSpace(string(out)), 15)}
+	}
+	return nil
 }
 
 func listByPath(ctx context.Context, dir string, importPaths []string) (map[string]Package, error) {
@@ -168,7 +185,14 @@ func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, 
 					continue
 				}
 				ev := Progress{Package: bin.Package.ImportPath, PackageIndex: i + 1, Packages: len(pairs), Rounds: first + opts.Rounds - 1, Side: side}
-				if err := runBinary(ctx, bin, args, buf, ev, round, opts.Progress); err != nil {
+				var report func(Progress)
+				if opts.Progress != nil {
+					report = func(p Progress) {
+						p.Round = round
+						opts.Progress(p)
+					}
+				}
+				if err := runBinary(ctx, bin, args, newProgressWriter(buf, ev, report), nil); err != nil {
 					out.Base, out.Head = base.Bytes(), head.Bytes()
 					return &out, fmt.Errorf("%s round %d: %w", side, round, err)
 				}
@@ -179,23 +203,19 @@ func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, 
 	return &out, nil
 }
 
-func runBinary(ctx context.Context, bin Binary, args []string, w io.Writer, ev Progress, round int, progress func(Progress)) error {
-	cmd := exec.CommandContext(ctx, bin.Path, args...)
-	cmd.Dir = bin.Package.Dir
+// runBinary runs a test binary in its package's directory, as "go test"
+// does, with its standard output to w as it arrives and its standard error
+// to log (nil discards it). A failure is an error with what the binary said
+// about it.
+func runBinary(ctx context.Context, bin Binary, args []string, w, log io.Writer) error {
+	cmd := command(ctx, bin.Package.Dir, bin.Path, args...)
 	var stdout, stderr bytes.Buffer
-	var report func(Progress)
-	if progress != nil {
-		report = func(p Progress) {
-			p.Round = round
-			progress(p)
-		}
-	}
-	cmd.Stdout = newProgressWriter(&stdout, ev, report)
+	cmd.Stdout = io.MultiWriter(w, &stdout)
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	w.Write(stdout.Bytes())
-	if err != nil {
+	if log != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, log)
+	}
+	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -129,13 +129,21 @@ func addResults(r, extra *Results) {
 // the run's results file and its Results, and adds to run.Notes each
 // benchmark that could not be counted (it keeps its time) or whose count
 // the allocation cap shortened. The error is for a failed build, a failed
-// write or cancellation; counts made before it are kept.
+// write or cancellation; counts made before it are kept. While counting,
+// the results file is back under its partial name (see PartialSuffix); a
+// cancelled count ends it with "interrupted: true" and sets
+// run.Interrupted.
 func CountRun(ctx context.Context, run *RunRecord, dir string, reps int, opts InstructionOptions, progress func(done, total int, name string)) error {
 	tmp, err := os.MkdirTemp("", "perfscope-count-")
 	if err != nil {
 		return fmt.Errorf("create build directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	out, err := reopenResults(run.Path)
+	if err != nil {
+		return err
+	}
+	defer out.f.Close()
 	var paths []string
 	for _, p := range run.Packages {
 		if p.Err == nil {
@@ -143,33 +151,30 @@ func CountRun(ctx context.Context, run *RunRecord, dir string, reps int, opts In
 		}
 	}
 	bins, _, err := BuildTests(ctx, "work tree", dir, paths, tmp)
-	if err != nil {
-		return err
-	}
 	var counted []*CountedBenchmark
-	for _, bin := range bins {
-		c, cerr := CountBenchmarks(ctx, bin, run.Results, reps, opts, progress)
-		counted = append(counted, c...)
-		if cerr != nil {
-			err = cerr
-			break
+	if err == nil {
+		for _, bin := range bins {
+			c, cerr := CountBenchmarks(ctx, bin, run.Results, reps, opts, progress)
+			counted = append(counted, c...)
+			if cerr != nil {
+				err = cerr
+				break
+			}
 		}
 	}
 	run.Notes = append(run.Notes, CountedNotes(counted)...)
 	raw, res, werr := instructionResults(counted)
+	if werr == nil {
+		if _, werr = out.Write(raw); werr != nil {
+			werr = fmt.Errorf("append instruction counts to %s: %w", run.Path, werr)
+		}
+	}
+	run.Interrupted = run.Interrupted || ctx.Err() != nil
+	if ferr := out.finish(run.Interrupted); werr == nil {
+		werr = ferr
+	}
 	if werr != nil {
 		return werr
-	}
-	f, ferr := os.OpenFile(run.Path, os.O_APPEND|os.O_WRONLY, 0)
-	if ferr != nil {
-		return fmt.Errorf("append instruction counts: %w", ferr)
-	}
-	_, werr = f.Write(raw)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fmt.Errorf("append instruction counts to %s: %w", run.Path, werr)
 	}
 	addResults(run.Results, res)
 	return err

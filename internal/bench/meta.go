@@ -102,8 +102,7 @@ func cpuModel() string {
 // output runs a command in dir and returns its stdout; a failure carries
 // the command's stderr, which is what names the problem.
 func output(ctx context.Context, dir, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
+	cmd := command(ctx, dir, name, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

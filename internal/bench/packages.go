@@ -46,19 +46,18 @@ func ListPackages(ctx context.Context, dir string, patterns []string) ([]Package
 	return pkgs, nil
 }
 
-// ListBenchmarks returns the top-level benchmarks of the package importPath
-// that the -bench expression bench selects, in the order "go test" runs
-// them. Only the expression's first element (before any "/") is matched:
-// "go test -list" knows no sub-benchmarks. It builds the package's test
-// binary, which the run that follows then finds in the build cache.
-func ListBenchmarks(ctx context.Context, dir, importPath, bench string) ([]string, error) {
+// ListBenchmarks returns the top-level benchmarks of the test binary bin
+// that the -bench expression bench selects, in the order they run. Only
+// the expression's first element (before any "/") is matched: a test
+// binary's -test.list knows no sub-benchmarks.
+func ListBenchmarks(ctx context.Context, bin Binary, bench string) ([]string, error) {
 	top, _, _ := strings.Cut(bench, "/")
 	if top == "" {
 		top = "."
 	}
-	out, err := output(ctx, dir, "go", "test", "-run", "^$", "-list", top, importPath)
+	out, err := output(ctx, bin.Package.Dir, bin.Path, "-test.list", top)
 	if err != nil {
-		return nil, fmt.Errorf("list benchmarks of %s: %w", importPath, err)
+		return nil, fmt.Errorf("list benchmarks of %s: %w", bin.Package.ImportPath, err)
 	}
 	var names []string
 	for _, line := range strings.Split(out, "\n") {

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/perfscope/perfscope/internal/gitstate"
 )
@@ -32,18 +31,18 @@ type Options struct {
 	// results file: RESULTS.<package>.cpu.pb.gz and .mem.pb.gz.
 	CPUProfile, MemProfile bool
 	// Output is the results file; default
-	// .perfscope/bench/<time>-<commit>.txt under Dir.
+	// .perfscope/bench/<time>-<commit>.txt under Dir. Until the run ends
+	// it is written as Output+PartialSuffix.
 	Output string
 	// Progress, if set, is called as benchmarks start and finish. Setting
-	// it also counts the benchmarks before the run (building the test
-	// binaries the run then finds in the cache), so that each Progress
-	// places its benchmark in the whole job.
+	// it also lists the benchmarks of the test binaries before they run,
+	// so that each Progress places its benchmark in the whole job.
 	Progress func(Progress)
 	// Status, if set, is told in one line of a step that takes seconds
-	// without output, before it starts.
+	// without output (building the tests), before it starts.
 	Status func(msg string)
-	// Log receives "go test" output that is not results (build errors,
-	// test failures); nil discards it.
+	// Log receives output that is not results (build errors, what the
+	// test binaries print on stderr); nil discards it.
 	Log io.Writer
 }
 
@@ -62,6 +61,10 @@ type RunRecord struct {
 	// Notes are what a reader should know about the measurements that
 	// is not a failure, such as a benchmark counted by time only.
 	Notes []string
+	// Interrupted is set when the run was stopped early (its context was
+	// cancelled, as Ctrl-C does): Results are those measured until then,
+	// and the results file ends with "interrupted: true".
+	Interrupted bool
 }
 
 // A PackageRun is one package's part of a RunRecord.
@@ -95,24 +98,36 @@ func (o Options) withDefaults() Options {
 }
 
 // TestArgs returns the "go test" benchmark flags for the options.
-func (o Options) TestArgs() []string {
+func (o Options) TestArgs() []string { return o.testFlags("-") }
+
+// binaryArgs returns the same flags as a test binary takes them.
+func (o Options) binaryArgs() []string { return o.testFlags("-test.") }
+
+func (o Options) testFlags(prefix string) []string {
 	o = o.withDefaults()
-	args := []string{"-run", "^$", "-bench", o.Bench, "-benchmem", "-count", strconv.Itoa(o.Count)}
+	args := []string{prefix + "run", "^$", prefix + "bench", o.Bench, prefix + "benchmem", prefix + "count", strconv.Itoa(o.Count)}
 	if o.Benchtime != "" {
-		args = append(args, "-benchtime", o.Benchtime)
+		args = append(args, prefix+"benchtime", o.Benchtime)
 	}
 	if o.CPU != "" {
-		args = append(args, "-cpu", o.CPU)
+		args = append(args, prefix+"cpu", o.CPU)
 	}
 	return args
 }
 
-// Run benchmarks the packages one at a time (go test accepts profile
-// flags for a single package only, and one package at a time keeps the
-// progress honest), appending each package's output to the results file
-// as it arrives. A package whose benchmarks fail does not stop the
-// others; Run returns an error naming the failed packages together with
-// the RunRecord, whose results file keeps everything measured.
+// Run benchmarks the packages one at a time (one package at a time keeps
+// the progress honest), appending each package's output to the results
+// file as it arrives. It builds each package's test binary ("go test -c")
+// and runs it itself, as "go test" would, in the package's directory (see
+// command for why not under "go test"). A package whose tests do not build
+// or whose benchmarks fail does not stop the others; Run returns an error
+// naming the failed packages together with the RunRecord, whose results
+// file keeps everything measured.
+//
+// The results file is written as Output+PartialSuffix and renamed Output
+// when the run ends. When ctx is cancelled, the benchmark running is
+// killed, the results measured until then are kept, the file ends with
+// "interrupted: true" and the RunRecord says Interrupted.
 func Run(ctx context.Context, opts Options) (*RunRecord, error) {
 	opts = opts.withDefaults()
 	meta, err := Environment(ctx, opts.Dir)
@@ -132,17 +147,15 @@ func Run(ctx context.Context, opts Options) (*RunRecord, error) {
 	if err := os.MkdirAll(filepath.Dir(opts.Output), 0o755); err != nil {
 		return nil, fmt.Errorf("create results directory: %w", err)
 	}
-	out, err := os.Create(opts.Output)
+	out, err := createResults(opts.Output)
 	if err != nil {
-		return nil, fmt.Errorf("create results file: %w", err)
+		return nil, err
 	}
-	defer out.Close()
-	var header bytes.Buffer
+	defer out.f.Close()
 	for _, l := range meta.ConfigLines() {
-		header.WriteString(l + "\n")
-	}
-	if _, err := out.Write(header.Bytes()); err != nil {
-		return nil, fmt.Errorf("write results file: %w", err)
+		if _, err := io.WriteString(out, l+"\n"); err != nil {
+			return nil, fmt.Errorf("write results file: %w", err)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "perfscope-bench-")
 	if err != nil {
@@ -150,107 +163,103 @@ func Run(ctx context.Context, opts Options) (*RunRecord, error) {
 	}
 	defer os.RemoveAll(tmp)
 
+	if opts.Status != nil {
+		what := pkgs[0].ImportPath
+		if len(pkgs) > 1 {
+			what = fmt.Sprintf("%d packages", len(pkgs))
+		}
+		opts.Status("building the tests of " + what)
+	}
+	run := &RunRecord{Meta: meta, Path: opts.Output, Args: opts.TestArgs()}
+	bins := make([]Binary, len(pkgs))
+	for i, pkg := range pkgs {
+		run.Packages = append(run.Packages, PackageRun{ImportPath: pkg.ImportPath})
+		bins[i] = Binary{Package: pkg, Path: filepath.Join(tmp, fmt.Sprintf("%d.test", i))}
+		if err := buildTest(ctx, opts.Dir, bins[i]); err != nil {
+			run.Packages[i].Err = err
+			fmt.Fprintln(opts.Log, err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+
 	// Counting the benchmarks first gives a person watching an overall
-	// position; the test binaries it builds are the run's, from the cache.
+	// position.
 	var counts []int
 	total := 0
-	if opts.Progress != nil {
-		if opts.Status != nil {
-			what := pkgs[0].ImportPath
-			if len(pkgs) > 1 {
-				what = fmt.Sprintf("%d packages", len(pkgs))
-			}
-			opts.Status("building the tests of " + what + " to count their benchmarks")
-		}
-		for _, pkg := range pkgs {
-			names, err := ListBenchmarks(ctx, opts.Dir, pkg.ImportPath, opts.Bench)
-			if err != nil {
-				counts, total = nil, 0
-				break
+	if opts.Progress != nil && ctx.Err() == nil {
+		for i, bin := range bins {
+			var names []string
+			if run.Packages[i].Err == nil {
+				if names, err = ListBenchmarks(ctx, bin, opts.Bench); err != nil {
+					counts, total = nil, 0
+					break
+				}
 			}
 			counts = append(counts, len(names))
 			total += len(names)
 		}
 	}
 
-	run := &RunRecord{Meta: meta, Path: opts.Output, Args: opts.TestArgs()}
-	var all bytes.Buffer
-	all.Write(header.Bytes())
-	var failed []string
+	args := opts.binaryArgs()
 	stem := strings.TrimSuffix(opts.Output, filepath.Ext(opts.Output))
-	for i, pkg := range pkgs {
-		pr := PackageRun{ImportPath: pkg.ImportPath}
-		args := append([]string{"test"}, run.Args...)
-		// -o keeps the test binary that profiling flags would
-		// otherwise leave in the current directory.
-		args = append(args, "-o", filepath.Join(tmp, fmt.Sprintf("%d.test", i)))
+	for i, bin := range bins {
+		if ctx.Err() != nil {
+			break
+		}
+		pr := &run.Packages[i]
+		if pr.Err != nil {
+			continue
+		}
+		args := slices.Clone(args)
 		if opts.CPUProfile {
-			pr.CPUProfile, _ = filepath.Abs(stem + "." + fileSafe(pkg.ImportPath) + ".cpu.pb.gz")
-			args = append(args, "-cpuprofile", pr.CPUProfile)
+			pr.CPUProfile, _ = filepath.Abs(stem + "." + fileSafe(pr.ImportPath) + ".cpu.pb.gz")
+			args = append(args, "-test.cpuprofile", pr.CPUProfile)
 		}
 		if opts.MemProfile {
-			pr.MemProfile, _ = filepath.Abs(stem + "." + fileSafe(pkg.ImportPath) + ".mem.pb.gz")
-			args = append(args, "-memprofile", pr.MemProfile)
+			pr.MemProfile, _ = filepath.Abs(stem + "." + fileSafe(pr.ImportPath) + ".mem.pb.gz")
+			args = append(args, "-test.memprofile", pr.MemProfile)
 		}
-		args = append(args, pkg.ImportPath)
-		base := Progress{Package: pkg.ImportPath, PackageIndex: i + 1, Packages: len(pkgs), Rounds: opts.Count}
+		base := Progress{Package: pr.ImportPath, PackageIndex: i + 1, Packages: len(pkgs), Rounds: opts.Count}
 		if total > 0 {
 			base.Benchmarks, base.BenchmarkIndex = total, 1
 			for _, n := range counts[:i] {
 				base.BenchmarkIndex += n
 			}
 		}
-		var stdout bytes.Buffer
-		w := newProgressWriter(io.MultiWriter(out, &stdout), base, opts.Progress)
-		if err := goTest(ctx, opts.Dir, args, w, opts.Log); err != nil {
+		w := newProgressWriter(out, base, opts.Progress)
+		if err := runBinary(ctx, bin, args, w, opts.Log); err != nil && ctx.Err() == nil {
 			pr.Err = err
-			failed = append(failed, pkg.ImportPath)
-		}
-		all.Write(stdout.Bytes())
-		run.Packages = append(run.Packages, pr)
-		if ctx.Err() != nil {
-			break
 		}
 	}
-	if err := out.Close(); err != nil {
-		return nil, fmt.Errorf("write results file: %w", err)
+	run.Interrupted = ctx.Err() != nil
+	if err := out.finish(run.Interrupted); err != nil {
+		return nil, err
 	}
-	run.Results, _ = Parse(bytes.NewReader(all.Bytes()), opts.Output)
+	data, err := os.ReadFile(opts.Output)
+	if err != nil {
+		return nil, fmt.Errorf("read results file: %w", err)
+	}
+	run.Results, _ = Parse(bytes.NewReader(data), opts.Output)
 	if c := configValue(run.Results, "cpu"); c != "" {
 		run.Meta.CPU = strings.Join(strings.Fields(c), " ")
 	}
-	if ctx.Err() != nil {
-		return run, fmt.Errorf("benchmarks interrupted; results so far are in %s: %w", opts.Output, ctx.Err())
+	if run.Interrupted {
+		return run, fmt.Errorf("benchmarks interrupted; the results measured until then are in %s: %w", opts.Output, ctx.Err())
+	}
+	var failed []string
+	var errs []error
+	for _, p := range run.Packages {
+		if p.Err != nil {
+			failed = append(failed, p.ImportPath)
+			errs = append(errs, fmt.Errorf("%s: %w", p.ImportPath, p.Err))
+		}
 	}
 	if len(failed) > 0 {
-		var errs []error
-		for _, p := range run.Packages {
-			if p.Err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", p.ImportPath, p.Err))
-			}
-		}
 		return run, fmt.Errorf("benchmarks failed in %s (other results are in %s): %w", strings.Join(failed, ", "), opts.Output, errors.Join(errs...))
 	}
 	return run, nil
-}
-
-// goTest runs "go test" with stdout to w. stderr (and, on failure, the
-// non-result part of stdout that "go test" uses for build errors and
-// panics) goes to log.
-func goTest(ctx context.Context, dir string, args []string, w, log io.Writer) error {
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stdout = w
-	cmd.Stderr = io.MultiWriter(&stderr, log)
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return fmt.Errorf("go test: %s", firstLines(msg, 10))
-		}
-		return fmt.Errorf("go test: %w (see the results file for its output)", err)
-	}
-	return nil
 }
 
 // defaultName names a results file by start time and commit so files sort

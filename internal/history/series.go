@@ -36,21 +36,24 @@ type Series struct {
 // median was 0); Better is 1 for an improvement, -1 for a regression, 0
 // otherwise.
 type Commit struct {
-	Commit     string    `json:"commit"`
-	Dirty      bool      `json:"dirty"`
-	Ref        string    `json:"ref"` // the commit as CommitSamples and compare take it
-	Branch     string    `json:"branch"`
-	Time       time.Time `json:"time"`
-	Runs       int       `json:"runs"`
-	N          int       `json:"n"`
-	Median     float64   `json:"median"`
-	Lo         *float64  `json:"lo"` // null when too few samples for the interval
-	Hi         *float64  `json:"hi"`
-	Confidence float64   `json:"confidence"`
-	Delta      *float64  `json:"delta"`
-	P          *float64  `json:"p"`
-	Changed    bool      `json:"changed"`
-	Better     int       `json:"better"`
+	Commit string    `json:"commit"`
+	Dirty  bool      `json:"dirty"`
+	Ref    string    `json:"ref"` // the commit as CommitSamples and compare take it
+	Branch string    `json:"branch"`
+	Time   time.Time `json:"time"`
+	Runs   int       `json:"runs"`
+	// Interrupted counts the runs among Runs that were stopped early
+	// (Ctrl-C): their samples are those measured until then.
+	Interrupted int      `json:"interrupted_runs,omitempty"`
+	N           int      `json:"n"`
+	Median      float64  `json:"median"`
+	Lo          *float64 `json:"lo"` // null when too few samples for the interval
+	Hi          *float64 `json:"hi"`
+	Confidence  float64  `json:"confidence"`
+	Delta       *float64 `json:"delta"`
+	P           *float64 `json:"p"`
+	Changed     bool     `json:"changed"`
+	Better      int      `json:"better"`
 	// Previous is the ref of the commit before, what a change is
 	// compared with; "" for the first.
 	Previous string `json:"previous,omitempty"`
@@ -85,7 +88,7 @@ func NewSeries(key store.SeriesKey, points []store.SeriesPoint, opts Options) Se
 	for i, c := range d.Commits {
 		p := kept[i]
 		hc := Commit{
-			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Time: c.Time, Runs: p.Runs, N: c.N,
+			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Time: c.Time, Runs: p.Runs, Interrupted: p.Interrupted, N: c.N,
 			Median: c.Summary.Center, Lo: finiteOrNil(c.Summary.Lo), Hi: finiteOrNil(c.Summary.Hi),
 			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better,
 		}

@@ -19,6 +19,9 @@ type benchRunJSON struct {
 	Packages []benchPkgJSON `json:"packages"`
 	Warnings []string       `json:"warnings,omitempty"`
 	Notes    []string       `json:"notes,omitempty"`
+	// Interrupted: the run was stopped early; the results are those
+	// measured until then.
+	Interrupted bool `json:"interrupted"`
 }
 
 type benchPkgJSON struct {
@@ -29,12 +32,12 @@ type benchPkgJSON struct {
 // WriteBenchRun summarises a benchmark run in format f: how many results
 // of how many benchmarks went to which file, measured on what, and the
 // profiles saved beside it. The JSON form has the fields meta, path,
-// args, results, packages (import_path, cpu_profile, mem_profile, error)
-// warnings and notes (such as a benchmark that could not be counted
-// under valgrind and kept its time only).
+// args, results, packages (import_path, cpu_profile, mem_profile, error),
+// warnings, notes (such as a benchmark that could not be counted under
+// valgrind and kept its time only) and interrupted.
 func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 	if f == JSON {
-		out := benchRunJSON{Meta: run.Meta, Path: run.Path, Args: run.Args, Results: len(run.Results.Results)}
+		out := benchRunJSON{Meta: run.Meta, Path: run.Path, Args: run.Args, Results: len(run.Results.Results), Interrupted: run.Interrupted}
 		for _, p := range run.Packages {
 			jp := benchPkgJSON{PackageRun: p}
 			if p.Err != nil {
@@ -62,6 +65,9 @@ func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d results of %d benchmarks in %d %s -> %s\n", len(run.Results.Results), run.Results.Benchmarks(), len(run.Packages), pkgs, run.Path)
 	fmt.Fprintf(&b, "commit %s  %s  %s\n", commit, run.Meta.GoVersion, run.Meta.CPU)
+	if run.Interrupted {
+		b.WriteString("interrupted: the results are those measured until then\n")
+	}
 	for _, p := range run.Packages {
 		var prof []string
 		for _, f := range []string{p.CPUProfile, p.MemProfile} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/perf/benchunit"
 
@@ -90,16 +91,22 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 	return nil
 }
 
-// historyMark names a marked change in words.
+// historyMark names a marked change in words, and says when runs of the
+// commit were interrupted.
 func historyMark(c history.Commit) string {
-	if !c.Changed {
-		return ""
+	var mark string
+	if c.Changed {
+		switch c.Better {
+		case 1:
+			mark = "<- improvement"
+		case -1:
+			mark = "<- REGRESSION"
+		default:
+			mark = "<- changed"
+		}
 	}
-	switch c.Better {
-	case 1:
-		return "<- improvement"
-	case -1:
-		return "<- REGRESSION"
+	if c.Interrupted > 0 {
+		mark = strings.TrimSpace(mark + fmt.Sprintf(" (%d of %d runs interrupted)", c.Interrupted, c.Runs))
 	}
-	return "<- changed"
+	return mark
 }

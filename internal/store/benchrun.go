@@ -8,12 +8,13 @@ import (
 // stores: its metadata and every parsed result line.
 func BenchRunOf(rec *bench.RunRecord) BenchRun {
 	run := BenchRun{
-		Commit:     rec.Meta.Commit,
-		Branch:     rec.Meta.Branch,
-		Dirty:      rec.Meta.Dirty,
-		CommitTime: rec.Meta.CommitTime,
-		Time:       rec.Meta.Time,
-		GoVersion:  rec.Meta.GoVersion,
+		Commit:      rec.Meta.Commit,
+		Branch:      rec.Meta.Branch,
+		Dirty:       rec.Meta.Dirty,
+		CommitTime:  rec.Meta.CommitTime,
+		Time:        rec.Meta.Time,
+		GoVersion:   rec.Meta.GoVersion,
+		Interrupted: rec.Interrupted,
 		Machine: Machine{
 			Hostname: rec.Meta.Machine,
 			GOOS:     rec.Meta.GOOS,

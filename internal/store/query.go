@@ -60,14 +60,14 @@ func (m nameMatcher) match(k SeriesKey) bool {
 type runRow struct {
 	id                          int64
 	hash, branch, host          string
-	dirty                       bool
+	dirty, interrupted          bool
 	commitTime, runTime, sortAt int64
 }
 
-const runCols = `r.id, r.commit_hash, r.branch, m.hostname, r.dirty, r.commit_time, r.run_time, r.sort_time`
+const runCols = `r.id, r.commit_hash, r.branch, m.hostname, r.dirty, r.interrupted, r.commit_time, r.run_time, r.sort_time`
 
 func (r *runRow) dest() []any {
-	return []any{&r.id, &r.hash, &r.branch, &r.host, &r.dirty, &r.commitTime, &r.runTime, &r.sortAt}
+	return []any{&r.id, &r.hash, &r.branch, &r.host, &r.dirty, &r.interrupted, &r.commitTime, &r.runTime, &r.sortAt}
 }
 
 // commitKey identifies a commit: runs on a dirty tree of the same commit
@@ -124,6 +124,9 @@ func (a *commitAgg) add(r runRow) int {
 	}
 	c := &a.commits[i]
 	c.Runs++
+	if r.interrupted {
+		c.Interrupted++
+	}
 	if !slices.Contains(c.Machines, r.host) {
 		c.Machines = append(c.Machines, r.host)
 	}

@@ -77,7 +77,9 @@ func (d dialect) rebind(q string) string {
 // (run, benchmark metric) with the values packed into a blob: a run of 200
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
-func migrations() []string { return []string{1: migration1, 2: migration2, 3: migration3} }
+func migrations() []string {
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4}
+}
 
 const migration1 = `
 CREATE TABLE machines (
@@ -160,6 +162,13 @@ CREATE TABLE api_tokens (
 const migration3 = `
 ALTER TABLE profile_runs ADD COLUMN load_failed BOOLEAN NOT NULL DEFAULT FALSE;
 UPDATE profile_runs SET load_failed = TRUE WHERE requests > 0 AND failures * 100 > requests
+`
+
+// migration4 marks benchmark runs that were stopped early (Ctrl-C): their
+// samples are what they measured until then. Runs recorded before were
+// not marked; an interrupted one among them cannot be told.
+const migration4 = `
+ALTER TABLE bench_runs ADD COLUMN interrupted BOOLEAN NOT NULL DEFAULT FALSE
 `
 
 // schemaVersion is the version a database has after all migrations.

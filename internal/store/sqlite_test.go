@@ -112,31 +112,14 @@ func TestSQLiteOpenErrors(t *testing.T) {
 // judged by the default threshold when the database is upgraded.
 func TestMigrateLoadVerdict(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts := []string{"CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)",
-		"INSERT INTO schema_version VALUES (1, 0), (2, 0)"}
-	for _, m := range migrations()[1:3] {
-		stmts = append(stmts, strings.Split(sqliteDialect().ddl.Replace(m), ";")...)
-	}
+	var rows []string
 	for _, tc := range []struct {
 		id                 string
 		requests, failures int
 	}{{"old-failed", 1000, 50}, {"old-healthy", 1000, 5}, {"old-no-load", 0, 0}} {
-		stmts = append(stmts, fmt.Sprintf(`INSERT INTO profile_runs VALUES ('%s', '/d', 't', 1, 2, '', FALSE, 'v', %d, %d, 0, 0, 0, 1)`, tc.id, tc.requests, tc.failures))
+		rows = append(rows, fmt.Sprintf(`INSERT INTO profile_runs VALUES ('%s', '/d', 't', 1, 2, '', FALSE, 'v', %d, %d, 0, 0, 0, 1)`, tc.id, tc.requests, tc.failures))
 	}
-	for _, stmt := range stmts {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
+	path := oldSQLite(t, 2, rows...)
 
 	s, err := Open(ctx, path)
 	if err != nil {
@@ -152,4 +135,31 @@ func TestMigrateLoadVerdict(t *testing.T) {
 			t.Errorf("%s after the upgrade: load failed = %v, want %v", id, got.LoadFailed, want)
 		}
 	}
+}
+
+// oldSQLite creates a SQLite database at schema version, as a perfscope
+// that knew no later migration left it, holding the rows the statements
+// insert, and returns its path.
+func oldSQLite(t *testing.T, version int, inserts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stmts := []string{"CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied BIGINT NOT NULL)"}
+	for v, m := range migrations()[1 : version+1] {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO schema_version VALUES (%d, 0)", v+1))
+		stmts = append(stmts, strings.Split(sqliteDialect().ddl.Replace(m), ";")...)
+	}
+	for _, stmt := range append(stmts, inserts...) {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return path
 }

@@ -66,6 +66,9 @@ type BenchRun struct {
 	// unit; lines with the same package and full name (sub-benchmark and
 	// -procs suffix included) are samples of the same benchmark.
 	Results []*benchfmt.Result
+	// Interrupted marks a run stopped early (Ctrl-C): Results are what
+	// it measured until then, not all the benchmarks it was to run.
+	Interrupted bool
 }
 
 // A Machine identifies where benchmarks ran; results from different
@@ -110,7 +113,11 @@ type Commit struct {
 	FirstRun time.Time `json:"first_run"`
 	LastRun  time.Time `json:"last_run"`
 	Runs     int       `json:"runs"`
-	Machines []string  `json:"machines"` // hostnames of its runs
+	// Interrupted counts the runs that were stopped early (Ctrl-C):
+	// their samples are those measured until then, and benchmarks they
+	// had not reached have none from them.
+	Interrupted int      `json:"interrupted_runs,omitempty"`
+	Machines    []string `json:"machines"` // hostnames of its runs
 }
 
 // Ref returns the commit as CommitSamples accepts it.

@@ -57,10 +57,10 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, saved BenchRun) (int64, err
 	}
 	var runID int64
 	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO bench_runs
-		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package, interrupted)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		saved.Commit, saved.Branch, saved.Dirty, nanos(saved.CommitTime), nanos(saved.Time), nanos(sortTime),
-		machineID, saved.GoVersion, saved.Package).Scan(&runID)
+		machineID, saved.GoVersion, saved.Package, saved.Interrupted).Scan(&runID)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}

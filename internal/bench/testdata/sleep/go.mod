@@ -1,0 +1,3 @@
+module example.com/sleep
+
+go 1.26
