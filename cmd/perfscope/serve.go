@@ -79,8 +79,9 @@ Each run is analysed once, in the background after its upload, a few runs at
 a time; pages use that analysis and never start one per visitor.
 
 Source: findings and pprof's source view show lines only of files inside
---source-dir (default: the Go module the server runs in, if any), never a
-file at a path an uploaded profile names.`,
+--source-dir (none without it), never a file at a path an uploaded profile
+names; uploaded profiles' build paths are mapped into it by their trailing
+elements.`,
 		Example: `  perfscope serve
   perfscope serve --addr :7070 --db postgres://perf:secret@db/perfscope --data /srv/perfscope-runs`,
 		Args: cobra.NoArgs,
@@ -150,7 +151,7 @@ file at a path an uploaded profile names.`,
 	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
 	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
 	f.Int64Var(&maxProfileMB, "max-profile-size", maxProfileMB, "largest profile read, in MB once inflated")
-	f.StringVar(&sourceDir, "source-dir", "", "the only directory whose source files pages show (default: the Go module the server runs in)")
+	f.StringVar(&sourceDir, "source-dir", "", "the only directory whose source files pages show, and the module built for the compiler's reasons (default: no source shown; reasons from the current module)")
 	return c
 }
 
