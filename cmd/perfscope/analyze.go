@@ -46,11 +46,11 @@ func (f *reportFlags) check() error {
 }
 
 // writeRunReport analyses a saved run and renders its report to w, as
-// profile, report and demo print it.
-func writeRunReport(ctx context.Context, w io.Writer, f reportFlags, r *run.Run) error {
+// profile, report and demo print it, and returns the analysis.
+func writeRunReport(ctx context.Context, w io.Writer, f reportFlags, r *run.Run) (*analysis.Result, error) {
 	if f.opts.Status == nil {
 		f.opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	}
 	res := analysis.Analyze(ctx, r, f.opts)
-	return report.Write(w, report.Format(f.format), res.Analysis, res.Findings)
+	return res, report.Write(w, report.Format(f.format), res.Analysis, res.Findings)
 }

@@ -109,7 +109,7 @@ the store record.`,
 				return err
 			}
 			rec.recordProfileRuns(cmd.Context(), os.Stderr, saved)
-			if rerr := writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, saved); rerr != nil {
+			if _, rerr := writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, saved); rerr != nil {
 				return rerr
 			}
 			logf("saved %s (re-render with: perfscope report %s)", saved.Dir, saved.Dir)

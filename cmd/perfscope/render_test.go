@@ -59,7 +59,7 @@ func TestSameFindingsEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	var profileOut bytes.Buffer
-	if err := writeRunReport(t.Context(), &profileOut, rf, r); err != nil {
+	if _, err := writeRunReport(t.Context(), &profileOut, rf, r); err != nil {
 		t.Fatal(err)
 	}
 	want := textFindings(t, "perfscope profile", profileOut.String())

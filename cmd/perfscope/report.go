@@ -42,7 +42,12 @@ growth, values escaping through interface arguments, goroutine growth, a
 service that was not the bottleneck, a file re-read per request), the lines
 that cause it with their numbers and the compiler's reasons (with the
 service's source at hand: the current module or --source-dir), and the usual
-fix. --explain RULE prints a rule's long explanation, thresholds and fix.`,
+fix. --explain RULE prints a rule's long explanation, thresholds and fix.
+
+A run none of whose profiles can be read (damaged or missing files) is a
+failure: the report shows what run.json holds, and the exit status is 1 with
+a line naming the run and why each profile could not be read. A run captured
+without profiles (--allow-no-profiles) is reported as it is.`,
 		Example: `  perfscope report
   perfscope report --format markdown .perfscope/runs/20260304-050607-a1b2c3
   perfscope report --route 'GET /users/{id}' --top 20 RUNDIR
@@ -65,7 +70,13 @@ fix. --explain RULE prints a rule's long explanation, thresholds and fix.`,
 			if err != nil {
 				return err
 			}
-			return writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, r)
+			res, err := writeRunReport(cmd.Context(), cmd.OutOrStdout(), rf, r)
+			if err != nil {
+				return err
+			}
+			// The report still shows what run.json holds; the exit
+			// status says there was nothing in it to diagnose.
+			return res.NoProfileRead()
 		},
 	}
 	addFormatFlag(c, &rf.format, report.Formats()...)

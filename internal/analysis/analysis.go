@@ -6,9 +6,11 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"runtime"
+	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/findings"
@@ -100,6 +102,42 @@ func Analyze(ctx context.Context, r *run.Run, opts Options) *Result {
 	warn(errs)
 	res.Findings = fs
 	return res
+}
+
+// NoProfileRead returns an error when the run recorded profiles and not one
+// of them could be read (the files are damaged, missing or not profiles,
+// or none was saved): what is left of the run is its load result, which
+// says nothing of the service's code. The error names the run (its
+// directory) and why each profile could not be read. A run that recorded
+// no profile (captured with --allow-no-profiles, or interrupted before its
+// window opened) is not this case: nil.
+func (res *Result) NoProfileRead() error {
+	r := &res.Analysis.Run
+	if len(r.Profiles) == 0 || len(res.Analysis.Profiles) > 0 {
+		return nil
+	}
+	// The last error recorded for a kind is the reading's, when there
+	// was one; the capture's comes first.
+	why := map[string]string{}
+	for _, pe := range res.Analysis.ProfileErrors {
+		why[pe.Kind] = pe.Error
+	}
+	var reasons []string
+	for _, pf := range r.Profiles {
+		what := pf.Kind
+		if pf.File != "" {
+			what = pf.File
+		} else if why[pf.Kind] == "" {
+			why[pf.Kind] = "not saved"
+		}
+		reasons = append(reasons, what+": "+why[pf.Kind])
+	}
+	// The directory is how the user named the run.
+	name := r.Dir
+	if name == "" {
+		name = r.ID
+	}
+	return fmt.Errorf("run %s: none of its profiles could be read (%s)", name, strings.Join(reasons, "; "))
 }
 
 // targetCores is how many CPUs the target could use, when the run tells.
