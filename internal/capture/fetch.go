@@ -114,7 +114,7 @@ type snapshot struct {
 func (f *fetcher) fetch(ctx context.Context, kind, endpoint string, query url.Values, extra time.Duration) (snapshot, error) {
 	u := f.endpointURL(endpoint, query)
 	fail := func(status int, body string, unreachable bool, err error) (snapshot, error) {
-		return snapshot{}, &fetchError{kind: kind, url: u.Redacted(), status: status, body: body, unreachable: unreachable, err: err}
+		return snapshot{}, &fetchError{kind: kind, url: run.RedactURL(u.String()), status: status, body: body, unreachable: unreachable, err: err}
 	}
 	wait := f.timeout + extra
 	ctx, cancel := context.WithTimeout(ctx, wait)

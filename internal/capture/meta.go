@@ -1,14 +1,16 @@
 package capture
 
 import (
-	"net/url"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // redactArgs returns a copy of a command line with credentials replaced:
 // values of header arguments ("Authorization: Bearer x") whose names look
-// sensitive, and passwords in URLs. Run directories get copied, committed
-// and uploaded; the credentials used to make them must not travel along.
+// sensitive, and in URLs the values of query parameters and passwords
+// (run.RedactURL). Run directories get copied, committed and uploaded; the
+// credentials used to make them must not travel along.
 func redactArgs(args []string) []string {
 	if args == nil {
 		return nil
@@ -32,14 +34,12 @@ func redactArg(a string) string {
 		lower := strings.ToLower(name)
 		for _, w := range []string{"auth", "cookie", "token", "secret", "key", "password"} {
 			if strings.Contains(lower, w) {
-				return prefix + name + ": REDACTED"
+				return prefix + name + ": " + run.Redacted
 			}
 		}
 	}
 	if strings.Contains(rest, "://") {
-		if u, err := url.Parse(rest); err == nil && u.User != nil {
-			return prefix + u.Redacted()
-		}
+		return prefix + run.RedactURL(rest)
 	}
 	return a
 }

@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // DefaultFallbackPprofURL is where Profile looks for pprof when the target's
@@ -47,7 +49,7 @@ func findPprof(ctx context.Context, o Options, target *url.URL) (pprofEndpoint, 
 	if o.PprofURL != "" {
 		base, err := parseBase(o.PprofURL)
 		if err != nil {
-			return pprofEndpoint{url: o.PprofURL}, err
+			return pprofEndpoint{url: run.RedactURL(o.PprofURL)}, err
 		}
 		ep := o.endpoint(base, target, PprofGiven)
 		if err := probe(ctx, ep.f); err != nil {
@@ -98,7 +100,7 @@ func findPprof(ctx context.Context, o Options, target *url.URL) (pprofEndpoint, 
 func (o Options) verify(ctx context.Context, ep pprofEndpoint, target *url.URL) (pprofEndpoint, error) {
 	if o.PprofUnverified {
 		ep.note = joinSentences(ep.note, fmt.Sprintf("The pprof endpoint %s was not proven to belong to the process serving %s "+
-			"(--pprof-unverified): the profiles are that endpoint's process's, whichever it is.", ep.url, target.Redacted()))
+			"(--pprof-unverified): the profiles are that endpoint's process's, whichever it is.", ep.url, run.RedactURL(target.String())))
 		return ep, nil
 	}
 	err := proveIdentity(ctx, ep.f, target)
@@ -110,9 +112,9 @@ func (o Options) verify(ctx context.Context, ep pprofEndpoint, target *url.URL) 
 	if errors.As(err, &nt) {
 		return ep, notTargetError{why: fmt.Sprintf("pprof endpoint %s is not the process serving %s (%s); "+
 			"point --pprof at the target's own pprof endpoint, or add --pprof-unverified when a proxy stands between perfscope and the target",
-			ep.url, target.Redacted(), nt.why)}
+			ep.url, run.RedactURL(target.String()), nt.why)}
 	}
-	return ep, fmt.Errorf("pprof endpoint %s: could not check that it is the process serving %s: %s", ep.url, target.Redacted(), reason(err))
+	return ep, fmt.Errorf("pprof endpoint %s: could not check that it is the process serving %s: %s", ep.url, run.RedactURL(target.String()), reason(err))
 }
 
 func joinSentences(a, b string) string {
@@ -136,7 +138,7 @@ func (o Options) endpoint(base, target *url.URL, source string) pprofEndpoint {
 	if base.Scheme != target.Scheme || base.Host != target.Host {
 		h.Del("Host")
 	}
-	return pprofEndpoint{f: newFetcher(base, h, o.FetchTimeout, o.Load.InsecureSkipVerify), url: base.Redacted(), source: source}
+	return pprofEndpoint{f: newFetcher(base, h, o.FetchTimeout, o.Load.InsecureSkipVerify), url: run.RedactURL(base.String()), source: source}
 }
 
 // parseBase parses a pprof base URL, making sure it ends in a slash so
@@ -144,10 +146,10 @@ func (o Options) endpoint(base, target *url.URL, source string) pprofEndpoint {
 func parseBase(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("pprof URL %q: %w", s, err)
+		return nil, fmt.Errorf("pprof URL %q: %w", run.RedactURL(s), err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("pprof URL %q: want an http:// or https:// URL such as %s", s, DefaultFallbackPprofURL)
+		return nil, fmt.Errorf("pprof URL %q: want an http:// or https:// URL such as %s", run.RedactURL(s), DefaultFallbackPprofURL)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/gitstate"
@@ -180,7 +181,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 	r := &run.Run{
 		ID:          id,
 		Dir:         dir,
-		Target:      target.Redacted(),
+		Target:      run.RedactURL(target.String()),
 		PprofURL:    ep.url,
 		PprofSource: ep.source,
 		Args:        redactArgs(o.Args),
@@ -216,6 +217,10 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 	res, loadErr := s.execute(ctx)
 
 	r.End = time.Now()
+	if res != nil {
+		// The load sent the URL as given; the run records it redacted.
+		res.URL = run.RedactURL(res.URL)
+	}
 	r.Load = res
 	r.Interrupted = ctx.Err() != nil || (res != nil && res.Interrupted)
 	if loadErr != nil && r.Interrupted && errors.Is(loadErr, context.Canceled) {
@@ -223,7 +228,8 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 	}
 	if loadErr != nil {
 		loadErr = fmt.Errorf("load %s: %w", r.Target, loadErr)
-		r.Error = loadErr.Error()
+		// The load generator's errors quote the URL as given.
+		r.Error = strings.ReplaceAll(loadErr.Error(), o.Load.URL, run.RedactURL(o.Load.URL))
 	}
 	if err := r.Save(); err != nil {
 		return r, errors.Join(loadErr, err)

@@ -422,3 +422,53 @@ func TestProfilePreflight(t *testing.T) {
 		}
 	})
 }
+
+// TestProfileRecordsURLsRedacted: secrets in the target's and the pprof
+// endpoint's query strings reach the service but not run.json, which keeps
+// the parameters' names.
+func TestProfileRecordsURLsRedacted(t *testing.T) {
+	tg := startTarget(t, targetSpec{})
+	target := tg.URL + "?sleep=100ms&api_key=s3cret"
+	dir := filepath.Join(t.TempDir(), "run")
+	saved, err := Profile(t.Context(), Options{
+		Load:     loadgen.Config{URL: target, Concurrency: 1, Requests: 12},
+		PprofURL: tg.PprofURL + "?token=p4ss",
+		OutDir:   dir,
+		Args:     []string{"perfscope", "profile", "--pprof", tg.PprofURL + "?token=p4ss", target},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The service was asked with the real query: each request slept.
+	if got := saved.Load.DurationSeconds; got < 1.2 {
+		t.Errorf("12 requests of ?sleep=100ms, one at a time, took %.2fs: the load did not send the query as given", got)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, run.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"s3cret", "p4ss", "100ms"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("run.json holds %q:\n%s", secret, data)
+		}
+	}
+	back, err := run.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTarget := tg.URL + "?sleep=REDACTED&api_key=REDACTED"
+	if back.Target != wantTarget || back.Load.URL != wantTarget {
+		t.Errorf("target %q, load url %q; want both %q", back.Target, back.Load.URL, wantTarget)
+	}
+	if want := tg.PprofURL + "?token=REDACTED"; back.PprofURL != want {
+		t.Errorf("pprof_url %q, want %q", back.PprofURL, want)
+	}
+	for _, pf := range back.Profiles {
+		if !strings.HasSuffix(pf.URL, "?token=REDACTED") {
+			t.Errorf("%s profile url %q does not keep the parameter's name, redacted", pf.Kind, pf.URL)
+		}
+	}
+	if got := strings.Join(back.Args, " "); !strings.Contains(got, "?token=REDACTED") || !strings.Contains(got, "?sleep=REDACTED&api_key=REDACTED") {
+		t.Errorf("args %q", got)
+	}
+}

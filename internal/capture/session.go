@@ -214,10 +214,15 @@ type fetched struct {
 	err  error
 }
 
+// recordedURL is the URL of a pprof endpoint as the run records it.
+func (s *session) recordedURL(endpoint string) string {
+	return run.RedactURL(s.f.endpointURL(endpoint, nil).String())
+}
+
 func (s *session) fetchSnapshot(ctx context.Context, kind, endpoint string) fetched {
 	query := url.Values{"debug": {"0"}}
 	snap, err := s.f.fetch(ctx, kind, endpoint, query, 0)
-	return fetched{kind: kind, url: s.f.endpointURL(endpoint, nil).Redacted(), snap: snap, err: err}
+	return fetched{kind: kind, url: s.recordedURL(endpoint), snap: snap, err: err}
 }
 
 // A cpuResult is the CPU profile of the window, possibly shorter than the
@@ -265,7 +270,7 @@ func (s *session) captureCPU(ctx context.Context, load *loadRun, window time.Dur
 	}
 	if len(parts) == 0 {
 		if err == nil {
-			err = fmt.Errorf("fetch cpu profile from %s: the load ended before CPU profiling began", s.f.endpointURL("profile", nil).Redacted())
+			err = fmt.Errorf("fetch cpu profile from %s: the load ended before CPU profiling began", s.recordedURL("profile"))
 		}
 		return cpuResult{err: err}
 	}
@@ -299,7 +304,7 @@ func (s *session) estimateRemaining() time.Duration {
 }
 
 func (s *session) recordCPU(c cpuResult) {
-	pf := run.ProfileFile{Kind: run.KindCPU, URL: s.f.endpointURL("profile", nil).Redacted()}
+	pf := run.ProfileFile{Kind: run.KindCPU, URL: s.recordedURL("profile")}
 	if c.p != nil {
 		s.saveInto(&pf, c.p)
 		pf.Seconds = float64(c.seconds)
