@@ -10,10 +10,9 @@ for bin in wrk:wrk ab:apache2-utils dot:graphviz chromium:chromium valgrind:valg
 done
 if ! command -v pg_ctlcluster >/dev/null 2>&1; then need_apt+=(postgresql); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
-	echo "installing: ${need_apt[*]}"
-	if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+	# Waits for another install's lock rather than failing (scripts/apt.sh).
+	source scripts/apt.sh
+	apt_install "${need_apt[@]}"
 fi
 
 export PATH="$(go env GOPATH)/bin:$PATH"
