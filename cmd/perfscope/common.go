@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -35,20 +36,23 @@ func checkFormat(format string, allowed ...string) error {
 func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
 
 // openServerStore opens the store --db names, with the token and lookup
-// methods the server needs. With existing, a SQLite file that does not exist
-// is an error rather than a new database: commands that only read or remove
+// methods the server needs. With existing, a store that does not exist is
+// an error rather than a new database: commands that only read or remove
 // must not leave a mistyped --db behind.
 func openServerStore(cmd *cobra.Command, db string, existing bool) (server.Backend, error) {
 	open := store.Open
 	if existing {
 		open = store.OpenExisting
 	}
+	return openServerStoreWith(cmd, db, open, "check --db")
+}
+
+// openServerStoreWith is openServerStore with the store opened by open;
+// hint says how to make a store that does not exist yet.
+func openServerStoreWith(cmd *cobra.Command, db string, open func(context.Context, string) (store.Store, error), hint string) (server.Backend, error) {
 	st, err := open(cmd.Context(), db)
-	if errors.Is(err, store.ErrNoDatabase) {
-		return nil, fmt.Errorf("%w (check --db)", err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, storeOpenError(err, hint)
 	}
 	b, ok := st.(server.Backend)
 	if !ok {
@@ -56,6 +60,19 @@ func openServerStore(cmd *cobra.Command, db string, existing bool) (server.Backe
 		return nil, fmt.Errorf("the store %s cannot serve the dashboard", describeDB(db))
 	}
 	return b, nil
+}
+
+// storeOpenError says what to do about a store that could not be opened:
+// one that does not exist yet is made by what hint says; a file that is
+// not a store is the wrong --db.
+func storeOpenError(err error, hint string) error {
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		return fmt.Errorf("%w: %s", err, hint)
+	case errors.Is(err, store.ErrNotStore):
+		return fmt.Errorf("%w: check --db", err)
+	}
+	return err
 }
 
 // describeDB names the store for messages, without a password.

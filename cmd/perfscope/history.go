@@ -69,12 +69,9 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 			}
 
 			ctx := cmd.Context()
-			s, err := store.OpenExisting(ctx, db)
-			if errors.Is(err, store.ErrNoDatabase) {
-				return fmt.Errorf("%w: record results with 'perfscope bench' first, or pass --db", err)
-			}
+			s, err := store.OpenReadOnly(ctx, db)
 			if err != nil {
-				return err
+				return storeOpenError(err, "record results first (perfscope bench ./...), or pass --db")
 			}
 			defer s.Close()
 

@@ -52,10 +52,11 @@ to 'perfscope push' as --token or the PERFSCOPE_TOKEN environment variable.`,
 		Use:   "list",
 		Short: "List the API tokens (names and dates; the tokens themselves are not kept)",
 		Long: `list prints each token's ID, name and creation time, oldest first. It
-only reads: a store that does not exist is an error, not a new database.`,
+only reads: it opens the store read-only, and a store that does not exist,
+or a file that is not one, is an error, not a new database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openServerStore(cmd, db, true)
+			st, err := openServerStoreWith(cmd, db, store.OpenReadOnly, "check --db, or create a token first (perfscope token create)")
 			if err != nil {
 				return err
 			}

@@ -174,14 +174,21 @@ ALTER TABLE bench_runs ADD COLUMN interrupted BOOLEAN NOT NULL DEFAULT FALSE
 // schemaVersion is the version a database has after all migrations.
 func schemaVersion() int { return len(migrations()) - 1 }
 
+// schemaVersionOf returns the schema version of the database db opens.
+func schemaVersionOf(ctx context.Context, db *sql.DB) (int, error) {
+	var have int
+	err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have)
+	return have, err
+}
+
 // migrate brings the schema up to date in one transaction, so a process
 // killed halfway leaves the previous version intact.
 func migrate(ctx context.Context, db *sql.DB, d dialect) error {
 	// Up to date is the common case; checking it without a write
 	// transaction lets readers open a database that is being written, or
 	// that they may not write.
-	var have int
-	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err == nil && have == schemaVersion() {
+	have, err := schemaVersionOf(ctx, db)
+	if err == nil && have == schemaVersion() {
 		return nil
 	}
 	tx, err := db.BeginTx(ctx, nil)

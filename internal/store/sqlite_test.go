@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -91,7 +92,7 @@ func TestSQLiteOpenErrors(t *testing.T) {
 
 	for _, tc := range []struct{ path, want string }{
 		{garbage, "not a database"},
-		{foreign, "not a perfscope database"},
+		{foreign, "not a perfscope store"},
 		{filepath.Join(dir, "no", "such", "dir", "x.db"), "x.db"},
 		{newerPath, "upgrade perfscope"},
 	} {
@@ -162,4 +163,111 @@ func oldSQLite(t *testing.T, version int, inserts ...string) string {
 		}
 	}
 	return path
+}
+
+// TestOpenWithoutCreating checks the opens of commands that must not create
+// a store: a path that is not a store — missing, empty, a directory, not
+// SQLite, another program's database, an empty SQLite database — is
+// refused in one line naming it, and left exactly as it was.
+func TestOpenWithoutCreating(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := func(name string, content []byte) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sqliteFile := func(name string, stmts ...string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		db, err := sql.Open("sqlite", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		// VACUUM writes the file even when it holds no table.
+		for _, stmt := range append(stmts, "VACUUM") {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		path string
+		want error
+	}{
+		{filepath.Join(dir, "missing.db"), ErrNoDatabase},
+		{file("empty.txt", nil), ErrNotStore},
+		{file("garbage.db", []byte(strings.Repeat("this is not a database\n", 100))), ErrNotStore},
+		{file("short.db", []byte("SQLite")), ErrNotStore},
+		{sqliteFile("foreign.db", "CREATE TABLE notes (body TEXT)"), ErrNotStore},
+		{sqliteFile("blank.db"), ErrNotStore},
+		{dir, ErrNotStore},
+	} {
+		before, _ := os.ReadFile(tc.path)
+		for name, open := range map[string]func(context.Context, string) (Store, error){"OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly} {
+			s, err := open(ctx, tc.path)
+			if err == nil {
+				s.Close()
+				t.Errorf("%s(%s) succeeded", name, tc.path)
+				continue
+			}
+			if msg := err.Error(); !errors.Is(err, tc.want) || !strings.Contains(msg, tc.path) || strings.Contains(msg, "\n") {
+				t.Errorf("%s(%s) = %q; want %q, in one line naming the file", name, tc.path, msg, tc.want)
+			}
+			after, statErr := os.ReadFile(tc.path)
+			if tc.want == ErrNoDatabase {
+				if !errors.Is(statErr, os.ErrNotExist) {
+					t.Errorf("%s(%s) created it", name, tc.path)
+				}
+			} else if tc.path != dir && !bytes.Equal(before, after) {
+				t.Errorf("%s(%s) changed the file: %d bytes before, %d after", name, tc.path, len(before), len(after))
+			}
+		}
+	}
+}
+
+// TestOpenReadOnly reads a store without writing it: the file stays the
+// same byte for byte and writes through the store fail. A store at an
+// older schema version is brought up to date first, as every command does.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTestSQLite(t)
+	if _, err := s.SaveBenchRun(ctx, BenchRun{Commit: "abcdef12", Results: parseBench(t, benchText(3, 1))}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := ro.Commits(ctx, Filter{}); err != nil || len(cs) != 1 {
+		t.Errorf("Commits read-only = %v, %v; want the one commit", cs, err)
+	}
+	if _, err := ro.SaveBenchRun(ctx, BenchRun{Commit: "12345678", Results: parseBench(t, benchText(3, 1))}); err == nil {
+		t.Error("a read-only store saved a run")
+	}
+	ro.Close()
+	if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("reading the store changed it: %d bytes before, %d after (%v)", len(before), len(after), err)
+	}
+
+	old := oldSQLite(t, 2)
+	ro, err = OpenReadOnly(ctx, old)
+	if err != nil {
+		t.Fatalf("OpenReadOnly of a store at schema version 2: %v", err)
+	}
+	defer ro.Close()
+	if runs, err := ro.ProfileRuns(ctx, Filter{}); err != nil || len(runs) != 0 {
+		t.Errorf("ProfileRuns of the upgraded store = %v, %v", runs, err)
+	}
 }

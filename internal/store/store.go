@@ -196,9 +196,13 @@ type ProfileRun struct {
 	LoadFailed bool `json:"load_failed"`
 }
 
-// ErrNoDatabase is returned by OpenExisting when the SQLite file does not
-// exist yet.
-var ErrNoDatabase = errors.New("no perfscope database")
+// ErrNoDatabase is returned by OpenExisting and OpenReadOnly when the store
+// does not exist yet.
+var ErrNoDatabase = errors.New("no perfscope store")
+
+// ErrNotStore is returned by OpenExisting and OpenReadOnly for a file that is
+// not a perfscope store: empty, not a SQLite database, or another program's.
+var ErrNotStore = errors.New("not a perfscope store")
 
 // ErrUnknownCommit is returned by CommitSamples when no run matches the ref.
 var ErrUnknownCommit = errors.New("unknown commit")
@@ -222,18 +226,35 @@ func IsPostgres(dsn string) bool {
 // date as needed: "" for the default SQLite file, a postgres:// or
 // postgresql:// URL for PostgreSQL, anything else is the path of a SQLite file.
 func Open(ctx context.Context, dsn string) (Store, error) {
-	return open(ctx, dsn, true)
+	return open(ctx, dsn, createStore)
 }
 
-// OpenExisting is Open for readers: a SQLite file that does not exist yet is
-// ErrNoDatabase instead of a new empty database.
+// OpenExisting is Open for commands that change a store but must not create
+// one: a store that does not exist is ErrNoDatabase, a file that is not one
+// ErrNotStore, and neither is written to.
 func OpenExisting(ctx context.Context, dsn string) (Store, error) {
-	return open(ctx, dsn, false)
+	return open(ctx, dsn, existingStore)
 }
 
-func open(ctx context.Context, dsn string, create bool) (Store, error) {
+// OpenReadOnly is OpenExisting for commands that only read: a SQLite file is
+// opened read-only. The one write it may make is the one every command
+// makes to a store an older perfscope wrote: bringing its schema up to date.
+func OpenReadOnly(ctx context.Context, dsn string) (Store, error) {
+	return open(ctx, dsn, readOnly)
+}
+
+// openMode says what opening a store may do to it.
+type openMode int
+
+const (
+	createStore   openMode = iota // create the store when it does not exist
+	existingStore                 // the store must exist; it may be written
+	readOnly                      // the store must exist; it is only read
+)
+
+func open(ctx context.Context, dsn string, mode openMode) (Store, error) {
 	if IsPostgres(dsn) {
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, mode)
 	}
 	path := dsn
 	if path == "" {
@@ -242,7 +263,7 @@ func open(ctx context.Context, dsn string, create bool) (Store, error) {
 			return nil, err
 		}
 		path = p
-		if create {
+		if mode == createStore {
 			// Only the default location is created: a mistyped --db
 			// directory should fail, not appear.
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -256,10 +277,5 @@ func open(ctx context.Context, dsn string, create bool) (Store, error) {
 		}
 		path = filepath.Join(home, path[2:])
 	}
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w at %s", ErrNoDatabase, path)
-		}
-	}
-	return openSQLite(ctx, path)
+	return openSQLite(ctx, path, mode)
 }
