@@ -36,9 +36,11 @@ p-value ("~": not significant at --alpha); a geomean row closes each table and
 footnotes explain thin data.
 
 Each argument is a benchmark file ("go test -bench" output or a 'perfscope
-bench' file) or a commit recorded by 'perfscope bench' (a hash or unique prefix
-of 4+ characters, "+dirty" for a modified work tree) read from the store
-(--db); "label=ref" sets the column label. The run keys commit, branch and
+bench' file) or a commit whose results 'perfscope bench' recorded, read from
+the store (--db): a recorded hash or unique prefix of 4+ characters, or
+anything git reads as a commit in the current repository (a branch, a tag,
+HEAD, HEAD~2, a short hash); "+dirty" appended names the runs on a modified
+work tree of that commit. "label=ref" sets the column label. The run keys commit, branch and
 dirty are ignored when grouping (benchstat needs -ignore commit,branch,dirty);
 a plain "go test" file has no go line and needs --ignore go to share tables
 with a recorded commit.
@@ -71,7 +73,7 @@ functions whose flat and cumulative cost changed most (head minus base).`,
 			}
 			resolver := benchstats.Resolvers{benchstats.FileResolver{}, store.CommitResolver{DB: db}}
 			inputs, err := benchstats.ResolveAll(cmd.Context(), resolver, args)
-			if errors.Is(err, benchstats.ErrNotFound) {
+			if errors.Is(err, benchstats.ErrNotFound) || errors.Is(err, store.ErrUnknownCommit) {
 				return usagef("%v", err)
 			}
 			if err != nil {

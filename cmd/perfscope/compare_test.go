@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/store"
 )
 
 const fixtures = "../../internal/benchstats/testdata/"
@@ -114,5 +119,61 @@ func TestBenchCommand(t *testing.T) {
 	out, code = perfCLI(t, "compare", "res.txt", "res.txt")
 	if code != 0 || !strings.Contains(out, "where it changed") {
 		t.Errorf("compare with profiles: exit %d:\n%s", code, out)
+	}
+}
+
+// TestCompareCommitRefs compares commits recorded in a real store by what
+// git calls them in a real repository.
+func TestCompareCommitRefs(t *testing.T) {
+	ctx := context.Background()
+	r := newGateRepo(t)
+	r.write("notes.txt", "second")
+	r.commit("second")
+	testdata, err := filepath.Abs(fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(r.dir)
+	db := filepath.Join(t.TempDir(), "history.db")
+	s, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{}
+	for rev, file := range map[string]string{"HEAD~1": "old.txt", "HEAD": "new.txt"} {
+		out, err := exec.Command("git", "rev-parse", rev).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes[rev] = strings.TrimSpace(string(out))
+		f, err := os.Open(filepath.Join(testdata, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := bench.Parse(f, file)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SaveBenchRun(ctx, store.BenchRun{Commit: hashes[rev], Machine: store.Machine{Hostname: "ci"}, Results: res.Results}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	for _, refs := range [][]string{{"HEAD~1", "main"}, {"main~1", "HEAD"}, {hashes["HEAD~1"][:8], "main"}} {
+		out, code := perfCLI(t, append([]string{"compare", "--db", db, "--ignore", "go"}, refs...)...)
+		if code != 0 || !strings.Contains(out, "vs base") || !strings.Contains(out, refs[1]) {
+			t.Errorf("compare %v: exit %d:\n%s", refs, code, out)
+		}
+	}
+	// A reference git does not know, and a commit without results, are
+	// bad input.
+	r.write("notes.txt", "third")
+	r.commit("third")
+	for _, ref := range []string{"no-such-branch", "main"} {
+		if _, code := perfCLI(t, "compare", "--db", db, "HEAD~1", ref); code != 2 {
+			t.Errorf("compare HEAD~1 %s: exit %d, want 2", ref, code)
+		}
 	}
 }

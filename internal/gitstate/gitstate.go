@@ -107,8 +107,8 @@ func Short(commit string) string {
 	return commit
 }
 
-// git runs git in dir and returns its standard output; a failure carries
-// the first line of what git said.
+// git runs git in dir and returns its standard output; a failure is a
+// *gitError carrying the first line of what git said.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
@@ -116,11 +116,39 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-		if msg != "" {
-			return "", fmt.Errorf("git %s: %s: %w", args[0], msg, err)
-		}
-		return "", fmt.Errorf("git %s: %w", args[0], err)
+		return "", &gitError{sub: args[0], msg: firstMessage(stderr.String()), err: err}
 	}
 	return string(out), nil
+}
+
+// A gitError is a git command that failed: msg is the first line git
+// wrote, without its "fatal: " or "error: " prefix.
+type gitError struct {
+	sub, msg string
+	err      error
+}
+
+func (e *gitError) Error() string {
+	if e.msg != "" {
+		return fmt.Sprintf("git %s: %s: %v", e.sub, e.msg, e.err)
+	}
+	return fmt.Sprintf("git %s: %v", e.sub, e.err)
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// firstMessage returns the first line of git's standard error that is not
+// a hint, without its severity.
+func firstMessage(stderr string) string {
+	for line := range strings.Lines(stderr) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "hint:") {
+			continue
+		}
+		for _, p := range []string{"fatal: ", "error: "} {
+			line = strings.TrimPrefix(line, p)
+		}
+		return line
+	}
+	return ""
 }

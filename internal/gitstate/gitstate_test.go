@@ -4,33 +4,19 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/perfscope/perfscope/internal/testenv"
 )
 
-// repo makes a git repository with one commit in a temporary directory.
-func repo(t *testing.T) string {
+// repo makes a git repository with one commit, on branch trunk.
+func repo(t *testing.T) *testenv.GitRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatalf("git is needed: %v", err)
-	}
-	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	run("init", "-q", "-b", "trunk")
-	write(t, filepath.Join(dir, "main.go"), "package main\n")
-	run("add", ".")
-	run("commit", "-q", "-m", "first")
-	return dir
+	r := testenv.NewGitRepo(t, "trunk")
+	write(t, filepath.Join(r.Dir, "main.go"), "package main\n")
+	r.Commit("first")
+	return r
 }
 
 func write(t *testing.T, path, text string) {
@@ -45,7 +31,7 @@ func write(t *testing.T, path, text string) {
 
 func TestRead(t *testing.T) {
 	ctx := context.Background()
-	dir := repo(t)
+	dir := repo(t).Dir
 	s, err := Read(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +79,7 @@ func TestShort(t *testing.T) {
 
 func TestCommitTime(t *testing.T) {
 	ctx := context.Background()
-	dir := repo(t)
+	dir := repo(t).Dir
 	s, err := Read(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
