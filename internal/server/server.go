@@ -202,10 +202,10 @@ func (s *Server) routes() {
 	page("/", s.pageNotFound)
 }
 
-// Handler returns the server's handler: every route, with metrics, request
-// timeouts and panic recovery around it.
+// Handler returns the server's handler: every route, with the browser's
+// security headers, metrics, request timeouts and panic recovery around it.
 func (s *Server) Handler() http.Handler {
-	return s.instrument(s.mux)
+	return secure(s.instrument(s.mux))
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: requests
