@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -30,6 +31,25 @@ type Options struct {
 	// package (sync/atomic's types, say) to that package, which is rarely
 	// what a user asks about, so such files are dropped by default.
 	External bool
+	// CacheDir keeps the diagnostics of earlier builds, one file per
+	// build key, so that building unchanged source again costs no
+	// compile; DefaultCacheDir when empty, and "off" keeps nothing.
+	CacheDir string
+
+	// compiling, when set, is called before the compiler runs (tests
+	// count builds with it).
+	compiling func()
+}
+
+// getenv returns the environment variable the go command sees: from Env,
+// else from this process's environment.
+func (o Options) getenv(name string) string {
+	for _, kv := range slices.Backward(o.Env) {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(name)
 }
 
 func (o Options) goCmd() string {
@@ -40,16 +60,41 @@ func (o Options) goCmd() string {
 }
 
 // A listedPackage is what Build needs to know about a package before
-// building it.
+// building it, as go list reports it.
 type listedPackage struct {
 	ImportPath string
 	Name       string
 	Dir        string
-	Module     *struct {
-		Path string
-		Dir  string
-	}
-	Error *struct{ Err string }
+	Module     *listedModule
+	Standard   bool
+	// DepOnly marks a package listed only as a dependency of those named.
+	DepOnly bool
+	Error   *struct{ Err string }
+
+	// The files the go command hands to the compiler, cgo and the
+	// assembler, relative to Dir.
+	GoFiles, CgoFiles, CFiles, CXXFiles, MFiles, HFiles, FFiles, SFiles []string
+	SwigFiles, SwigCXXFiles, SysoFiles                                  []string
+}
+
+// A listedModule is a package's module, as go list reports it.
+type listedModule struct {
+	Path    string
+	Version string
+	Dir     string
+	GoMod   string
+	Main    bool
+	Replace *listedModule
+}
+
+// listFields are the fields of listedPackage go list is asked for.
+const listFields = "ImportPath,Name,Dir,Module,Standard,DepOnly,Error," +
+	"GoFiles,CgoFiles,CFiles,CXXFiles,MFiles,HFiles,FFiles,SFiles,SwigFiles,SwigCXXFiles,SysoFiles"
+
+// sourceFiles lists every file of p that goes into its build.
+func (p listedPackage) sourceFiles() []string {
+	return slices.Concat(p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.MFiles, p.HFiles, p.FFiles, p.SFiles,
+		p.SwigFiles, p.SwigCXXFiles, p.SysoFiles)
 }
 
 // Build compiles pkgs (package patterns, "." when empty) of the module at
@@ -68,22 +113,34 @@ type listedPackage struct {
 // Problems do not abort: a package that fails to load or compile becomes
 // one warning line ("compiler diagnostics unavailable: build of ./x failed:
 // ...") and the index holds whatever the compiler did report.
+//
+// A build without warnings is kept in opts.CacheDir under a digest of all
+// that decides what the compiler says (see buildKey): the same build of
+// unchanged source, with the same toolchain and flags, is read back, not
+// compiled again; a change to any of it builds anew.
 func Build(ctx context.Context, dir string, pkgs []string, opts Options) (*Index, []error) {
-	diags, warns := build(ctx, dir, pkgs, opts)
+	// Without the go command's settings the build goes on, uncached.
+	env, _ := goEnv(ctx, dir, opts, keyEnv)
+	diags, warns := build(ctx, dir, pkgs, env, opts)
 	return NewIndex(diags), warns
 }
 
-func build(ctx context.Context, dir string, pkgs []string, opts Options) ([]Diagnostic, []error) {
+// build is Build with env, the go command's settings in keyEnv, already
+// read; nil when they could not be, which leaves the build uncached.
+func build(ctx context.Context, dir string, pkgs []string, env map[string]string, opts Options) ([]Diagnostic, []error) {
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
-	listed, err := listPackages(ctx, dir, pkgs, opts)
+	listed, err := listPackages(ctx, dir, pkgs, true, opts)
 	if err != nil {
 		return nil, []error{unavailable(strings.Join(pkgs, " "), err)}
 	}
 	var warns []error
 	var good []listedPackage
 	for _, p := range listed {
+		if p.DepOnly {
+			continue
+		}
 		if p.Error != nil {
 			warns = append(warns, unavailable(displayPath(dir, p), errors.New(firstLine(p.Error.Err))))
 			continue
@@ -93,7 +150,33 @@ func build(ctx context.Context, dir string, pkgs []string, opts Options) ([]Diag
 	if len(good) == 0 {
 		return nil, warns
 	}
+	// Only a clean build is kept: a failure may be the machine's (a
+	// module that could not be downloaded), not the source's.
+	var cache *diagnosticsCache
+	var key string
+	if len(warns) == 0 {
+		if cache = newCache(opts); cache != nil {
+			if key, err = buildKey(dir, pkgs, listed, env, opts); err != nil {
+				cache = nil
+			} else if diags, ok := cache.get(key); ok {
+				return diags, nil
+			}
+		}
+	}
+	diags, errs := compile(ctx, dir, pkgs, good, opts)
+	if len(warns) == 0 && len(errs) == 0 {
+		cache.put(key, diags)
+	}
+	return diags, append(warns, errs...)
+}
 
+// compile builds pkgs, listed as good, with the compiler's logs on and
+// returns what the logs say about them.
+func compile(ctx context.Context, dir string, pkgs []string, good []listedPackage, opts Options) ([]Diagnostic, []error) {
+	var warns []error
+	if opts.compiling != nil {
+		opts.compiling()
+	}
 	logDir, err := os.MkdirTemp("", "perfscope-escape-")
 	if err != nil {
 		return nil, append(warns, unavailable(strings.Join(pkgs, " "), err))
@@ -121,9 +204,14 @@ func build(ctx context.Context, dir string, pkgs []string, opts Options) ([]Diag
 }
 
 // listPackages asks the go command which packages pkgs names, in which
-// modules, without building anything.
-func listPackages(ctx context.Context, dir string, pkgs []string, opts Options) ([]listedPackage, error) {
-	args := append([]string{"list", "-e", "-json=ImportPath,Name,Dir,Module,Error"}, opts.BuildFlags...)
+// modules, and with deps every package they depend on, without building
+// anything.
+func listPackages(ctx context.Context, dir string, pkgs []string, deps bool, opts Options) ([]listedPackage, error) {
+	args := []string{"list", "-e", "-json=" + listFields}
+	if deps {
+		args = append(args, "-deps")
+	}
+	args = append(args, opts.BuildFlags...)
 	args = append(args, "--")
 	args = append(args, pkgs...)
 	var stdout, stderr bytes.Buffer
@@ -325,7 +413,7 @@ func localize(diags []Diagnostic, pkgs []listedPackage, opts Options) []Diagnost
 	}
 	inRoots := func(f string) bool {
 		for _, r := range roots {
-			if f == r.dir || strings.HasPrefix(f, r.dir+string(filepath.Separator)) {
+			if within(f, r.dir) {
 				return true
 			}
 		}
@@ -353,39 +441,4 @@ func localize(diags []Diagnostic, pkgs []listedPackage, opts Options) []Diagnost
 		out = append(out, d)
 	}
 	return out
-}
-
-// DiscoverPackages returns the packages to build for the module containing
-// dir: its commands (main packages), whose builds cover every package of the
-// module they import. A module without a command is an error, because the
-// profiled program is a command and guessing among libraries would be wrong.
-// It also returns the module's root directory, where Build should run.
-func DiscoverPackages(ctx context.Context, dir string, opts Options) (root string, pkgs []string, err error) {
-	var stdout, stderr bytes.Buffer
-	cmd := goCommand(ctx, dir, opts, "env", "GOMOD")
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := firstLine(stderr.String()); msg != "" {
-			return "", nil, fmt.Errorf("find the module at %s: %s", dir, msg)
-		}
-		return "", nil, fmt.Errorf("find the module at %s: %w", dir, err)
-	}
-	gomod := strings.TrimSpace(stdout.String())
-	if gomod == "" || gomod == os.DevNull {
-		return "", nil, fmt.Errorf("%s is not inside a Go module: name the packages to build, or use a module directory", dir)
-	}
-	root = filepath.Dir(gomod)
-	listed, err := listPackages(ctx, root, []string{"./..."}, opts)
-	if err != nil {
-		return "", nil, fmt.Errorf("find packages in %s: %w", root, err)
-	}
-	for _, p := range listed {
-		if p.Name == "main" && p.Error == nil {
-			pkgs = append(pkgs, p.ImportPath)
-		}
-	}
-	if len(pkgs) == 0 {
-		return "", nil, fmt.Errorf("no main package in the module at %s: name the packages to build", root)
-	}
-	return root, pkgs, nil
 }

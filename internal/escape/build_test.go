@@ -112,9 +112,10 @@ func TestBuildService(t *testing.T) {
 
 func TestBuildOnlyNamedCommand(t *testing.T) {
 	// Naming one command still covers the module's packages it imports,
-	// and a second build compiles again: a cached build would log nothing.
+	// and a second build, with perfscope's cache off, compiles again: a
+	// build the go command took from its own cache would log nothing.
 	for range 2 {
-		ix, warns := Build(context.Background(), "testdata/service", nil, Options{})
+		ix, warns := Build(context.Background(), "testdata/service", nil, Options{CacheDir: "off"})
 		if len(warns) > 0 {
 			t.Fatalf("warnings: %v", warns)
 		}
@@ -162,9 +163,17 @@ func TestBuildCanceled(t *testing.T) {
 	}
 }
 
-func TestDiscoverPackages(t *testing.T) {
+func TestFindModuleCommands(t *testing.T) {
 	ctx := context.Background()
-	root, pkgs, err := DiscoverPackages(ctx, "testdata/service/internal/store", Options{})
+	commands := func(dir string, opts Options) (string, []string, error) {
+		m, err := FindModule(ctx, dir, opts)
+		if err != nil {
+			return "", nil, err
+		}
+		pkgs, err := m.Commands(ctx)
+		return m.Root, pkgs, err
+	}
+	root, pkgs, err := commands("testdata/service/internal/store", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +185,10 @@ func TestDiscoverPackages(t *testing.T) {
 		t.Errorf("packages = %v, want %v", pkgs, want)
 	}
 
-	if _, _, err := DiscoverPackages(ctx, "testdata/libonly", Options{}); err == nil || !strings.Contains(err.Error(), "no main package") {
+	if _, _, err := commands("testdata/libonly", Options{}); err == nil || !strings.Contains(err.Error(), "no main package") {
 		t.Errorf("module without a command: err = %v", err)
 	}
-	if _, _, err := DiscoverPackages(ctx, t.TempDir(), Options{Env: []string{"GOWORK=off"}}); err == nil || !strings.Contains(err.Error(), "not inside a Go module") {
+	if _, _, err := commands(t.TempDir(), Options{Env: []string{"GOWORK=off"}}); err == nil || !strings.Contains(err.Error(), "not inside a Go module") {
 		t.Errorf("directory outside a module: err = %v", err)
 	}
 }

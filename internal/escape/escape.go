@@ -1,7 +1,9 @@
 // Package escape explains where a Go program allocates and why: it builds the
 // program's packages with the compiler's machine-readable optimization log
 // (-gcflags=-json=0,DIR) and indexes every diagnostic by file and line, so a
-// hot line from a profile can be shown next to the compiler's reasons.
+// hot line from a profile can be shown next to the compiler's reasons. What
+// a build said is kept in perfscope's cache under a digest of everything
+// that decides it, so unchanged source is compiled once.
 //
 // The package is opinionated about trust: the compiler's own words are kept
 // verbatim (Message, Flow), and every plain-language Reason is derived from

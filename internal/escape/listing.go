@@ -31,7 +31,7 @@ type ListOptions struct {
 	// Dir is the source checkout to build; "." when empty.
 	Dir string
 	// Packages are the package patterns to build; without them, the
-	// commands of the module in Dir (DiscoverPackages).
+	// commands of the module in Dir (FindModule, Commands).
 	Packages []string
 	// Group selects the kinds shown; GroupEscape when empty.
 	Group Group
@@ -93,15 +93,23 @@ func List(ctx context.Context, opts ListOptions) (*Listing, error) {
 			return nil, err
 		}
 	}
-	dir, pkgs := opts.Dir, opts.Packages
-	if len(pkgs) == 0 {
-		root, mains, err := DiscoverPackages(ctx, dir, opts.Options)
+	dir := opts.Dir
+	var ix *Index
+	var warns []error
+	if len(opts.Packages) > 0 {
+		ix, warns = Build(ctx, dir, opts.Packages, opts.Options)
+	} else {
+		m, err := FindModule(ctx, dir, opts.Options)
 		if err != nil {
 			return nil, packagesError{err}
 		}
-		dir, pkgs = root, mains
+		mains, err := m.Commands(ctx)
+		if err != nil {
+			return nil, packagesError{err}
+		}
+		dir = m.Root
+		ix, warns = m.Build(ctx, mains)
 	}
-	ix, warns := Build(ctx, dir, pkgs, opts.Options)
 	l := &Listing{Root: dir, Group: opts.Group, Warnings: warns, NothingBuilt: ix.Len() == 0 && len(warns) > 0}
 	if abs, err := filepath.Abs(dir); err == nil {
 		l.Root = abs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/build"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,15 +21,22 @@ import (
 // module with many commands costs one build, not all of them. When the
 // source is missing or does not hold the profiled program it returns nil
 // and a warning saying so; Diagnose then works from the profiles alone.
+//
+// Unchanged source is not built again: escape.Build keeps what the
+// compiler said in perfscope's cache (escape.DefaultCacheDir), so a
+// second report of a run, from the CLI or the dashboard, costs two
+// questions to the go command (where the module is and with which
+// settings, which files its packages have) and no compile.
 func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) (*escape.Index, []error) {
 	dir := sourceDir
 	if dir == "" {
 		dir = "."
 	}
-	root, mains, err := escape.DiscoverPackages(ctx, dir, escape.Options{})
+	mod, err := escape.FindModule(ctx, dir, escape.Options{})
 	if err != nil {
 		return nil, []error{fmt.Errorf("compiler reasons unavailable: %w (pass --source-dir with the checkout the service was built from)", err)}
 	}
+	root := mod.Root
 	modPath, err := modulePath(root)
 	if err != nil {
 		return nil, []error{fmt.Errorf("compiler reasons unavailable: %w", err)}
@@ -50,7 +58,7 @@ func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) 
 		// A main function's file names a command of the module only when
 		// the module has a command there; a function named by the
 		// module's path is in that package whatever it is.
-		if (pf.inModule || slices.Contains(mains, pkg)) && !slices.Contains(pkgs, pkg) {
+		if (pf.inModule || isCommand(filepath.Dir(local))) && !slices.Contains(pkgs, pkg) {
 			pkgs = append(pkgs, pkg)
 		}
 	}
@@ -58,7 +66,15 @@ func CompilerIndex(ctx context.Context, a *profiles.Analysis, sourceDir string) 
 		return nil, []error{errors.New("compiler reasons unavailable: no command of the module at " + root +
 			" matches the profiled program's main package (pass --source-dir with the checkout the service was built from)")}
 	}
-	return escape.Build(ctx, root, pkgs, escape.Options{})
+	return mod.Build(ctx, pkgs)
+}
+
+// isCommand reports whether dir holds a main package. It reads the files'
+// package clauses and build constraints itself: asking the go command
+// about every package of the module cost more than a cached build.
+func isCommand(dir string) bool {
+	p, err := build.ImportDir(dir, 0)
+	return err == nil && p.Name == "main"
 }
 
 // A profiledFile is a source file of a function in the profiles, as the
