@@ -80,6 +80,26 @@ func (m *metrics) upload(kind, outcome string, bytes int64) {
 	}
 }
 
+// metricsPath is where the metrics are served.
+const metricsPath = "/metrics"
+
+// readMetrics lets a request for the metrics through on the pages' terms
+// (readAccess): open on loopback and with --public-read, a token from
+// elsewhere, as a Bearer header or a Basic password (Prometheus'
+// authorization or basic_auth settings). They name the routes used, how
+// often and how fast, and the uploads received. Everything else goes
+// straight to h.
+func (s *Server) readMetrics(h http.Handler) http.Handler {
+	read := s.readAccess(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == metricsPath {
+			read.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // serve writes the metrics in the Prometheus text format, version 0.0.4.
 func (m *metrics) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

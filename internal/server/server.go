@@ -203,9 +203,10 @@ func (s *Server) routes() {
 }
 
 // Handler returns the server's handler: every route, with the browser's
-// security headers, metrics, request timeouts and panic recovery around it.
+// security headers, metrics, request timeouts and panic recovery around it,
+// and /metrics read as the pages are.
 func (s *Server) Handler() http.Handler {
-	return secure(s.instrument(s.mux))
+	return secure(s.instrument(s.readMetrics(s.mux)))
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: requests
