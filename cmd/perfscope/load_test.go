@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +68,11 @@ func TestLoadFlagsUsageErrors(t *testing.T) {
 		{[]string{"-n", "10", "-d", "5s"}, "http://h/"},
 		{[]string{"-c", "0"}, "http://h/"},
 		{[]string{"-n", "-1"}, "http://h/"},
+		{[]string{"-n", "0"}, "http://h/"},
+		{[]string{"-d", "0"}, "http://h/"},
+		{[]string{"-d", "-1s"}, "http://h/"},
+		{[]string{"--max-errors", "-1"}, "http://h/"},
+		{[]string{"--max-errors", "100"}, "http://h/"},
 		{[]string{"--rate", "-5"}, "http://h/"},
 		{[]string{"--timeout", "0s"}, "http://h/"},
 		{[]string{"-k", "--no-keepalive"}, "http://h/"},
@@ -85,7 +91,57 @@ func TestLoadFlagsUsageErrors(t *testing.T) {
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%v %s: error %v, want a usage error", tt.args, tt.url, err)
+		} else if len(tt.args) > 0 && !strings.HasPrefix(err.Error(), tt.args[0]+" ") && !strings.HasPrefix(err.Error(), tt.args[0]+":") {
+			t.Errorf("%v: error %q, want one naming %s first", tt.args, err, tt.args[0])
 		}
+	}
+}
+
+// TestLoadFlagsZero: a load of zero requests or zero seconds is refused by
+// both commands that send load, naming the flag, as is zero connections;
+// --max-errors 0 means no failed request is allowed.
+func TestLoadFlagsZero(t *testing.T) {
+	for _, command := range []string{"load", "profile"} {
+		for _, tc := range []struct{ flag, value, want string }{
+			{"-n", "0", "-n 0: a load of no requests measures nothing"},
+			{"-d", "0", "-d 0s: a load of no time measures nothing"},
+			{"-c", "0", "-c 0: give at least 1 connection"},
+		} {
+			args := []string{command, tc.flag, tc.value, "http://127.0.0.1:1/"}
+			_, code := perfCLI(t, args...)
+			_, err := runCLI(t, args...)
+			if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("perfscope %s: exit %d, %v; want exit 2 and %q", strings.Join(args, " "), code, err, tc.want)
+			}
+		}
+	}
+	f, _ := parseLoadFlags(t, "--max-errors", "0")
+	if cfg, err := f.config("http://h/"); err != nil || cfg.MaxErrors != loadgen.NoFailures {
+		t.Errorf("--max-errors 0: MaxErrors %v, %v; want loadgen.NoFailures", cfg.MaxErrors, err)
+	}
+}
+
+// TestLoadMaxErrorsZero: with --max-errors 0 one failed request in 200
+// fails the load, which the default 1% lets pass.
+func TestLoadMaxErrorsZero(t *testing.T) {
+	var n atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 100 {
+			http.Error(w, "one failure", http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(s.Close)
+
+	if out, code := perfCLI(t, "load", "-q", "-n", "200", "-c", "2", s.URL); code != 0 {
+		t.Errorf("1 failure in 200, default --max-errors: exit %d, want 0\n%s", code, out)
+	}
+	n.Store(0)
+	out, err := runCLI(t, "load", "-q", "-n", "200", "-c", "2", "--max-errors", "0", s.URL)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(ee.msg, "any failed request fails a run (--max-errors 0)") {
+		t.Errorf("1 failure in 200, --max-errors 0: %v; want exit 1 saying any failure fails\n%s", err, out)
 	}
 }
 

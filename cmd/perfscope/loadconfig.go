@@ -23,11 +23,11 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 	}
 	switch {
 	case f.concurrency < 1:
-		return cfg, usagef("-c %d: concurrency must be at least 1", f.concurrency)
-	case f.requests < 0:
-		return cfg, usagef("-n %d: the number of requests must be positive", f.requests)
-	case f.duration < 0:
-		return cfg, usagef("-d %s: the duration must be positive", f.duration)
+		return cfg, usagef("-c %d: give at least 1 connection (the requests in flight at once)", f.concurrency)
+	case f.requests < 0 || f.requests == 0 && f.given("requests"):
+		return cfg, usagef("-n %d: a load of no requests measures nothing: give at least 1, or -d for a duration", f.requests)
+	case f.duration < 0 || f.duration == 0 && f.given("duration"):
+		return cfg, usagef("-d %s: a load of no time measures nothing: give a duration such as 10s, or -n for a number of requests", f.duration)
 	case f.requests > 0 && f.duration > 0:
 		return cfg, usagef("-n and -d both bound the run: give -n for a number of requests or -d for a duration, not both")
 	case f.rate < 0 || f.rate > 1e7:
@@ -38,8 +38,8 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 		return cfg, usagef("-k and --no-keepalive contradict each other: give one")
 	case f.threads < 0:
 		return cfg, usagef("-t %d: threads must be positive", f.threads)
-	case f.maxErrors <= 0 || f.maxErrors >= 100:
-		return cfg, usagef("--max-errors %g: give a percentage above 0 and below 100", f.maxErrors)
+	case f.maxErrors < 0 || f.maxErrors >= 100:
+		return cfg, usagef("--max-errors %g: give a percentage from 0 (no failed request allowed) to below 100", f.maxErrors)
 	case f.body != "" && f.bodyFile != "":
 		return cfg, usagef("-b and --body-file both give the body: give one")
 	}
@@ -68,6 +68,10 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 	if f.requests == 0 && duration == 0 {
 		duration = defaultLoadDuration
 	}
+	maxErrors := f.maxErrors / 100
+	if maxErrors == 0 {
+		maxErrors = loadgen.NoFailures
+	}
 	return loadgen.Config{
 		URL:                rawURL,
 		Method:             method,
@@ -80,8 +84,14 @@ func (f *loadFlags) config(rawURL string) (loadgen.Config, error) {
 		Timeout:            f.timeout,
 		DisableKeepAlive:   f.noKeepAlive,
 		InsecureSkipVerify: f.insecure,
-		MaxErrors:          f.maxErrors / 100,
+		MaxErrors:          maxErrors,
 	}, nil
+}
+
+// given reports whether the flag was on the command line, as opposed to
+// left at its default.
+func (f *loadFlags) given(name string) bool {
+	return f.fs != nil && f.fs.Changed(name)
 }
 
 // checkLoadURL is loadgen.CheckURL with its complaint as a usage error.

@@ -29,15 +29,19 @@ type loadFlags struct {
 	insecure    bool
 	threads     int
 	maxErrors   float64
+
+	// fs tells a flag given as 0 from one not given.
+	fs *pflag.FlagSet
 }
 
 func (f *loadFlags) register(fs *pflag.FlagSet) {
+	f.fs = fs
 	fs.IntVarP(&f.concurrency, "concurrency", "c", 8,
 		"connections kept busy at once (closed loop), or the most requests in flight at once (with --rate)")
 	fs.Int64VarP(&f.requests, "requests", "n", 0,
-		"send exactly this many requests, then stop (instead of -d)")
+		"send exactly this many requests, then stop (instead of -d); at least 1")
 	fs.DurationVarP(&f.duration, "duration", "d", 0,
-		"send for this long, e.g. 30s or 2m (instead of -n; default 10s when neither is given)")
+		"send for this long, e.g. 30s or 2m (instead of -n; default 10s when neither is given); more than 0")
 	fs.Float64Var(&f.rate, "rate", 0,
 		"open loop: send this many requests per second at a constant rate, whether or not earlier ones were answered;\n"+
 			"latency counts from each request's intended send time, so server stalls are not hidden (default: closed loop)")
@@ -55,7 +59,8 @@ func (f *loadFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.insecure, "insecure", false,
 		"https: accept any server certificate, such as a self-signed one")
 	fs.Float64Var(&f.maxErrors, "max-errors", 100*loadgen.DefaultMaxErrors,
-		"percent of failed requests (errors and non-2xx answers) above which the load failed: the report leads with it and the exit status is 1")
+		"percent of failed requests (errors and non-2xx answers) above which the load failed: the report leads with it and the exit status is 1;\n"+
+			"0 allows no failed request")
 	fs.IntVarP(&f.threads, "threads", "t", 0,
 		"CPU cores the generator may use at once (GOMAXPROCS), like wrk's -t; 0 means one per 4 cores, at least 1,\n"+
 			"which leaves a service on the same machine most of it; raise it when the service runs elsewhere")

@@ -12,6 +12,10 @@ import (
 // errors is not the service the profiles were meant to measure.
 const DefaultMaxErrors = 0.01
 
+// NoFailures, as Config.MaxErrors, fails a load on its first failed
+// request; 0 there means DefaultMaxErrors.
+const NoFailures = -1.0
+
 // Health says whether a load got the answers it was sent for. A failed
 // load (a wrong path answering 404, a target that stopped answering)
 // measures a failing service: its throughput and profiles describe the
@@ -31,10 +35,14 @@ type Health struct {
 	MainShare float64 `json:"main_error_share,omitempty"`
 }
 
-// Assess judges r by maxErrors (DefaultMaxErrors when 0 or less).
+// Assess judges r by maxErrors: DefaultMaxErrors when 0, no failure
+// allowed when negative (NoFailures).
 func Assess(r *Result, maxErrors float64) *Health {
-	if maxErrors <= 0 {
+	switch {
+	case maxErrors == 0:
 		maxErrors = DefaultMaxErrors
+	case maxErrors < 0:
+		maxErrors = 0
 	}
 	h := &Health{MaxErrors: maxErrors, ErrorShare: 1}
 	if r.Requests > 0 {

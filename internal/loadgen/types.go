@@ -27,6 +27,7 @@ type Config struct {
 	InsecureSkipVerify bool
 	// MaxErrors is the share of failed requests above which the load
 	// counts as failed (Result.Health); default DefaultMaxErrors.
+	// NoFailures allows none.
 	MaxErrors float64
 	// Progress, when set, is called about four times a second from a
 	// single goroutine with the run's progress so far.

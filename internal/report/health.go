@@ -30,6 +30,9 @@ func LoadFailure(l *loadgen.Result) string {
 	if gone {
 		s += " (the target stopped answering)"
 	}
+	if h.MaxErrors == 0 {
+		return s + "; any failed request fails a run (--max-errors 0)"
+	}
 	return s + fmt.Sprintf("; more than %s failed requests fail a run (--max-errors)", units.Percent(h.MaxErrors))
 }
 
