@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,8 @@ func newBenchCmd() *cobra.Command {
 		rec     recordFlags
 		quiet   bool
 		measure string
+		// benchmem is go test's switch, always on here.
+		benchmem bool
 	)
 	formats := []string{"text", "json"}
 	c := &cobra.Command{
@@ -38,9 +41,13 @@ The file starts with configuration lines naming what was measured:
 ('perfscope compare' ignores commit, branch and dirty when pairing; for
 benchstat add -ignore commit,branch,dirty when comparing two commits.)
 
-With --cpuprofile or --memprofile each package's profile is saved beside the
-results as <results>.<package>.cpu.pb.gz / .mem.pb.gz; 'perfscope compare'
-finds them and shows where the profiles changed.
+Flags may be spelled as go test spells them, with one dash: -bench Parse,
+-count=5, -benchtime 100x, -cpu 1,4, -benchmem (always on here).
+
+--cpuprofile and --memprofile are switches, not file names as in go test:
+each package's profile is saved beside the results as
+<results>.<package>.cpu.pb.gz / .mem.pb.gz, where 'perfscope compare' finds
+them and shows where the profiles changed (-o names the results).
 
 With --measure instructions each benchmark also gets instructions/op, counted
 under valgrind (see "--measure instructions" in the README) and written with a
@@ -60,14 +67,27 @@ file as any other) and exits with status 130. Each test binary is built with
 "go test -c" and run by perfscope itself; on Linux it is killed when perfscope
 dies, kill -9 included.`,
 		Example: `  perfscope bench ./...
+  perfscope bench -bench 'Parse$' -count 20 -benchtime 100x ./internal/parse
   perfscope bench -b 'Parse$' --count 20 --cpuprofile ./internal/parse
   perfscope bench --benchtime 100x --cpu 1,4 -o before.txt ./...`,
+		Annotations: map[string]string{
+			runsGoTest:         "bench",
+			goTestHint + "run": "bench runs benchmarks only (it passes -run '^$')",
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, formats...); err != nil {
 				return err
 			}
 			if opts.Count < 1 {
 				return usagef("--count must be at least 1")
+			}
+			if !benchmem {
+				return usagef("--benchmem=false: B/op and allocs/op are always measured")
+			}
+			if opts.CPUProfile || opts.MemProfile {
+				if file := profileFileArg(args); file != "" {
+					return usagef("%s is not a package: %s", file, profileSwitches)
+				}
 			}
 			m, err := bench.ParseMeasure(measure, false)
 			if err != nil {
@@ -125,11 +145,37 @@ dies, kill -9 included.`,
 	f.StringVar(&opts.Benchtime, "benchtime", "", "time or iterations per sample (go test -benchtime, e.g. 1s, 100x)")
 	f.StringVar(&opts.CPU, "cpu", "", "comma-separated GOMAXPROCS values (go test -cpu, e.g. 1,2,4)")
 	f.StringVarP(&opts.Output, "output", "o", "", "results file (default .perfscope/bench/<time>-<commit>.txt)")
-	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results")
-	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results")
+	f.BoolVar(&opts.CPUProfile, "cpuprofile", false, "save a CPU profile per package beside the results (a switch: see above)")
+	f.BoolVar(&opts.MemProfile, "memprofile", false, "save a memory profile per package beside the results (a switch: see above)")
+	for _, name := range []string{"cpuprofile", "memprofile"} {
+		_ = f.SetAnnotation(name, switchHint, []string{profileSwitches})
+	}
+	f.BoolVar(&benchmem, "benchmem", true, "B/op and allocs/op: always measured (accepted as go test spells it)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress line")
 	f.StringVar(&measure, "measure", "time", "time, or instructions: also count instructions/op of each benchmark under valgrind")
 	addFormatFlag(c, &format, formats...)
 	rec.register(f, "the results")
 	return c
+}
+
+// profileSwitches says what bench's --cpuprofile and --memprofile do, for
+// someone who gave them a file name as go test takes.
+const profileSwitches = "--cpuprofile and --memprofile are switches that save each package's profile beside the results, as <results>.<package>.cpu.pb.gz and .mem.pb.gz (-o names the results)"
+
+// profileFileArg returns the first of args that names a profile file rather
+// than a package, as "-cpuprofile cpu.out" leaves one: a file that exists
+// (other than Go source, which go test takes), or a name ending as profiles
+// do.
+func profileFileArg(args []string) string {
+	for _, a := range args {
+		for _, ext := range []string{".out", ".prof", ".pprof", ".pb.gz", ".pb"} {
+			if strings.HasSuffix(a, ext) {
+				return a
+			}
+		}
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() && !strings.HasSuffix(a, ".go") {
+			return a
+		}
+	}
+	return ""
 }

@@ -21,6 +21,8 @@ func newGateCmd() *cobra.Command {
 		opts                                 bench.GateOptions
 		set                                  gate.Settings
 		configPath, summary, saveDir, format string
+		// benchmem is go test's switch, always on here.
+		benchmem bool
 	)
 	c := &cobra.Command{
 		Use:   "gate --base REF [packages]",
@@ -55,6 +57,10 @@ benchmark metric regresses only if BOTH
     any increase for B/op and allocs/op.
 The same statistics as benchstat (median, U-test) come from x/perf/benchmath.
 
+REF is anything git reads as a commit: a branch, a tag, HEAD~1, a hash.
+Flags may be spelled as go test spells them, with one dash: -bench Parse,
+-benchtime=100x, -benchmem (always on here).
+
 Exit status: 0 no regression (a pure improvement passes); 1 regression; 2
 could not measure or decide (a build failure, an unknown REF, a dirty work
 tree without --allow-dirty, benchmarks that failed, valgrind missing with
@@ -73,14 +79,23 @@ Thresholds per unit and per benchmark are read from the "gate" object of
 and the -N suffix; units left out of threshold_pct are reported, not gated
 (instructions/op is gated at 1% unless listed).`,
 		Example: `  perfscope gate --base main ./...
+  perfscope gate --base main -bench 'Parse$' -benchtime 100x ./internal/parse
   perfscope gate --base origin/main --summary gate.md --save gate-results
   perfscope gate --base HEAD~1 --rounds 40 --max-rounds 40 --format json`,
+		Annotations: map[string]string{
+			runsGoTest:           "gate",
+			goTestHint + "count": "its samples per side are --rounds (and --max-rounds)",
+			goTestHint + "run":   "it runs benchmarks only",
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
 				return err
 			}
 			if opts.BaseRef == "" {
 				return usagef("--base is required (for example --base main)")
+			}
+			if !benchmem {
+				return usagef("--benchmem=false: B/op and allocs/op are always measured")
 			}
 			cfg, err := gate.LoadConfig(configPath, set, cmd.Flags().Changed)
 			if err != nil {
@@ -131,11 +146,12 @@ and the -N suffix; units left out of threshold_pct are reported, not gated
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.BaseRef, "base", "", "base commit, branch or tag (required)")
+	fl.StringVar(&opts.BaseRef, "base", "", "base commit: anything git reads as one, such as main, v1.2.0, HEAD~1 or a hash (required)")
 	fl.IntVar(&set.Rounds, "rounds", gate.DefaultRounds, "interleaved rounds (samples per side)")
 	fl.IntVar(&set.MaxRounds, "max-rounds", gate.DefaultMaxRounds, "while too noisy or too few to decide, add rounds up to this many in all (set it to --rounds for a fixed number)")
 	fl.StringVar(&set.Benchtime, "benchtime", gate.DefaultBenchtime, "time per sample")
 	fl.StringVarP(&set.Bench, "bench", "b", ".", "regular expression of benchmarks to run")
+	fl.BoolVar(&benchmem, "benchmem", true, "B/op and allocs/op: always measured (accepted as go test spells it)")
 	fl.Float64Var(&set.Alpha, "alpha", gate.DefaultAlpha, "family-wise significance level")
 	fl.Float64Var(&set.TimePct, "threshold", gate.DefaultTimePct, "sec/op regression threshold in percent")
 	fl.StringVar(&set.Measure, "measure", gate.MeasureAuto, "instructions (count instructions/op under valgrind; decide on exact measures), time (wall time alone) or auto (instructions when valgrind is installed)")

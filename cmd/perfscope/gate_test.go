@@ -21,8 +21,7 @@ func perfCLI(t *testing.T, args ...string) (string, int) {
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(io.Discard)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	err := runLine(context.Background(), root, args)
 	var ee exitError
 	var ue usageError
 	switch {

@@ -65,9 +65,7 @@ func main() {
 // execute runs the command line and maps errors to exit codes:
 // 0 success, 1 failure, 2 usage error.
 func execute(ctx context.Context, args []string) int {
-	root := newRootCmd()
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := runLine(ctx, newRootCmd(), args)
 	if err == nil {
 		return 0
 	}
@@ -84,6 +82,18 @@ func execute(ctx context.Context, args []string) int {
 		return 2
 	}
 	return 1
+}
+
+// runLine runs the command line args (without the program's name) on
+// root, Go's single-dash spellings of long flags read as Go reads them (see
+// goFlagSpellings).
+func runLine(ctx context.Context, root *cobra.Command, args []string) error {
+	args, err := goFlagSpellings(root, args)
+	if err != nil {
+		return err
+	}
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
 }
 
 // exitError carries a specific exit status (for example the gate's 1 and 2)
