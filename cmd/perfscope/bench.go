@@ -71,8 +71,9 @@ dies, kill -9 included.`,
   perfscope bench -b 'Parse$' --count 20 --cpuprofile ./internal/parse
   perfscope bench --benchtime 100x --cpu 1,4 -o before.txt ./...`,
 		Annotations: map[string]string{
-			runsGoTest:         "bench",
-			goTestHint + "run": "bench runs benchmarks only (it passes -run '^$')",
+			runsGoTest:          "bench",
+			goTestHint + "run":  "bench runs benchmarks only (it passes -run '^$')",
+			goTestHint + "json": "use --format json",
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, formats...); err != nil {

@@ -86,6 +86,7 @@ and the -N suffix; units left out of threshold_pct are reported, not gated
 			runsGoTest:           "gate",
 			goTestHint + "count": "its samples per side are --rounds (and --max-rounds)",
 			goTestHint + "run":   "it runs benchmarks only",
+			goTestHint + "json":  "use --format json",
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json", "markdown"); err != nil {

@@ -78,6 +78,7 @@ func TestGoFlagSpellingsRefused(t *testing.T) {
 		"bench -tags foo .":                 "-tags is go test's flag, which 'perfscope bench' does not take",
 		"bench -run X .":                    "-run is go test's flag, which 'perfscope bench' does not take: bench runs benchmarks only",
 		"bench -timeout=5m .":               "-timeout is go test's flag",
+		"gate --base main -json":            "-json is go test's flag, which 'perfscope gate' does not take: use --format json",
 		"gate --base main -count 5 .":       "-count is go test's flag, which 'perfscope gate' does not take: its samples per side are --rounds",
 		"gate --base main -cpu 1,2 .":       "-cpu is go test's flag, which 'perfscope gate' does not take",
 		"gate --base main -cpuprofile .":    "-cpuprofile is go test's flag",
