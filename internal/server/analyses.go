@@ -18,9 +18,11 @@ import (
 // and shares it: a visitor never starts a computation another visitor (or
 // the upload) already started. Analyses run in the background, at most
 // slots at a time whatever the number of visitors, and a finished one is
-// kept until maxAnalyses newer ones push it out.
+// kept until maxAnalyses newer ones push it out. Reading a profile outside
+// an analysis (an upload's check, pprof's views) takes a slot of its own
+// kind, so that it never waits behind an analysis's build of the source.
 type analyses struct {
-	slots chan struct{}
+	slots, parses chan struct{}
 	mu    sync.Mutex
 	m     map[analysisKey]*analysisEntry
 	order []analysisKey // oldest first
@@ -46,18 +48,23 @@ type analysisEntry struct {
 }
 
 func newAnalyses(slots int) *analyses {
-	return &analyses{slots: make(chan struct{}, slots), m: make(map[analysisKey]*analysisEntry)}
+	return &analyses{slots: make(chan struct{}, slots), parses: make(chan struct{}, slots), m: make(map[analysisKey]*analysisEntry)}
 }
 
-// acquire takes one of the slots heavy work shares (analyses, pprof's
-// views), waiting while all are taken; it fails when ctx is done first.
-func (a *analyses) acquire(ctx context.Context) (release func(), err error) {
+// acquire takes one of slots, waiting while all are taken; it fails when
+// ctx is done first.
+func acquire(ctx context.Context, slots chan struct{}) (release func(), err error) {
 	select {
-	case a.slots <- struct{}{}:
-		return func() { <-a.slots }, nil
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// parsing takes a slot for reading profiles outside an analysis.
+func (a *analyses) parsing(ctx context.Context) (release func(), err error) {
+	return acquire(ctx, a.parses)
 }
 
 // errAnalysing is what a request gets when the analysis it waits for has
@@ -91,7 +98,7 @@ func (s *Server) runAnalysis(saved *run.Run, opts profiles.Options, e *analysisE
 	defer close(e.done)
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.AnalysisTimeout)
 	defer cancel()
-	release, err := s.analyses.acquire(ctx)
+	release, err := acquire(ctx, s.analyses.slots)
 	if err != nil {
 		e.err = fmt.Errorf("run %s waited longer than the analysis budget of %s for its turn", saved.ID, s.cfg.AnalysisTimeout)
 		s.forgetAnalysis(analysisKey{saved.ID, opts}, e)

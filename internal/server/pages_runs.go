@@ -167,7 +167,7 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	handlers, err := s.pprof.handlers("run\x00"+saved.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.acquire(r.Context())
+		release, err := s.analyses.parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -214,7 +214,7 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	handlers, err := s.pprof.handlers("diff\x00"+base.ID+"\x00"+head.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.acquire(r.Context())
+		release, err := s.analyses.parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}

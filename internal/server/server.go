@@ -69,9 +69,10 @@ type Config struct {
 	// DefaultAnalysisTimeout. A page waits for an analysis a few
 	// seconds at most and says it is under way when it is not done.
 	AnalysisTimeout time.Duration
-	// AnalysisSlots is how many analyses (and pprof views being built)
-	// run at once; default half the CPUs, at least one, so that the
-	// pages of everyone else stay responsive.
+	// AnalysisSlots is how many analyses run at once, and how many
+	// profiles are read at once besides (an upload's check, a pprof view
+	// being built); default half the CPUs, at least one, so that the
+	// pages of everyone else stay responsive and memory stays bounded.
 	AnalysisSlots int
 	// SourceDir is a checkout of the profiled services' source, for the
 	// compiler's reasons in findings, as 'perfscope report --source-dir',

@@ -305,7 +305,7 @@ func (s *Server) checkProfileFile(ctx context.Context, p string) (fetch.Stats, e
 		return fetch.Stats{}, err
 	}
 	defer f.Close()
-	release, err := s.analyses.acquire(ctx)
+	release, err := s.analyses.parsing(ctx)
 	if err != nil {
 		return fetch.Stats{}, fmt.Errorf("check %s: %w", name, err)
 	}
