@@ -76,14 +76,11 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 			defer s.Close()
 
 			series, err := history.Load(ctx, s, f, history.Options{Alpha: alpha})
-			if errors.Is(err, history.ErrNoBenchmarks) {
-				return fmt.Errorf("%w: see which exist with no --bench/--pkg/--unit, or check --branch and --machine", err)
+			if errors.Is(err, history.ErrNoBenchmarks) || err == nil && len(series) == 0 {
+				return noHistory(cmd, s, db)
 			}
 			if err != nil {
 				return err
-			}
-			if len(series) == 0 {
-				return fmt.Errorf("no runs of the matching benchmarks since %s", f.Since.Format("2006-01-02 15:04"))
 			}
 			for i, h := range series {
 				if len(h.Machines) > 1 {
@@ -105,6 +102,41 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 	fl.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store (default ~/.perfscope/perfscope.db)")
 	addFormatFlag(c, &format, formats...)
 	return c
+}
+
+// historyFilters are the flags of history that select what it shows.
+var historyFilters = []string{"bench", "pkg", "unit", "branch", "machine", "since"}
+
+// noHistory says why history has nothing to show: no benchmark recorded
+// in s at all, or none matching the filters given, which it names.
+func noHistory(cmd *cobra.Command, s store.Store, db string) error {
+	var given []string
+	for _, name := range historyFilters {
+		if f := cmd.Flags().Lookup(name); f.Changed {
+			given = append(given, "--"+name+" "+shellQuote(f.Value.String()))
+		}
+	}
+	if len(given) > 0 {
+		if all, err := s.Benchmarks(cmd.Context(), store.Filter{}); err == nil && len(all) == 0 {
+			given = nil
+		}
+	}
+	switch len(given) {
+	case 0:
+		return fmt.Errorf("no benchmarks recorded in %s yet: record results first (perfscope bench ./...)", describeDB(db))
+	case 1:
+		return fmt.Errorf("no recorded benchmark runs match %s: leave it out to see which exist", given[0])
+	}
+	return fmt.Errorf("no recorded benchmark runs match %s: leave some out to see which exist", strings.Join(given, " "))
+}
+
+// shellQuote quotes s for a shell when it holds more than letters, digits
+// and ./_-:
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // parseSince reads --since: a date, an RFC 3339 time, or a duration before

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,13 +119,22 @@ func TestHistoryCommand(t *testing.T) {
 
 func TestHistoryCommandErrors(t *testing.T) {
 	db, _ := historyTestDB(t)
+	// A store with no benchmark in it.
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if _, code := perfCLI(t, "token", "create", "--db", empty); code != 0 {
+		t.Fatalf("token create: exit %d", code)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"--db", filepath.Join(t.TempDir(), "none.db")}, 1, "perfscope bench"},
-		{[]string{"--db", db, "--bench", "NoSuchBenchmark"}, 1, "no recorded benchmarks match"},
+		{[]string{"--db", db, "--bench", "NoSuchBenchmark"}, 1, "no recorded benchmark runs match --bench NoSuchBenchmark: leave it out to see which exist"},
+		{[]string{"--db", db, "--bench", "No Such", "--machine", "m1"}, 1, "match --bench 'No Such' --machine m1: leave some out"},
+		{[]string{"--db", db, "--since", "2099-01-01"}, 1, "match --since 2099-01-01: leave it out"},
+		{[]string{"--db", empty}, 1, "no benchmarks recorded in " + empty + " yet: record results first (perfscope bench ./...)"},
+		{[]string{"--db", empty, "--unit", "B/op"}, 1, "no benchmarks recorded in " + empty + " yet"},
 		{[]string{"--db", db, "--bench", "("}, 2, "--bench"},
 		{[]string{"--db", db, "--since", "soon"}, 2, "--since"},
 		{[]string{"--db", db, "--format", "xml"}, 2, "--format"},
@@ -140,6 +150,12 @@ func TestHistoryCommandErrors(t *testing.T) {
 		}
 		if code != tc.code || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: exit %d %q; want exit %d, one line mentioning %q", tc.args, code, err, tc.code, tc.want)
+		}
+		// Only the filters given are named.
+		for _, name := range historyFilters {
+			if flag := "--" + name; strings.Contains(err.Error(), flag) && !slices.Contains(tc.args, flag) {
+				t.Errorf("%v: %q names %s, which was not given", tc.args, err, flag)
+			}
 		}
 	}
 }

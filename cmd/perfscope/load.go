@@ -49,7 +49,8 @@ status is 1.`,
   perfscope load -n 10000 --no-keepalive http://localhost:8080/
   perfscope load --rate 2000 -c 100 -d 1m http://localhost:8080/
   perfscope load -m POST -H "Content-Type: application/json" --body-file req.json http://localhost:8080/tx`,
-		Args: cobra.ExactArgs(1),
+		Args:        cobra.ExactArgs(1),
+		Annotations: map[string]string{argsHint: "the URL to load, e.g. perfscope load -d 10s 'http://127.0.0.1:8080/'"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, report.Formats()...); err != nil {
 				return err

@@ -53,6 +53,7 @@ benchmark file is standard Go benchmark format that 'benchstat' reads.`,
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd())
 	}
+	checkArgs(root)
 	return root
 }
 
@@ -76,7 +77,7 @@ func execute(ctx context.Context, args []string) int {
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "perfscope: "+err.Error())
+	fmt.Fprintln(os.Stderr, errorLine(err))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
 		return 2

@@ -69,7 +69,7 @@ fetched is recorded with its error while the others go on, and Ctrl-C stops the
 load and keeps what was measured: every profile taken, the CPU profile of the
 elapsed window (the 2-second chunk in progress is waited for), run.json and
 the store record.`,
-		Example: `  perfscope profile -d 30s http://localhost:8080/v1/leftpad/?str=test&len=50&chr=*
+		Example: `  perfscope profile -d 30s 'http://localhost:8080/v1/leftpad/?str=test&len=50&chr=*'
   perfscope profile -c 32 -n 200000 --pprof http://localhost:6060/debug/pprof/ http://localhost:8080/
   perfscope profile --rate 500 -d 1m -H "Authorization: Bearer $TOKEN" https://svc.internal/api`,
 		Args: cobra.ExactArgs(1),

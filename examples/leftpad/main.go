@@ -44,6 +44,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/perfscope/perfscope/examples/internal/listen"
 	"github.com/perfscope/perfscope/expose"
 )
 
@@ -167,7 +168,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 				return fmt.Errorf("--pprof-addr %s is not a loopback address: set PPROF_TOKEN (at least 16 characters) to require it as a bearer token", c.pprofAddr)
 			}
 			if err != nil {
-				return fmt.Errorf("pprof: %w", err)
+				return listen.Error("--pprof-addr", c.pprofAddr, err)
 			}
 			defer prof.Close()
 			pprofNote = "pprof on " + prof.URL()
@@ -176,7 +177,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", c.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.addr, err)
+		return listen.Error("--addr", c.addr, err)
 	}
 	srv := &http.Server{
 		Handler:           handler,

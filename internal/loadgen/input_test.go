@@ -9,13 +9,22 @@ func TestCheckURL(t *testing.T) {
 	for raw, want := range map[string]string{
 		"http://127.0.0.1:8080/x": "",
 		"https://example.com":     "",
-		"127.0.0.1:8080/x":        "no scheme",
-		"ftp://h/x":               "only http",
+		"http://h/a b":            "",
+		"127.0.0.1:8080/x":        "no scheme: did you mean 'http://127.0.0.1:8080/x'?",
+		"localhost":               "no scheme: did you mean 'http://localhost'?",
+		"htp:/bad url":            `URL "htp:/bad url" does not start with http:// or https://: write it like 'http://127.0.0.1:8080/path'`,
+		"http:/x":                 "does not start with http:// or https://",
+		"":                        "does not start with http:// or https://",
+		"ftp://h/x":               "only http:// and https:// are supported, not ftp://",
 		"http:///x":               "no host",
+		"http://h:port/":          `invalid port ":port"`,
 	} {
 		err := CheckURL(raw)
 		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckURL(%q) = %v, want %q", raw, err, want)
+		}
+		if err != nil && (want != "" && !strings.Contains(err.Error(), "http://") || strings.Contains(err.Error(), "\n")) {
+			t.Errorf("CheckURL(%q) = %q: want one line showing a URL to write", raw, err)
 		}
 	}
 }
