@@ -42,7 +42,9 @@ func newVersionCmd() *cobra.Command {
 		Long: `version prints the module version (a tag for 'go install ...@version', devel
 for a build from a checkout), the VCS revision the binary was built from
 (marked modified when the checkout had uncommitted changes) and the Go
-version and platform it was built with, as the Go toolchain recorded them.`,
+version and platform it was built with, as the Go toolchain recorded them.
+A build that recorded no revision (-buildvcs=false, go run, no git checkout)
+says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
@@ -57,17 +59,31 @@ version and platform it was built with, as the Go toolchain recorded them.`,
 				settings[s.Key] = s.Value
 			}
 			fmt.Fprintf(w, "module    %s %s\n", info.Main.Path, info.Main.Version)
-			if rev := settings["vcs.revision"]; rev != "" {
-				if settings["vcs.modified"] == "true" {
-					rev += " (modified)"
-				}
-				if t := settings["vcs.time"]; t != "" {
-					rev += ", committed " + t
-				}
+			if rev := revision(info.Main.Version, settings); rev != "" {
 				fmt.Fprintf(w, "revision  %s\n", rev)
 			}
 			fmt.Fprintf(w, "go        %s %s/%s\n", info.GoVersion, settings["GOOS"], settings["GOARCH"])
 			return nil
 		},
 	}
+}
+
+// revision says which commit the build recorded (settings are the build
+// info's), or why it recorded none. It is "" for a build of a released
+// version, which names the code by itself.
+func revision(mainVersion string, settings map[string]string) string {
+	if rev := settings["vcs.revision"]; rev != "" {
+		if settings["vcs.modified"] == "true" {
+			rev += " (modified)"
+		}
+		if t := settings["vcs.time"]; t != "" {
+			rev += ", committed " + t
+		}
+		return rev
+	}
+	if mainVersion != "" && mainVersion != "(devel)" {
+		return ""
+	}
+	// The build info does not say why: -buildvcs=false leaves no trace.
+	return "unknown: the build recorded none (built with -buildvcs=false, which GOFLAGS often sets: see 'go env GOFLAGS'; or with go run, or outside a git checkout)"
 }
