@@ -36,7 +36,7 @@ type CommitResolver struct {
 // ErrUnknownCommit, whose message is one line naming the reference and
 // what to do.
 func (r CommitResolver) Resolve(ctx context.Context, ref string) (*benchstats.Input, error) {
-	s, err := OpenExisting(ctx, r.DB)
+	s, err := OpenReadOnly(ctx, r.DB)
 	if err != nil && !errors.Is(err, ErrNoDatabase) {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -37,6 +38,16 @@ func TestCommitResolver(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// compare only reads the store.
+	defer func() {
+		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+			t.Errorf("resolving commits changed the store: %d bytes before, %d after (%v)", len(before), len(after), err)
+		}
+	}()
 
 	file, err := benchstats.FileResolver{}.Resolve(ctx, "../benchstats/testdata/old.txt")
 	if err != nil {
