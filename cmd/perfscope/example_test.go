@@ -3,10 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,47 +66,6 @@ func TestExampleServes(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestExamplePortTaken runs each example where another program holds its
-// API or pprof port: it fails with one line naming the flag and the port
-// and saying to pass port 0.
-func TestExamplePortTaken(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	taken := ln.Addr().String()
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data.json")
-	if err := os.WriteFile(data, []byte(`{"users":[]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	own := map[string][]string{
-		"leftpad":   {"--log", filepath.Join(dir, "access.log"), "--statsd", ""},
-		"txsummary": {"--data", data},
-	}
-	for name, flags := range own {
-		for _, tc := range []struct{ addr, pprofAddr, flag string }{
-			{taken, "", "--addr"},
-			{"127.0.0.1:0", taken, "--pprof-addr"},
-		} {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			root := newRootCmd()
-			var stderr strings.Builder
-			root.SetOut(io.Discard)
-			root.SetErr(&stderr)
-			root.SetArgs(append([]string{"example", name, "--addr", tc.addr, "--pprof-addr", tc.pprofAddr}, flags...))
-			err := root.ExecuteContext(ctx)
-			cancel()
-			var ee exitError
-			want := fmt.Sprintf("%s: %s %s: the port is in use by another program: pass %s 127.0.0.1:0 to pick a free port", name, tc.flag, taken, tc.flag)
-			if !errors.As(err, &ee) || ee.code != 1 || !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
-				t.Errorf("example %s, %s taken: %v, stderr %q; want exit 1 and one line starting %q", name, tc.flag, err, stderr.String(), want)
-			}
-		}
 	}
 }
 

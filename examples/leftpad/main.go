@@ -44,7 +44,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/perfscope/perfscope/examples/internal/listen"
 	"github.com/perfscope/perfscope/expose"
 )
 
@@ -168,7 +167,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 				return fmt.Errorf("--pprof-addr %s is not a loopback address: set PPROF_TOKEN (at least 16 characters) to require it as a bearer token", c.pprofAddr)
 			}
 			if err != nil {
-				return listen.Error("--pprof-addr", c.pprofAddr, err)
+				return fmt.Errorf("pprof: %w", err)
 			}
 			defer prof.Close()
 			pprofNote = "pprof on " + prof.URL()
@@ -177,7 +176,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", c.addr)
 	if err != nil {
-		return listen.Error("--addr", c.addr, err)
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
 	srv := &http.Server{
 		Handler:           handler,

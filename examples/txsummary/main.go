@@ -48,7 +48,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/perfscope/perfscope/examples/internal/listen"
 	"github.com/perfscope/perfscope/expose"
 )
 
@@ -143,7 +142,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 				return fmt.Errorf("--pprof-addr %s is not a loopback address: set PPROF_TOKEN (at least 16 characters) to require it as a bearer token", c.pprofAddr)
 			}
 			if err != nil {
-				return listen.Error("--pprof-addr", c.pprofAddr, err)
+				return fmt.Errorf("pprof: %w", err)
 			}
 			defer prof.Close()
 			pprofNote = "pprof on " + prof.URL()
@@ -152,7 +151,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", c.addr)
 	if err != nil {
-		return listen.Error("--addr", c.addr, err)
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
 	srv := &http.Server{
 		Handler:           handler,
