@@ -23,9 +23,9 @@ import (
 // kind, so that it never waits behind an analysis's build of the source.
 type analyses struct {
 	slots, parses chan struct{}
-	mu    sync.Mutex
-	m     map[analysisKey]*analysisEntry
-	order []analysisKey // oldest first
+	mu            sync.Mutex
+	m             map[analysisKey]*analysisEntry
+	order         []analysisKey // oldest first
 }
 
 // maxAnalyses bounds the analyses kept. One is tables of a few hundred
