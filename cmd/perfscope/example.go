@@ -8,6 +8,7 @@ import (
 
 	"github.com/perfscope/perfscope/examples/leftpad"
 	"github.com/perfscope/perfscope/examples/txsummary"
+	"github.com/perfscope/perfscope/internal/demo"
 )
 
 func init() { register(newExampleCmd) }
@@ -19,7 +20,8 @@ func newExampleCmd() *cobra.Command {
 		Long: `example runs one of the example services built into perfscope, the
 workloads of 'perfscope demo', in the foreground until Ctrl-C. Each has a
 naive and an optimized mode (--mode) and serves its profiles with package
-expose on a separate loopback port; its first line says where:
+expose on a separate loopback port; its first line says where, and the
+next the command that profiles it:
 
   leftpad    the left-pad microservice with StatsD metrics and an access log
              API   http://127.0.0.1:8080/v1/leftpad/?str=test&len=50&chr=*
@@ -49,7 +51,10 @@ expose on a separate loopback port; its first line says where:
 			default:
 				return usagef("unknown example %q: use leftpad or txsummary", args[0])
 			}
-			if code := run(cmd.Context(), args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+			stdout := demo.WithProfileHint(cmd.OutOrStdout(), args[0])
+			code := run(cmd.Context(), args[1:], stdout, cmd.ErrOrStderr())
+			_ = stdout.Flush()
+			if code != 0 {
 				return exitError{code: code}
 			}
 			return nil

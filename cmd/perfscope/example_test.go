@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/demo"
 )
 
 // TestExampleServes starts each bundled example with 'perfscope example'
@@ -50,10 +52,16 @@ func TestExampleServes(t *testing.T) {
 					t.Errorf("perfscope example %s after SIGINT: %v, want exit 0", ex.name, err)
 				}
 			}()
-			line, err := bufio.NewReader(stdout).ReadString('\n')
+			out := bufio.NewReader(stdout)
+			line, err := out.ReadString('\n')
 			m := startup.FindStringSubmatch(line)
 			if err != nil || m == nil {
 				t.Fatalf("startup line %q, %v", line, err)
+			}
+			hint, err := out.ReadString('\n')
+			wantHint := "try: perfscope profile --pprof " + m[2] + " '" + m[1] + demo.APIPath[ex.name] + "'\n"
+			if err != nil || hint != wantHint {
+				t.Fatalf("line after the startup line: %q, %v; want %q", hint, err, wantHint)
 			}
 			for _, url := range []string{m[1] + ex.path, m[2] + "cmdline"} {
 				resp, err := http.Get(url)
@@ -64,6 +72,17 @@ func TestExampleServes(t *testing.T) {
 				if resp.StatusCode != http.StatusOK {
 					t.Errorf("GET %s: %s", url, resp.Status)
 				}
+			}
+			// The hint, pasted (its one quoted word unquoted as a shell
+			// would), profiles the example: every request answered, a
+			// report printed.
+			words := strings.Fields(strings.TrimPrefix(strings.TrimSpace(hint), "try: perfscope "))
+			words[len(words)-1] = strings.Trim(words[len(words)-1], "'")
+			words = append(words, "-d", "2s", "--no-source", "--out", filepath.Join(t.TempDir(), "run"))
+			prof := exec.CommandContext(ctx, bin, words...)
+			report, err := prof.CombinedOutput()
+			if err != nil {
+				t.Fatalf("perfscope %s: %v\n%s", strings.Join(words, " "), err, report)
 			}
 		})
 	}

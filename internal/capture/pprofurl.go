@@ -151,6 +151,10 @@ func parseBase(s string) (*url.URL, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("pprof URL %q: want an http:// or https:// URL such as %s", run.RedactURL(s), DefaultFallbackPprofURL)
 	}
+	if u.Path == "" || u.Path == "/" {
+		// An origin alone means its pprof, as go tool pprof takes it.
+		u.Path, u.RawPath = "/debug/pprof/", ""
+	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 		u.RawPath = ""
