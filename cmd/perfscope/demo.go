@@ -21,6 +21,7 @@ func newDemoCmd() *cobra.Command {
 		duration    time.Duration
 		concurrency int
 		quiet       bool
+		full        bool
 		rec         recordFlags
 	)
 	c := &cobra.Command{
@@ -29,9 +30,9 @@ func newDemoCmd() *cobra.Command {
 		Long: `demo runs the whole loop on a bundled example: it starts the left-pad
 microservice (StatsD metrics and an access log; 'perfscope example leftpad')
 as a child process in its naive mode on a free loopback port, profiles it under load (-d, default
-10s) and prints the report; then does the same for the optimized mode and
-prints the two side by side: throughput, latency, allocations and CPU per
-request.
+10s); then does the same for the optimized mode. It prints each mode's
+findings, one line each, and the two modes side by side: throughput, latency,
+allocations and CPU per request. --full prints each mode's whole report.
 
 Both runs are saved like any 'perfscope profile' run: open their profiles with
 'go tool pprof' or re-render them with 'perfscope report RUNDIR'.
@@ -73,7 +74,7 @@ that.`,
 				return err
 			}
 			rec.recordProfileRuns(cmd.Context(), os.Stderr, res.Runs...)
-			if werr := writeDemo(cmd.OutOrStdout(), report.Format(rf.format), res); werr != nil {
+			if werr := writeDemo(cmd.OutOrStdout(), report.Format(rf.format), res, full); werr != nil {
 				return werr
 			}
 			for _, r := range res.Runs {
@@ -88,29 +89,16 @@ that.`,
 	f.DurationVarP(&duration, "duration", "d", 10*time.Second, "load each mode for this long")
 	f.IntVarP(&concurrency, "concurrency", "c", 8, "connections kept busy at once")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
+	f.BoolVar(&full, "full", false, "print each mode's whole report, not only its findings' headlines")
 	rec.register(f, "the runs")
 	return c
 }
 
-// writeDemo prints each mode's report under a heading, then the modes
-// side by side.
-func writeDemo(w io.Writer, f report.Format, res *demo.Result) error {
+// writeDemo prints the demo's outcome (see report.WriteDemo).
+func writeDemo(w io.Writer, f report.Format, res *demo.Result, full bool) error {
+	modes := make([]report.DemoMode, len(res.Analyses))
 	for i, ar := range res.Analyses {
-		switch f {
-		case report.Text:
-			fmt.Fprintf(w, "\n=== leftpad --mode %s ===\n\n", demo.Modes()[i])
-		case report.Markdown:
-			fmt.Fprintf(w, "\n# leftpad --mode %s\n\n", demo.Modes()[i])
-		}
-		if err := report.Write(w, f, ar.Analysis, ar.Findings); err != nil {
-			return err
-		}
+		modes[i] = report.DemoMode{Example: "leftpad", Mode: demo.Modes()[i], RunDir: res.Runs[i].Dir, Result: ar}
 	}
-	if res.Comparison == nil {
-		return nil
-	}
-	if f != report.JSON {
-		fmt.Fprintln(w)
-	}
-	return report.WriteSideBySide(w, f, res.Comparison)
+	return report.WriteDemo(w, f, modes, res.Comparison, full)
 }

@@ -105,7 +105,7 @@ func TestExampleHelpAndErrors(t *testing.T) {
 
 // TestDemoOutsideCheckout installs nothing but the binary: run from an
 // empty directory, the demo must exit 0 with the side-by-side table and
-// findings that quote the compiler, built from the embedded source.
+// (--full) findings that quote the compiler, built from the embedded source.
 func TestDemoOutsideCheckout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds perfscope and profiles the example twice")
@@ -113,7 +113,7 @@ func TestDemoOutsideCheckout(t *testing.T) {
 	bin := buildPerfscope(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "demo", "-d", "2s", "-c", "2")
+	cmd := exec.CommandContext(ctx, bin, "demo", "-d", "2s", "-c", "2", "--full")
 	cmd.Dir = t.TempDir()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
