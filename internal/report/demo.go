@@ -12,7 +12,7 @@ type DemoMode struct {
 	Example string // "leftpad"
 	Mode    string // "naive"
 	RunDir  string // where its run was saved
-	Result *analysis.Result
+	Result  *analysis.Result
 }
 
 // WriteDemo writes the demo's outcome. By default it is a summary: for each
