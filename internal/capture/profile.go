@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
@@ -26,7 +27,7 @@ import (
 const (
 	DefaultMaxWarmup    = time.Second
 	DefaultCPUChunk     = 2 * time.Second
-	DefaultFetchTimeout = 10 * time.Second
+	DefaultFetchTimeout = fetch.DefaultTimeout
 )
 
 // endGrace bounds the end-of-window fetches after an interruption: they
@@ -157,7 +158,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		return nil, pprofErr
 	}
 	if pprofErr == nil {
-		defer ep.f.close()
+		defer ep.e.Close()
 		o.Logf("capturing profiles from %s", ep.url)
 	}
 
@@ -195,7 +196,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		Interrupted:     true,
 		PprofUnverified: pprofErr == nil && o.PprofUnverified,
 	}
-	if isLocalHost(target.Hostname()) {
+	if fetch.IsLocalHost(target.Hostname()) {
 		r.TargetCPUs = runtime.NumCPU()
 	}
 	if pprofErr != nil {
@@ -212,7 +213,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 
 	s := &session{o: o, run: r}
 	if pprofErr == nil {
-		s.f = ep.f
+		s.e = ep.e
 	}
 	res, loadErr := s.execute(ctx)
 

@@ -1,4 +1,4 @@
-package capture
+package fetch
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// TestDelta subtracts two real cumulative allocation snapshots of this
-// process: what was allocated in between shows, the rest cancels out.
-func TestDelta(t *testing.T) {
-	snap := func() snapshot {
+// TestDeltaBetween subtracts two real cumulative allocation snapshots of
+// this process: what was allocated in between shows, the rest cancels out.
+func TestDeltaBetween(t *testing.T) {
+	snap := func() Snapshot {
 		t.Helper()
 		runtime.GC() // the allocation profile is published at the end of a GC cycle
 		var buf bytes.Buffer
@@ -25,7 +25,7 @@ func TestDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return snapshot{p: p, at: time.Now()}
+		return Snapshot{Profile: p, At: time.Now()}
 	}
 	start := snap()
 	var keep [][]byte
@@ -35,15 +35,15 @@ func TestDelta(t *testing.T) {
 	runtime.KeepAlive(keep)
 	end := snap()
 
-	d, err := delta(start, end)
+	d, err := DeltaBetween(start, end)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.DurationNanos != end.at.Sub(start.at).Nanoseconds() || d.TimeNanos != start.at.UnixNano() {
+	if d.DurationNanos != end.At.Sub(start.At).Nanoseconds() || d.TimeNanos != start.At.UnixNano() {
 		t.Errorf("delta timed %d+%d; want the interval between the snapshots", d.TimeNanos, d.DurationNanos)
 	}
-	if len(d.Sample) >= len(end.p.Sample) {
-		t.Errorf("delta has %d samples, the cumulative end %d; want fewer", len(d.Sample), len(end.p.Sample))
+	if len(d.Sample) >= len(end.Profile.Sample) {
+		t.Errorf("delta has %d samples, the cumulative end %d; want fewer", len(d.Sample), len(end.Profile.Sample))
 	}
 	found := false
 	for _, s := range d.Sample {
@@ -58,7 +58,7 @@ func TestDelta(t *testing.T) {
 	if !found {
 		t.Error("the allocations made between the snapshots are not in the delta")
 	}
-	if len(start.p.Sample) == 0 {
+	if len(start.Profile.Sample) == 0 {
 		t.Fatal("empty start snapshot")
 	}
 }
