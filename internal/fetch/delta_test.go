@@ -2,6 +2,9 @@ package fetch
 
 import (
 	"bytes"
+	"errors"
+	"net/http"
+	"path"
 	"runtime"
 	rpprof "runtime/pprof"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/expose"
 )
 
 // TestDeltaBetween subtracts two real cumulative allocation snapshots of
@@ -65,3 +70,71 @@ func TestDeltaBetween(t *testing.T) {
 
 //go:noinline
 func allocateForDelta() []byte { return make([]byte, 64<<10) }
+
+// customProfile is a profile of this test binary's own: net/http/pprof
+// serves it, but keeps no deltas of it.
+var customProfile = rpprof.NewProfile("perfscope_fetch_test")
+
+// TestDelta asks real servers for deltas through ?seconds=: net/http/pprof
+// and expose serve them, timed over the window; a server that ignores the
+// parameter, or refuses it for a profile, is told apart (ErrNoDelta) from
+// any other failure.
+func TestDelta(t *testing.T) {
+	ex, err := expose.Start(t.Context(), expose.Options{Addr: "127.0.0.1:0", MaxSeconds: 1, BlockProfileRate: -1, MutexProfileFraction: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	pprofBase := serve(t, pprofMux()).URL + "/debug/pprof/"
+	// A server of profiles that knows nothing of ?seconds=: the
+	// cumulative profile, whatever the query.
+	cumulative := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rpprof.Lookup(path.Base(r.URL.Path)).WriteTo(w, 0)
+	})).URL + "/debug/pprof/"
+
+	for _, tc := range []struct {
+		name, base, profile string
+		window              time.Duration
+		want                string // "" for a delta, "no delta", else part of the error
+	}{
+		{"net/http/pprof allocs", pprofBase, "allocs", time.Second, ""},
+		{"net/http/pprof goroutine", pprofBase, "goroutine", time.Second, ""},
+		{"expose block", ex.URL(), "block", time.Second, ""},
+		{"ignores seconds", cumulative, "heap", time.Second, "no delta"},
+		{"custom profile", pprofBase, customProfile.Name(), time.Second, "no delta"},
+		{"window over expose's maximum", ex.URL(), "heap", 2 * time.Second, "400 Bad Request: seconds=2 is more than the maximum of 1"},
+		{"fraction of a second", pprofBase, "heap", 1500 * time.Millisecond, "whole number of seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := mustEndpoint(t, tc.base, EndpointOptions{})
+			p, err := e.Delta(t.Context(), tc.profile, tc.window)
+			switch tc.want {
+			case "":
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p.CheckValid(); err != nil || p.DurationNanos <= 0 {
+					t.Errorf("delta lasts %dns, valid: %v; want a valid profile timed over the window", p.DurationNanos, err)
+				}
+			case "no delta":
+				if !errors.Is(err, ErrNoDelta) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("err = %v; want one line wrapping ErrNoDelta", err)
+				}
+			default:
+				if err == nil || errors.Is(err, ErrNoDelta) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("err = %v; want %q, not ErrNoDelta", err, tc.want)
+				}
+			}
+		})
+	}
+
+	for base, want := range map[string]bool{pprofBase: true, cumulative: false} {
+		got, err := mustEndpoint(t, base, EndpointOptions{}).SupportsDelta(t.Context())
+		if err != nil || got != want {
+			t.Errorf("SupportsDelta(%s) = %v, %v; want %v", base, got, err, want)
+		}
+	}
+	if _, err := mustEndpoint(t, "http://127.0.0.1:1/debug/pprof/", EndpointOptions{}).SupportsDelta(t.Context()); err == nil {
+		t.Error("SupportsDelta of nothing listening: no error")
+	}
+}
