@@ -1,6 +1,7 @@
-// Package capture fetches profiles from a service's pprof endpoints while a
-// load runs against it, and saves everything it measured as a run (see
-// package run): the profiles as standard .pb.gz files and run.json
+// Package capture takes a service's profiles over one load window: it
+// decides what to fetch when, relative to the load, fetches it from the
+// service's pprof endpoints through package fetch, and saves everything
+// it measured as a run (see package run): the profiles as standard .pb.gz files and run.json
 // describing the run. A run is saved even when parts of it fail; failures
 // are recorded, not fatal.
 package capture

@@ -216,6 +216,9 @@ type fetched struct {
 
 func (s *session) fetchSnapshot(ctx context.Context, kind, endpoint string) fetched {
 	snap, err := s.e.Snapshot(ctx, endpoint)
+	if fe := (*fetch.Error)(nil); errors.As(err, &fe) {
+		fe.Profile = kind // the run's name for it: goroutine_start, goroutine_end
+	}
 	return fetched{kind: kind, url: s.e.URL(endpoint), snap: snap, err: err}
 }
 
