@@ -1,6 +1,7 @@
-// Package capture fetches profiles from a service's pprof endpoints while a
-// load runs against it, and saves everything it measured as a run (see
-// package run): the profiles as standard .pb.gz files and run.json
+// Package capture takes a service's profiles over one load window: it
+// decides what to fetch when, relative to the load, fetches it from the
+// service's pprof endpoints through package fetch, and saves everything
+// it measured as a run (see package run): the profiles as standard .pb.gz files and run.json
 // describing the run. A run is saved even when parts of it fail; failures
 // are recorded, not fatal.
 package capture
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
@@ -26,7 +28,7 @@ import (
 const (
 	DefaultMaxWarmup    = time.Second
 	DefaultCPUChunk     = 2 * time.Second
-	DefaultFetchTimeout = 10 * time.Second
+	DefaultFetchTimeout = fetch.DefaultTimeout
 )
 
 // endGrace bounds the end-of-window fetches after an interruption: they
@@ -157,7 +159,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		return nil, pprofErr
 	}
 	if pprofErr == nil {
-		defer ep.f.close()
+		defer ep.e.Close()
 		o.Logf("capturing profiles from %s", ep.url)
 	}
 
@@ -195,7 +197,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		Interrupted:     true,
 		PprofUnverified: pprofErr == nil && o.PprofUnverified,
 	}
-	if isLocalHost(target.Hostname()) {
+	if fetch.IsLocalHost(target.Hostname()) {
 		r.TargetCPUs = runtime.NumCPU()
 	}
 	if pprofErr != nil {
@@ -212,7 +214,7 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 
 	s := &session{o: o, run: r}
 	if pprofErr == nil {
-		s.f = ep.f
+		s.e = ep.e
 	}
 	res, loadErr := s.execute(ctx)
 

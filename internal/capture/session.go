@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -18,7 +18,7 @@ import (
 type session struct {
 	o   Options
 	run *run.Run
-	f   *fetcher // nil when the run has no usable pprof endpoint
+	e   *fetch.Endpoint // nil when the run has no usable pprof endpoint
 
 	mu       sync.Mutex
 	progress loadgen.Progress // the latest the load reported
@@ -59,7 +59,7 @@ func (s *session) execute(ctx context.Context) (*loadgen.Result, error) {
 		defer close(load.done)
 		load.res, load.err = loadgen.Run(ctx, cfg)
 	}()
-	if s.f != nil {
+	if s.e != nil {
 		s.capture(ctx, load)
 	}
 	<-load.done
@@ -210,19 +210,16 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 type fetched struct {
 	kind string
 	url  string
-	snap snapshot
+	snap fetch.Snapshot
 	err  error
 }
 
-// recordedURL is the URL of a pprof endpoint as the run records it.
-func (s *session) recordedURL(endpoint string) string {
-	return run.RedactURL(s.f.endpointURL(endpoint, nil).String())
-}
-
 func (s *session) fetchSnapshot(ctx context.Context, kind, endpoint string) fetched {
-	query := url.Values{"debug": {"0"}}
-	snap, err := s.f.fetch(ctx, kind, endpoint, query, 0)
-	return fetched{kind: kind, url: s.recordedURL(endpoint), snap: snap, err: err}
+	snap, err := s.e.Snapshot(ctx, endpoint)
+	if fe := (*fetch.Error)(nil); errors.As(err, &fe) {
+		fe.Profile = kind // the run's name for it: goroutine_start, goroutine_end
+	}
+	return fetched{kind: kind, url: s.e.URL(endpoint), snap: snap, err: err}
 }
 
 // A cpuResult is the CPU profile of the window, possibly shorter than the
@@ -260,17 +257,17 @@ func (s *session) captureCPU(ctx context.Context, load *loadRun, window time.Dur
 		if secs < 1 {
 			break
 		}
-		snap, ferr := s.f.fetchCPU(fetchCtx, secs)
+		p, ferr := s.e.CPU(fetchCtx, time.Duration(secs)*time.Second)
 		if ferr != nil {
 			err = ferr
 			break
 		}
-		parts = append(parts, snap.p)
+		parts = append(parts, p)
 		covered += secs
 	}
 	if len(parts) == 0 {
 		if err == nil {
-			err = fmt.Errorf("fetch cpu profile from %s: the load ended before CPU profiling began", s.recordedURL("profile"))
+			err = fmt.Errorf("fetch cpu profile from %s: the load ended before CPU profiling began", s.e.URL("profile"))
 		}
 		return cpuResult{err: err}
 	}
@@ -304,18 +301,18 @@ func (s *session) estimateRemaining() time.Duration {
 }
 
 func (s *session) recordCPU(c cpuResult) {
-	pf := run.ProfileFile{Kind: run.KindCPU, URL: s.recordedURL("profile")}
+	pf := run.ProfileFile{Kind: run.KindCPU, URL: s.e.URL("profile")}
 	if c.p != nil {
 		s.saveInto(&pf, c.p)
 		pf.Seconds = float64(c.seconds)
 	}
 	if c.err != nil {
 		pf.Error = joinErr(pf.Error, c.err.Error())
-		var fe *fetchError
-		if errors.As(c.err, &fe) && fe.cpuBusy() {
-			said := fe.body
+		var fe *fetch.Error
+		if errors.As(c.err, &fe) && fe.CPUBusy() {
+			said := fe.Body
 			if said == "" {
-				said = fe.err.Error()
+				said = fe.Err.Error()
 			}
 			s.note("The CPU profile could not be taken: another CPU profile was already running in the target (it said %q). "+
 				"A process runs one CPU profiler at a time; stop the other one (a pprof session, a continuous-profiling agent) and run again.",
@@ -335,16 +332,16 @@ func (s *session) recordDelta(kind string, start, end fetched) {
 	case end.err != nil:
 		pf.Error = end.err.Error()
 	default:
-		d, err := delta(start.snap, end.snap)
+		d, err := fetch.DeltaBetween(start.snap, end.snap)
 		if err != nil {
 			pf.Error = fmt.Sprintf("%s delta from %s: %v", kind, start.url, err)
 			break
 		}
 		s.saveInto(&pf, d)
-		pf.Seconds = end.snap.at.Sub(start.snap.at).Seconds()
+		pf.Seconds = end.snap.At.Sub(start.snap.At).Seconds()
 		// An empty cumulative profile means nothing was ever recorded, which
 		// for these two is almost always because recording is off by default.
-		if len(end.snap.p.Sample) == 0 {
+		if len(end.snap.Profile.Sample) == 0 {
 			switch kind {
 			case run.KindBlock:
 				s.note("The block profile is empty: the target never turned on block profiling (it is off by default), " +
@@ -365,7 +362,7 @@ func (s *session) recordSnapshot(f fetched) {
 	if f.err != nil {
 		pf.Error = f.err.Error()
 	} else {
-		s.saveInto(&pf, f.snap.p)
+		s.saveInto(&pf, f.snap.Profile)
 	}
 	s.run.Profiles = append(s.run.Profiles, pf)
 }
@@ -385,32 +382,16 @@ func (s *session) saveInto(pf *run.ProfileFile, p *profile.Profile) {
 // window's end, instead of leaving the reader to infer it from one
 // connection error per profile.
 func (s *session) noteTargetGone(ctx context.Context, goroutineEnd fetched) {
-	var fe *fetchError
-	if ctx.Err() != nil || !errors.As(goroutineEnd.err, &fe) || !fe.unreachable {
+	var fe *fetch.Error
+	if ctx.Err() != nil || !errors.As(goroutineEnd.err, &fe) || !fe.Unreachable {
 		return
 	}
 	s.note("The target stopped answering before the end of the profile window (%s); "+
-		"the load result and the profiles taken before that are saved.", fe.err)
+		"the load result and the profiles taken before that are saved.", fe.Err)
 }
 
 func (s *session) note(format string, args ...any) {
 	s.run.Notes = append(s.run.Notes, fmt.Sprintf(format, args...))
-}
-
-// delta returns end minus start, timed over the interval between them.
-func delta(start, end snapshot) (*profile.Profile, error) {
-	neg := start.p.Copy()
-	neg.Scale(-1)
-	d, err := profile.Merge([]*profile.Profile{neg, end.p})
-	if err != nil {
-		return nil, fmt.Errorf("subtract start snapshot: %w", err)
-	}
-	d.TimeNanos = start.at.UnixNano()
-	d.DurationNanos = end.at.Sub(start.at).Nanoseconds()
-	if err := d.CheckValid(); err != nil {
-		return nil, fmt.Errorf("invalid delta: %w", err)
-	}
-	return d, nil
 }
 
 func joinErr(a, b string) string {

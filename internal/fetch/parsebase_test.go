@@ -1,11 +1,11 @@
-package capture
+package fetch
 
 import "testing"
 
-// TestParseBase checks the pprof base URLs --pprof accepts: an origin alone
+// TestParseBaseAccepts checks the pprof base URLs ParseBase accepts: an origin alone
 // means its /debug/pprof/, as go tool pprof reads it, and any other path is
 // kept as the directory of the profiles.
-func TestParseBase(t *testing.T) {
+func TestParseBaseAccepts(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://127.0.0.1:6060":               "http://127.0.0.1:6060/debug/pprof/",
 		"http://127.0.0.1:6060/":              "http://127.0.0.1:6060/debug/pprof/",
@@ -14,14 +14,9 @@ func TestParseBase(t *testing.T) {
 		"https://svc.internal/admin/pprof":    "https://svc.internal/admin/pprof/",
 		"http://127.0.0.1:6060/?token=secret": "http://127.0.0.1:6060/debug/pprof/?token=secret",
 	} {
-		u, err := parseBase(in)
+		u, err := ParseBase(in)
 		if err != nil || u.String() != want {
-			t.Errorf("parseBase(%q) = %v, %v; want %s", in, u, err, want)
-		}
-	}
-	for _, bad := range []string{"127.0.0.1:6060", "ftp://host/", "http:///debug/pprof/"} {
-		if _, err := parseBase(bad); err == nil {
-			t.Errorf("parseBase(%q) accepted", bad)
+			t.Errorf("ParseBase(%q) = %v, %v; want %s", in, u, err, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package capture
+package fetch
 
 import (
 	"context"
@@ -25,9 +25,10 @@ import (
 //
 // Limits: a proxy or load balancer between perfscope and the process opens
 // no backend connection for an idle client connection, so the proof fails
-// there (--pprof-unverified is the way out); a server that caps its
-// connections and is at its cap, or one that does not give each connection
-// its own goroutine, cannot show the rise either.
+// there (the caller's way out is to trust the endpoint unproven, and say
+// so); a server that caps its connections and is at its cap, or one that
+// does not give each connection its own goroutine, cannot show the rise
+// either.
 
 // probeConns is how many idle connections the proof opens: enough that
 // the target's ordinary connection churn is unlikely to imitate the rise
@@ -50,16 +51,20 @@ const serveFunc = "net/http.(*conn).serve"
 // the target's process.
 var ErrNotTarget = errors.New("the pprof endpoint does not belong to the target's process")
 
-// proveIdentity checks that the endpoint f serves the profiles of the
-// process listening at the target's address. The error wraps ErrNotTarget
-// when the endpoint answered but did not follow the probe connections.
-func proveIdentity(ctx context.Context, f *fetcher, target *url.URL) error {
-	addr := dialAddr(target)
+// ProveIdentity checks that the endpoint e serves the profiles of the
+// process listening at the target's address (the host and port of target,
+// a URL the process serves). It takes a few goroutine profiles and, when
+// the proof fails, up to 4 times identityWait (5s). The error wraps ErrNotTarget,
+// its message saying what was seen, when the endpoint answered but did not
+// follow the probe connections; any other error is a failure to observe
+// at all (an *Error, or a failed connection to the target).
+func ProveIdentity(ctx context.Context, e *Endpoint, target *url.URL) error {
+	addr := DialAddr(target)
 	var last string
 	// Twice: a burst of the target's own connections closing during the
 	// first attempt can hide the rise.
 	for range 2 {
-		ok, why, err := identityAttempt(ctx, f, addr)
+		ok, why, err := identityAttempt(ctx, e, addr)
 		if err != nil || ok {
 			return err
 		}
@@ -78,8 +83,8 @@ func (e notTargetError) Is(target error) bool { return target == ErrNotTarget }
 // identityAttempt makes one rise-and-fall observation. ok reports the
 // proof; why says what was seen when it failed; err is a failure to observe
 // at all.
-func identityAttempt(ctx context.Context, f *fetcher, addr string) (ok bool, why string, err error) {
-	base, err := connGoroutines(ctx, f)
+func identityAttempt(ctx context.Context, e *Endpoint, addr string) (ok bool, why string, err error) {
+	base, err := connGoroutines(ctx, e)
 	if err != nil {
 		return false, "", err
 	}
@@ -99,7 +104,7 @@ func identityAttempt(ctx context.Context, f *fetcher, addr string) (ok bool, why
 		}
 		conns = append(conns, c)
 	}
-	peak, rose, err := waitCount(ctx, f, func(n int) bool { return n >= base+probeConns })
+	peak, rose, err := waitCount(ctx, e, func(n int) bool { return n >= base+probeConns })
 	if err != nil {
 		return false, "", err
 	}
@@ -108,7 +113,7 @@ func identityAttempt(ctx context.Context, f *fetcher, addr string) (ok bool, why
 			probeConns, addr, base, peak), nil
 	}
 	closeAll()
-	low, fell, err := waitCount(ctx, f, func(n int) bool { return n <= peak-probeConns })
+	low, fell, err := waitCount(ctx, e, func(n int) bool { return n <= peak-probeConns })
 	if err != nil {
 		return false, "", err
 	}
@@ -121,10 +126,10 @@ func identityAttempt(ctx context.Context, f *fetcher, addr string) (ok bool, why
 
 // waitCount polls the endpoint's connection goroutines until done accepts
 // the count or identityWait passes; it returns the last count seen.
-func waitCount(ctx context.Context, f *fetcher, done func(int) bool) (int, bool, error) {
+func waitCount(ctx context.Context, e *Endpoint, done func(int) bool) (int, bool, error) {
 	deadline := time.Now().Add(identityWait)
 	for {
-		n, err := connGoroutines(ctx, f)
+		n, err := connGoroutines(ctx, e)
 		if err != nil {
 			return n, false, err
 		}
@@ -146,12 +151,12 @@ func waitCount(ctx context.Context, f *fetcher, done func(int) bool) (int, bool,
 // endpoint's process: those under net/http's connection loop when the
 // process has any (a net/http/pprof endpoint always has its own), else all
 // goroutines, for servers built on another HTTP stack.
-func connGoroutines(ctx context.Context, f *fetcher) (int, error) {
-	snap, err := f.fetch(ctx, "goroutine", "goroutine", url.Values{"debug": {"0"}}, 0)
+func connGoroutines(ctx context.Context, e *Endpoint) (int, error) {
+	snap, err := e.Goroutines(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return countConnGoroutines(snap.p), nil
+	return countConnGoroutines(snap.Profile), nil
 }
 
 func countConnGoroutines(p *profile.Profile) int {
@@ -182,8 +187,8 @@ func hasFunction(s *profile.Sample, name string) bool {
 	return false
 }
 
-// dialAddr is the host:port the load connects to.
-func dialAddr(target *url.URL) string {
+// DialAddr is the host:port a client of target connects to.
+func DialAddr(target *url.URL) string {
 	port := target.Port()
 	if port == "" {
 		port = "80"
