@@ -19,6 +19,7 @@ import (
 type reportFlags struct {
 	format string
 	opts   analysis.Options
+	source analysis.Source
 }
 
 func (f *reportFlags) register(fs *pflag.FlagSet) {
@@ -26,7 +27,7 @@ func (f *reportFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.opts.Profiles.Route, "route", "",
 		"only CPU and goroutine samples whose http.route label is `PATTERN` or matches it as a regular expression")
 	fs.IntVar(&f.opts.Profiles.Top, "top", profiles.DefaultTop, "`N` rows per table")
-	fs.StringVar(&f.opts.SourceDir, "source-dir", "",
+	fs.StringVar(&f.source.Dir, "source-dir", "",
 		"checkout `DIR` of the profiled service's source, for source lines and the compiler's reasons (default: the current module, when it holds the service's main package)")
 	fs.BoolVar(&f.opts.NoCompiler, "no-source", false, "findings from the profiles alone, without building the source for the compiler's reasons")
 	fs.IntVar(&f.opts.List, "list", 0, "list the source of the `N` hottest user functions of each profile line by line, with each line's cost (as pprof's list)")
@@ -51,6 +52,8 @@ func writeRunReport(ctx context.Context, w io.Writer, f reportFlags, r *run.Run)
 	if f.opts.Status == nil {
 		f.opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	}
-	res := analysis.Analyze(ctx, r, f.opts)
+	in := analysis.FromRun(r)
+	in.Source = f.source
+	res := analysis.Analyze(ctx, in, f.opts)
 	return res, report.Write(w, report.Format(f.format), res.Analysis, res.Findings)
 }

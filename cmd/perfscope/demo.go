@@ -69,6 +69,7 @@ that.`,
 					return newLoadProgress(quiet, mode)
 				},
 				Analysis: rf.opts,
+				Source:   rf.source,
 			})
 			if res == nil {
 				return err

@@ -1,7 +1,10 @@
-// Package analysis is the one pipeline from a saved run to what every
-// output shows: the profiles' analysis and the findings diagnosed on it.
-// The CLI, the re-rendered report, the demo and the dashboard all call
-// Analyze, so one run reads the same wherever it is shown.
+// Package analysis is the one pipeline from a set of profiles over a
+// window to what every output shows: the profiles' analysis and the
+// findings diagnosed on it. Its input is profiles, not a directory: a saved
+// run is one source of an Input (FromRun), profiles scraped from a live
+// service over a time range are another, with no load result. The CLI, the
+// re-rendered report, the demo and the dashboard all call Analyze, so the
+// same profiles read the same wherever they are shown.
 package analysis
 
 import (
@@ -18,20 +21,42 @@ import (
 	"github.com/perfscope/perfscope/internal/run"
 )
 
+// An Input is what Analyze analyses: a set of profiles over one window
+// (profiles.Set: the profiles by kind, the window, the load result when
+// there was one, the target) and the profiled service's source.
+type Input struct {
+	profiles.Set
+	// Source is where the profiled service's source is; the zero value
+	// is the current module, with files read where the profiles say.
+	Source Source
+}
+
+// A Source locates the profiled service's source.
+type Source struct {
+	// Dir is a checkout of the profiled service. Empty means the current
+	// module for the compiler's reasons, and source files read where the
+	// profiles say they were built.
+	Dir string
+	// Confined reads source files only inside Dir, never at a path a
+	// profile names elsewhere: the dashboard analyses profiles anyone
+	// with a token uploaded.
+	Confined bool
+}
+
+// FromRun is the Input of a saved run: its profiles, read through fetch's
+// bounded reader, its window, load result and target. Profiles that
+// cannot be read are left out and said in the analysis. The source is
+// the zero Source; set it on the result.
+func FromRun(r *run.Run) Input {
+	return Input{Set: profiles.ReadRun(r)}
+}
+
 // Options configure Analyze. The zero value is the default report: the
-// default tables, the compiler's reasons built from the current module,
+// default tables, the compiler's reasons built from the input's source,
 // no source listings.
 type Options struct {
 	// Profiles chooses what the tables show (rows, folding, a route).
 	Profiles profiles.Options
-	// SourceDir is a checkout of the profiled service. Empty means the
-	// current module for the compiler's reasons, and source files read
-	// where the profiles say they were built.
-	SourceDir string
-	// ConfineSource reads source files only inside SourceDir, never at
-	// a path a profile names elsewhere: the dashboard analyses profiles
-	// anyone with a token uploaded.
-	ConfineSource bool
 	// NoCompiler skips building the service's source for the compiler's
 	// reasons (why a value escapes to the heap). The findings and their
 	// shares are the same either way; without it, the findings that
@@ -46,7 +71,7 @@ type Options struct {
 	List int
 }
 
-// A Result is a run's analysis and its findings.
+// A Result is an input's analysis and its findings.
 type Result struct {
 	// Analysis is the profiles' analysis. Its Warnings include every
 	// problem met on the way, so that a report rendered from it alone
@@ -55,7 +80,7 @@ type Result struct {
 	// Findings are the diagnosed problems, heaviest first.
 	Findings []findings.Finding
 	// CompilerSkipped is set when the compiler's reasons were not sought
-	// (Options.NoCompiler) although the run has profiles to diagnose.
+	// (Options.NoCompiler) although the input has profiles to diagnose.
 	CompilerSkipped bool
 	// Warnings are the problems that left parts of the result missing
 	// or partial: a profile that could not be read, source that could
@@ -63,12 +88,14 @@ type Result struct {
 	Warnings []error
 }
 
-// Analyze analyses a saved run and diagnoses it. It never fails: what
-// cannot be computed is left out and said in Result.Warnings, so the
-// rest of the report still reaches the reader. ctx bounds the build of
-// the source for the compiler's reasons.
-func Analyze(ctx context.Context, r *run.Run, opts Options) *Result {
-	a, errs := profiles.Analyze(r, opts.Profiles)
+// Analyze analyses a set of profiles and diagnoses it. It never fails:
+// what cannot be computed is left out and said in Result.Warnings, so the
+// rest of the report still reaches the reader. Without a load result the
+// analysis has no per-request figures and its notes say so; the findings
+// rest on the profiles alone either way. ctx bounds the build of the
+// source for the compiler's reasons.
+func Analyze(ctx context.Context, in Input, opts Options) *Result {
+	a, errs := profiles.Analyze(in.Set, opts.Profiles)
 	res := &Result{Analysis: a, Warnings: errs}
 	warn := func(errs []error) {
 		for _, err := range errs {
@@ -82,23 +109,23 @@ func Analyze(ctx context.Context, r *run.Run, opts Options) *Result {
 			res.CompilerSkipped = true
 		} else {
 			if opts.Status != nil {
-				dir := opts.SourceDir
+				dir := in.Source.Dir
 				if dir == "" {
 					dir = "the current module"
 				}
 				opts.Status("building " + dir + " for compiler diagnostics")
 			}
-			built, errs := findings.CompilerIndex(ctx, a, opts.SourceDir)
+			built, errs := findings.CompilerIndex(ctx, a, in.Source.Dir)
 			warn(errs)
 			ix = built
 		}
 	}
 	if opts.List > 0 {
-		views, errs := profiles.SourceListings(a, profiles.SourceOptions{Top: opts.List, SourceDir: opts.SourceDir, Confined: opts.ConfineSource})
+		views, errs := profiles.SourceListings(a, profiles.SourceOptions{Top: opts.List, SourceDir: in.Source.Dir, Confined: in.Source.Confined})
 		warn(errs)
 		a.Source = views
 	}
-	fs, errs := findings.Diagnose(a, ix, findings.Options{SourceDir: opts.SourceDir, ConfineSource: opts.ConfineSource, AvailableCores: targetCores(r)})
+	fs, errs := findings.Diagnose(a, ix, findings.Options{SourceDir: in.Source.Dir, ConfineSource: in.Source.Confined, AvailableCores: targetCores(in.Target, in.TargetCPUs)})
 	warn(errs)
 	res.Findings = fs
 	return res
@@ -140,14 +167,14 @@ func (res *Result) NoProfileRead() error {
 	return fmt.Errorf("run %s: none of its profiles could be read (%s)", name, strings.Join(reasons, "; "))
 }
 
-// targetCores is how many CPUs the target could use, when the run tells.
+// targetCores is how many CPUs the target could use, when the input tells.
 // Runs saved before the capture recorded it fall back to this machine's
 // CPUs for a target on loopback, as they were analysed then.
-func targetCores(r *run.Run) float64 {
-	if r.TargetCPUs > 0 {
-		return float64(r.TargetCPUs)
+func targetCores(target string, cpus int) float64 {
+	if cpus > 0 {
+		return float64(cpus)
 	}
-	u, err := url.Parse(r.Target)
+	u, err := url.Parse(target)
 	if err != nil {
 		return 0
 	}

@@ -32,7 +32,9 @@ func TestAnalyzeWithoutCompiler(t *testing.T) {
 	r := loadCommitted(t)
 	// The profiles name the files where the run was made; SourceDir finds
 	// them in this checkout wherever it is.
-	res := Analyze(t.Context(), r, Options{NoCompiler: true, List: 2, SourceDir: "../.."})
+	in := FromRun(r)
+	in.Source.Dir = "../.."
+	res := Analyze(t.Context(), in, Options{NoCompiler: true, List: 2})
 	if len(res.Warnings) != 0 {
 		t.Errorf("warnings: %v", res.Warnings)
 	}
@@ -61,8 +63,8 @@ func TestAnalyzeWithoutCompiler(t *testing.T) {
 // and the options: every caller gets the same findings.
 func TestAnalyzeSameTwice(t *testing.T) {
 	r := loadCommitted(t)
-	a := Analyze(t.Context(), r, Options{NoCompiler: true})
-	b := Analyze(t.Context(), r, Options{NoCompiler: true})
+	a := Analyze(t.Context(), FromRun(r), Options{NoCompiler: true})
+	b := Analyze(t.Context(), FromRun(r), Options{NoCompiler: true})
 	if len(a.Findings) == 0 || len(a.Findings) != len(b.Findings) {
 		t.Fatalf("%d and %d findings", len(a.Findings), len(b.Findings))
 	}
@@ -76,7 +78,7 @@ func TestAnalyzeSameTwice(t *testing.T) {
 func TestAnalyzeMissingProfiles(t *testing.T) {
 	r := loadCommitted(t)
 	r.Dir = t.TempDir() // run.json's profiles are not there
-	res := Analyze(t.Context(), r, Options{})
+	res := Analyze(t.Context(), FromRun(r), Options{})
 	if len(res.Warnings) == 0 || len(res.Analysis.Warnings) < len(res.Warnings) {
 		t.Errorf("warnings %v, in the analysis %v; want the missing profiles in both", res.Warnings, res.Analysis.Warnings)
 	}
@@ -95,7 +97,7 @@ func TestTargetCores(t *testing.T) {
 		{run.Run{Target: "http://10.1.2.3:8080/"}, 0},
 		{run.Run{Target: "http://localhost:8080/"}, float64(runtime.NumCPU())},
 	} {
-		if got := targetCores(&tc.r); got != tc.want {
+		if got := targetCores(tc.r.Target, tc.r.TargetCPUs); got != tc.want {
 			t.Errorf("targetCores(%s, %d CPUs recorded) = %v, want %v", tc.r.Target, tc.r.TargetCPUs, got, tc.want)
 		}
 	}

@@ -18,7 +18,7 @@ func TestBeside(t *testing.T) {
 		if edit != nil {
 			edit(saved)
 		}
-		a, _ := profiles.Analyze(saved, profiles.Options{})
+		a, _ := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{})
 		return a
 	}
 	naive := load(nil)

@@ -36,9 +36,11 @@ type Options struct {
 	Progress func(mode string) (func(loadgen.Progress), func())
 	Logf     func(format string, args ...any)
 	// Analysis configures the analysis of each run, as for any saved run.
-	// An empty SourceDir means the examples' embedded source, unpacked into
-	// a temporary module for the compiler (see UnpackSource).
 	Analysis analysis.Options
+	// Source is the examples' source for the analysis. An empty Dir means
+	// the examples' embedded source, unpacked into a temporary module for
+	// the compiler (see UnpackSource).
+	Source analysis.Source
 }
 
 // A Result holds the demo's runs, one per mode profiled, in Modes order,
@@ -79,19 +81,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if o.Analysis.SourceDir == "" && !o.Analysis.NoCompiler {
+	if o.Source.Dir == "" && !o.Analysis.NoCompiler {
 		src := filepath.Join(tmp, "src")
 		if err := UnpackSource(src); err != nil {
 			return nil, err
 		}
-		o.Analysis.SourceDir = src
+		o.Source.Dir = src
 	}
 	res := &Result{}
 	for _, mode := range Modes() {
 		saved, err := profileMode(ctx, o, mode, tmp)
 		if saved != nil {
 			res.Runs = append(res.Runs, saved)
-			res.Analyses = append(res.Analyses, analysis.Analyze(ctx, saved, o.Analysis))
+			in := analysis.FromRun(saved)
+			in.Source = o.Source
+			res.Analyses = append(res.Analyses, analysis.Analyze(ctx, in, o.Analysis))
 		}
 		if err != nil {
 			return res, fmt.Errorf("leftpad --mode %s: %w", mode, err)

@@ -72,7 +72,7 @@ func TestProfileNaiveLeftpad(t *testing.T) {
 	if saved.Load == nil || saved.Load.Successes == 0 {
 		t.Fatalf("no successful requests: %+v", saved.Load)
 	}
-	a, errs := profiles.Analyze(saved, profiles.Options{})
+	a, errs := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{})
 	for _, err := range errs {
 		t.Logf("analysis warning: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestNaiveLeftpadTopAllocators(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, errs := profiles.Analyze(saved, profiles.Options{})
+	a, errs := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{})
 	for _, err := range errs {
 		t.Errorf("analysis: %v", err)
 	}

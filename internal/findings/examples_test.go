@@ -186,7 +186,7 @@ func TestExampleProfileLive(t *testing.T) {
 	if !saved.Has(run.KindCPU) {
 		t.Fatalf("the run has no CPU profile: %+v", saved.Profiles)
 	}
-	a, errs := profiles.Analyze(saved, profiles.Options{})
+	a, errs := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{})
 	for _, err := range errs {
 		t.Errorf("analysis: %v", err)
 	}

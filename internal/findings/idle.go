@@ -87,15 +87,21 @@ func checkIdle(e *env, r *Rule) []Finding {
 				Measures: []Measure{{Resource: CPU, Value: total, Unit: "nanoseconds", Share: 1}},
 				Detail:   fmt.Sprintf("%.2f cores busy on average over %.1fs", used, seconds),
 			}
+			// Without a load result (a live service's own traffic) nothing
+			// says how much was asked of it: no claim about the load.
+			why := "the load was too light or requests wait on something else"
+			if e.a.Run.Load == nil {
+				why = "it had little to do over the window or its requests wait on something else"
+			}
 			var summary string
 			sev := 1.0
 			if avail > 0 {
 				sev = 1 - used/avail
 				ev.Detail += fmt.Sprintf(" of %.0f available", avail)
-				summary = fmt.Sprintf("The target kept %.2f of its %.0f cores busy (%s): the load was too light or requests wait on something else, so this CPU profile is mostly noise.",
-					used, avail, units.Percent(used/avail))
+				summary = fmt.Sprintf("The target kept %.2f of its %.0f cores busy (%s): %s, so this CPU profile is mostly noise.",
+					used, avail, units.Percent(used/avail), why)
 			} else {
-				summary = fmt.Sprintf("The target kept only %.2f cores busy: the load was too light or requests wait on something else, so this CPU profile is mostly noise.", used)
+				summary = fmt.Sprintf("The target kept only %.2f cores busy: %s, so this CPU profile is mostly noise.", used, why)
 			}
 			out = append(out, r.finding(sev, Idle, summary, []Evidence{ev}))
 		}

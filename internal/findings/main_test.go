@@ -164,7 +164,7 @@ func moveToCheckout(p *profile.Profile, root string) {
 
 // analyze analyses a run as `perfscope report` would.
 func analyze(saved *run.Run) (*profiles.Analysis, error) {
-	a, errs := profiles.Analyze(saved, profiles.Options{})
+	a, errs := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{})
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("analyze %s: %v", saved.Dir, errs)
 	}

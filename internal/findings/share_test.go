@@ -20,7 +20,7 @@ func TestSharesMatchTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, errs := profiles.Analyze(saved, profiles.Options{Top: 1000})
+	a, errs := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{Top: 1000})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

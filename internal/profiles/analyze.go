@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 )
 
@@ -42,12 +44,15 @@ func (o Options) top() int {
 	return o.Top
 }
 
-// An Analysis is everything a report shows about one saved run, computed
-// from its load result and profiles. Its JSON field names are stable;
-// sections whose profile is missing are omitted, and ProfileErrors and
-// Warnings say why.
+// An Analysis is everything a report shows about a set of profiles over
+// one window (a saved run, or profiles scraped over a time range),
+// computed from the profiles and the load result when there is one. Its
+// JSON field names are stable; sections whose profile is missing are
+// omitted, and ProfileErrors and Warnings say why.
 type Analysis struct {
-	// Run is the analysed run, as its run.json describes it.
+	// Run describes what was analysed: a saved run's run.json, or for
+	// profiles from elsewhere the target, start and window with no id
+	// (see Set). Its load is the set's: nil when there was none.
 	Run        run.Run     `json:"run"`
 	Options    Options     `json:"options"`
 	PerRequest *PerRequest `json:"per_request,omitempty"`
@@ -65,9 +70,10 @@ type Analysis struct {
 	// Source holds per-line listings of the hottest user functions
 	// (pprof's list), when asked for: see SourceListings.
 	Source []*SourceView `json:"source,omitempty"`
-	// Notes are the capture's plain-language remarks, from run.json.
+	// Notes are the capture's plain-language remarks (run.json's), and
+	// NoLoadNote when the profiles came without a load result.
 	Notes []string `json:"notes,omitempty"`
-	// ProfileErrors are profiles the run lacks or that cover less than
+	// ProfileErrors are profiles the set lacks or that cover less than
 	// the window, as recorded at capture time or found when opening them.
 	ProfileErrors []ProfileError `json:"profile_errors,omitempty"`
 	// Warnings are problems met while analysing; the sections they
@@ -146,44 +152,136 @@ type Allocs struct {
 	ByBytes   *SiteTable `json:"by_bytes"`
 }
 
-// Analyze builds everything a report shows from a saved run. It opens the
-// run's profiles itself; a profile that is missing or cannot be read leaves
-// its section out, and the problems come back both as errors and inside the
-// Analysis (ProfileErrors, Warnings), so analysis goes on and the reader is
-// told.
-func Analyze(r *run.Run, opts Options) (*Analysis, []error) {
-	opts.Top = opts.top() // record the limit used, not "default"
-	a := &Analysis{
-		Run:      *r,
-		Options:  opts,
-		Notes:    r.Notes,
-		Profiles: map[string]*profile.Profile{},
+// A Set is what Analyze computes from: the profiles of one target over
+// one window, and what is known of how they were taken. A saved run is one
+// source of a set (ReadRun); profiles scraped from a live service and
+// merged over a time range are another, with no load result.
+type Set struct {
+	// Profiles are the parsed profiles by kind (run.Kind*), each read
+	// through fetch's bounded reader. Analyze does not modify them.
+	Profiles map[string]*profile.Profile
+	// Missing are the profiles the set lacks or that cover less than the
+	// window, and why; they become the analysis's ProfileErrors.
+	Missing []ProfileError
+	// Problems are the errors met while reading the set; Analyze passes
+	// them on as warnings.
+	Problems []error
+	// Start is when the window opened; Seconds is how long it lasted.
+	Start   time.Time
+	Seconds float64
+	// KindSeconds is how long each profile covers, by kind, when it is
+	// known and may differ from the window (a CPU profile cut short).
+	// Kinds absent fall back to the profile's own duration, then to
+	// Seconds.
+	KindSeconds map[string]float64
+	// Load is the load result measured over the window; nil when the
+	// profiles were not taken under a load perfscope generated (a live
+	// service's own traffic). The analysis then has no per-request
+	// figures and a note says why.
+	Load *loadgen.Result
+	// Target is the profiled service (the URL the load was sent to or
+	// the profiles were scraped from); TargetCPUs is how many CPUs it
+	// could use, 0 when unknown.
+	Target     string
+	TargetCPUs int
+	// Notes are plain-language remarks of whoever took the profiles.
+	Notes []string
+	// Run is the saved run the set was read from, nil for any other
+	// source. Its record (id, directory, command line, build) heads the
+	// analysis; the set's own fields above take precedence over the
+	// record's, so the report describes what was analysed.
+	Run *run.Run
+}
+
+// ReadRun reads a saved run's profiles into a Set: the run is one source
+// of profiles among others. A profile that is missing or cannot be read is
+// left out, with the reason in Missing (and in Problems when reading it
+// failed), as recorded at capture time or found when opening it.
+func ReadRun(r *run.Run) Set {
+	s := Set{
+		Profiles:    map[string]*profile.Profile{},
+		Start:       r.Start.Add(time.Duration(r.Warmup * float64(time.Second))),
+		Seconds:     r.Window,
+		KindSeconds: r.Seconds(),
+		Load:        r.Load,
+		Target:      r.Target,
+		TargetCPUs:  r.TargetCPUs,
+		Notes:       r.Notes,
+		Run:         r,
 	}
-	var errs []error
 	for _, pf := range r.Profiles {
 		if pf.Error != "" {
-			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: pf.Error})
+			s.Missing = append(s.Missing, ProfileError{Kind: pf.Kind, Error: pf.Error})
 		}
 		if pf.File == "" {
 			continue
 		}
 		p, err := r.Open(pf.Kind)
 		if err != nil {
-			errs = append(errs, err)
-			a.ProfileErrors = append(a.ProfileErrors, ProfileError{Kind: pf.Kind, Error: err.Error()})
+			s.Problems = append(s.Problems, err)
+			s.Missing = append(s.Missing, ProfileError{Kind: pf.Kind, Error: err.Error()})
+			continue
+		}
+		s.Profiles[pf.Kind] = p
+	}
+	return s
+}
+
+// NoLoadNote is the note of an analysis whose profiles came without a load
+// result: what it cannot say.
+const NoLoadNote = "no load result: the profiles were not taken under a load perfscope measured, so there are no throughput, latency or per-request figures"
+
+// Analyze builds everything a report shows from a set of profiles. A
+// profile the set lacks leaves its section out; the set's problems and
+// the computation's come back both as errors and inside the Analysis
+// (ProfileErrors, Warnings), so analysis goes on and the reader is told.
+func Analyze(s Set, opts Options) (*Analysis, []error) {
+	opts.Top = opts.top() // record the limit used, not "default"
+	a := &Analysis{
+		Run:           s.record(),
+		Options:       opts,
+		Notes:         slices.Clone(s.Notes),
+		ProfileErrors: slices.Clone(s.Missing),
+		Profiles:      map[string]*profile.Profile{},
+	}
+	if s.Load == nil {
+		a.Notes = append(a.Notes, NoLoadNote)
+	}
+	for kind, p := range s.Profiles {
+		if p == nil {
 			continue
 		}
 		// The profiler's own work is not the target's (see
 		// DropProfilerSamples): it is left out here, once, so that the
 		// tables, the listings and the findings all charge the same
 		// samples and compute their shares over the same totals.
-		a.Profiles[pf.Kind], _ = DropProfilerSamples(p)
+		a.Profiles[kind], _ = DropProfilerSamples(p)
 	}
-	errs = append(errs, a.compute(r.Seconds())...)
+	errs := append(slices.Clone(s.Problems), a.compute(s.KindSeconds)...)
 	for _, err := range errs {
 		a.Warnings = append(a.Warnings, err.Error())
 	}
 	return a, errs
+}
+
+// record is the description of what was analysed: the saved run's record
+// when the set came from one, with the set's own fields in it.
+func (s Set) record() run.Run {
+	var r run.Run
+	if s.Run != nil {
+		r = *s.Run
+	} else {
+		r.Start = s.Start
+		if s.Seconds > 0 {
+			r.End = s.Start.Add(time.Duration(s.Seconds * float64(time.Second)))
+		}
+	}
+	r.Window = s.Seconds
+	r.Load = s.Load
+	r.Target = s.Target
+	r.TargetCPUs = s.TargetCPUs
+	r.Notes = s.Notes
+	return r
 }
 
 // compute fills in the sections from a.Profiles; it returns the

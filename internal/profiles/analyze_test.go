@@ -65,7 +65,7 @@ func saveRun(t *testing.T, edit func(*run.Run)) *run.Run {
 
 func TestAnalyze(t *testing.T) {
 	saved := saveRun(t, nil)
-	a, errs := Analyze(saved, Options{})
+	a, errs := Analyze(ReadRun(saved), Options{})
 	if len(errs) != 0 {
 		t.Errorf("warnings: %v", errs)
 	}
@@ -135,7 +135,7 @@ func TestAnalyze(t *testing.T) {
 }
 
 func TestAnalyzeAll(t *testing.T) {
-	a, errs := Analyze(saveRun(t, nil), Options{All: true, Top: 3})
+	a, errs := Analyze(ReadRun(saveRun(t, nil)), Options{All: true, Top: 3})
 	if len(errs) != 0 {
 		t.Errorf("warnings: %v", errs)
 	}
@@ -148,7 +148,7 @@ func TestAnalyzeAll(t *testing.T) {
 }
 
 func TestAnalyzeRoute(t *testing.T) {
-	a, errs := Analyze(saveRun(t, nil), Options{Route: "GET /fib"})
+	a, errs := Analyze(ReadRun(saveRun(t, nil)), Options{Route: "GET /fib"})
 	if len(errs) != 0 {
 		t.Errorf("warnings: %v", errs)
 	}
@@ -162,7 +162,7 @@ func TestAnalyzeRoute(t *testing.T) {
 		t.Error("main.burnCPU of another route in the GET /fib table")
 	}
 
-	a, errs = Analyze(saveRun(t, nil), Options{Route: "GET /nowhere"})
+	a, errs = Analyze(ReadRun(saveRun(t, nil)), Options{Route: "GET /nowhere"})
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "routes seen: ") || len(a.Warnings) != 1 {
 		t.Errorf("unknown route: %v", errs)
 	}
@@ -177,7 +177,7 @@ func TestAnalyzeMissingProfiles(t *testing.T) {
 			{Kind: run.KindBlock, File: "missing.pb.gz"},
 		}
 	})
-	a, errs := Analyze(saved, Options{})
+	a, errs := Analyze(ReadRun(saved), Options{})
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "block") {
 		t.Errorf("errors %v", errs)
 	}

@@ -6,8 +6,9 @@
 // standard library and dependencies are folded into one line each, with
 // pprof's full view one option away.
 //
-// Analyze builds everything a report shows from a saved run; the pieces it
-// uses are exported for other consumers (diagnosis rules, listings,
+// Analyze builds everything a report shows from a Set of profiles over one
+// window, read from a saved run (ReadRun) or gathered elsewhere; the pieces
+// it uses are exported for other consumers (diagnosis rules, listings,
 // comparisons): Functions ranks functions by flat and cum, Sites charges
 // samples to source lines (allocation sites, wait sites, hot lines), GC
 // measures the collector's and the allocator's share of CPU, SystemCalls
@@ -23,7 +24,7 @@
 // totals and shares, Frames and UserFrame charge a sample to the user's
 // line, Subtract takes one profile from another, and DropProfilerSamples
 // leaves the profiler's own work out, which Analyze does once for
-// everything computed from a run.
+// everything computed from a set.
 //
 // Everything here is a plain function on *profile.Profile values from
 // github.com/google/pprof/profile; nothing prints. Values are reported in the

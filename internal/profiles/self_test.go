@@ -75,7 +75,7 @@ func TestAnalyzeLeavesProfilerOut(t *testing.T) {
 		t.Fatal("the committed allocs profile has no samples of the profiler: the test checks nothing")
 	}
 	for _, all := range []bool{false, true} {
-		a, errs := Analyze(saved, Options{All: all})
+		a, errs := Analyze(ReadRun(saved), Options{All: all})
 		if len(errs) > 0 {
 			t.Fatalf("all=%v: %v", all, errs)
 		}

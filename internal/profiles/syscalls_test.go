@@ -13,7 +13,7 @@ import (
 // the headline used to fold into the runtime.
 func TestSystemCallsLeftpad(t *testing.T) {
 	saved, _ := leftpad(t)
-	a, errs := Analyze(saved, Options{})
+	a, errs := Analyze(ReadRun(saved), Options{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -49,7 +49,7 @@ func TestRealRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, errs := profiles.Analyze(loaded, profiles.Options{})
+	a, errs := profiles.Analyze(profiles.ReadRun(loaded), profiles.Options{})
 	if len(errs) > 0 {
 		t.Errorf("analysis warnings: %v", errs)
 	}
@@ -86,7 +86,7 @@ func TestSystemCallsShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, errs := profiles.Analyze(saved, profiles.Options{})
+	a, errs := profiles.Analyze(profiles.ReadRun(saved), profiles.Options{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

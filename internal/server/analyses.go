@@ -105,7 +105,9 @@ func (s *Server) runAnalysis(saved *run.Run, opts profiles.Options, e *analysisE
 		return
 	}
 	defer release()
-	e.res = analysis.Analyze(ctx, saved, analysis.Options{Profiles: opts, SourceDir: s.cfg.SourceDir, ConfineSource: true, NoCompiler: s.cfg.NoCompiler})
+	in := analysis.FromRun(saved)
+	in.Source = analysis.Source{Dir: s.cfg.SourceDir, Confined: true}
+	e.res = analysis.Analyze(ctx, in, analysis.Options{Profiles: opts, NoCompiler: s.cfg.NoCompiler})
 	for _, err := range e.res.Warnings {
 		var le *fetch.LimitError
 		if errors.As(err, &le) {
