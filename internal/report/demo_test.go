@@ -24,7 +24,7 @@ func TestDemoSummary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := analysis.Analyze(context.Background(), r, analysis.Options{NoCompiler: true})
+		res := analysis.Analyze(context.Background(), analysis.FromRun(r), analysis.Options{NoCompiler: true})
 		modes = append(modes, DemoMode{Example: "leftpad", Mode: mode, RunDir: dir, Result: res})
 	}
 	if len(modes[0].Result.Findings) == 0 {
