@@ -27,6 +27,11 @@ func TestChange(t *testing.T) {
 			t.Errorf("FormatChange(Change(%v, %v)) = %q, want %q", tc.base, tc.head, s, tc.text)
 		}
 	}
+	for c, want := range map[float64]string{2: "+200.00%", -0.0244: "-2.44%", 0: "+0.00%", math.Inf(1): "from 0"} {
+		if s := TableChange(c); s != want {
+			t.Errorf("TableChange(%v) = %q, want %q", c, s, want)
+		}
+	}
 	if s := FormatChange(math.NaN()); s != "?" {
 		t.Errorf("FormatChange(NaN) = %q", s)
 	}

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"fmt"
 	"math"
 
 	"golang.org/x/perf/benchunit"
@@ -59,13 +60,32 @@ func TableValue(v float64, unit string) string {
 // "+12.3%", "-4.5%", "0.0%"; a change from 0, which has no percentage,
 // is "from 0".
 func FormatChange(c float64) string {
-	switch {
-	case math.IsInf(c, 0):
-		return "from 0"
-	case math.IsNaN(c):
-		return "?"
-	case c > 0:
+	if s, ok := noPercent(c); ok {
+		return s
+	}
+	if c > 0 {
 		return "+" + units.Percent(c)
 	}
 	return units.Percent(c)
+}
+
+// TableChange writes a relative change in a table, as benchstat writes its
+// deltas: "+12.34%"; a change from 0 is "from 0".
+func TableChange(c float64) string {
+	if s, ok := noPercent(c); ok {
+		return s
+	}
+	return fmt.Sprintf("%+.2f%%", c*100)
+}
+
+// noPercent writes a change that no percentage can: "from 0" for an
+// infinite one, "?" for NaN.
+func noPercent(c float64) (string, bool) {
+	switch {
+	case math.IsInf(c, 0):
+		return "from 0", true
+	case math.IsNaN(c):
+		return "?", true
+	}
+	return "", false
 }
