@@ -77,7 +77,8 @@ Thresholds per unit and per benchmark are read from the "gate" object of
                            {"name": "Flaky", "ignore": true}]}}
 "name" is a regular expression over the benchmark name without "Benchmark"
 and the -N suffix; units left out of threshold_pct are reported, not gated
-(instructions/op is gated at 1% unless listed).`,
+(instructions/op is gated at 1% unless listed), and so is a custom unit whose
+better direction is unknown (throughput units, "/s", are higher-is-better).`,
 		Example: `  perfscope gate --base main ./...
   perfscope gate --base main -bench 'Parse$' -benchtime 100x ./internal/parse
   perfscope gate --base origin/main --summary gate.md --save gate-results

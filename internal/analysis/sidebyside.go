@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 
+	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -112,7 +113,7 @@ func side(name string, a *profiles.Analysis) Side {
 }
 
 func verdict(base, head float64, better string) string {
-	if base == head || (base != 0 && math.Abs(head-base)/math.Abs(base) < SameWithin) {
+	if math.Abs(measure.Change(base, head)) < SameWithin {
 		return "same"
 	}
 	if (head > base) == (better == "higher") {

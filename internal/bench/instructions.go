@@ -18,12 +18,14 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // UnitInstructions is the unit of instruction counts per benchmark
 // operation. Counts do not vary with the machine's load, so results carry
 // "Unit instructions/op assume=exact" and benchstat tests them as exact.
-const UnitInstructions = "instructions/op"
+const UnitInstructions = measure.Instructions
 
 // ErrNoValgrind means valgrind, which counts instructions, is not
 // installed.
@@ -444,23 +446,13 @@ type CountedBenchmark struct {
 }
 
 // PerOp is the median of the repetitions' counts, rounded to whole
-// instructions.
+// instructions; NaN without repetitions.
 func (c *CountedBenchmark) PerOp() float64 {
 	v := make([]float64, len(c.Counts))
 	for i, n := range c.Counts {
 		v[i] = n.PerOp
 	}
-	slices.Sort(v)
-	switch len(v) {
-	case 0:
-		return math.NaN()
-	case 1:
-		return math.Round(v[0])
-	}
-	if len(v)%2 == 1 {
-		return math.Round(v[len(v)/2])
-	}
-	return math.Round((v[len(v)/2-1] + v[len(v)/2]) / 2)
+	return math.Round(measure.Center(v))
 }
 
 // CountBenchmarks counts the instructions of every benchmark of bin that
@@ -513,7 +505,11 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 		if len(s.bytes) > 0 {
 			bytes = slices.Min(s.bytes)
 		}
-		plan := opts.PlanIterations(median(s.ns), bytes, 0)
+		ns := 0.0 // unknown: PlanIterations' default
+		if len(s.ns) > 0 {
+			ns = measure.Center(s.ns)
+		}
+		plan := opts.PlanIterations(ns, bytes, 0)
 		cb.Note = plan.Note
 		// benchfmt names drop the "Benchmark" prefix; testing needs it.
 		base := "Benchmark" + stripProcs(name)
@@ -599,14 +595,15 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 }
 
 // WriteInstructions writes counted benchmarks in Go benchmark format:
-// the unit's "assume=exact" metadata, then one result line per counted
+// the unit's metadata ("assume=exact better=lower", see measure.Metadata), then one result line per counted
 // benchmark, under its ordinary result's name and configuration, so the
 // counts group with the benchmark's other measures.
 func WriteInstructions(w io.Writer, counted []*CountedBenchmark) error {
 	bw := benchfmt.NewWriter(w)
-	meta := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitInstructions, Key: "assume"}, OrigUnit: UnitInstructions, Value: "exact"}
-	if err := bw.Write(meta); err != nil {
-		return fmt.Errorf("write instruction counts: %w", err)
+	for _, meta := range measure.Metadata(UnitInstructions) {
+		if err := bw.Write(meta); err != nil {
+			return fmt.Errorf("write instruction counts: %w", err)
+		}
 	}
 	for _, c := range counted {
 		if len(c.Counts) == 0 {
@@ -642,16 +639,4 @@ func stripProcs(name string) string {
 		return name
 	}
 	return name[:i]
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

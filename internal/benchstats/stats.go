@@ -14,6 +14,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
+
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // rowJob is one row still to be summarized: its cells' values in column
@@ -36,11 +38,14 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 	for _, key := range sortedKeys(g.byKey) {
 		tc := g.byKey[key]
 		unit := key.Get(g.unitField)
+		// The inputs' Unit lines, else perfscope's own units' metadata:
+		// the same answer the gate and history get.
+		assumption := measure.Assumption(unit, units)
 		cols := sortedKeys(tc.cols)
 		t := &Table{
 			Config:     keyValues(key),
 			Unit:       unit,
-			Center:     units.GetAssumption(unit).SummaryLabel(),
+			Center:     assumption.SummaryLabel(),
 			Alpha:      th.CompareAlpha,
 			Confidence: opts.Confidence,
 		}
@@ -54,7 +59,7 @@ func (g *grouping) tables(ctx context.Context, th *benchmath.Thresholds, units b
 				values[i] = tc.cells[cellKey{rk, col}]
 			}
 			t.Rows = append(t.Rows, row)
-			jobs = append(jobs, rowJob{t, units.GetAssumption(unit), values, row})
+			jobs = append(jobs, rowJob{t, assumption, values, row})
 		}
 		out = append(out, t)
 	}

@@ -42,8 +42,10 @@ import (
 // "time" it always does, time being the only measure.
 //
 // threshold_pct maps a unit to the relative change, in percent, that a
-// significant change must exceed to count; 0 means any increase. Units not
-// listed are reported but not gated. Each benchmarks entry overrides the
+// significant change must exceed to count; 0 means any worsening. Units not
+// listed are reported but not gated, and so is a unit whose better
+// direction is unknown (a custom metric; see measure.Better), with a
+// warning. Each benchmarks entry overrides the
 // threshold (or ignores the benchmark) for names matching "name", a regular
 // expression matched against the whole benchmark name without the
 // "Benchmark" prefix and GOMAXPROCS suffix ("Pad/n=10"); "unit" and

@@ -4,11 +4,10 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // A Verdict is the gate's conclusion about one measurement.
@@ -144,6 +143,12 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 		j := Judgement{Measurement: m, P: 1, AdjustedP: 1}
 		threshold, gated := cfg.rule(m.Package, m.Benchmark, m.Unit)
 		j.Threshold = threshold
+		if gated && measure.Better(m.Unit, nil) == 0 {
+			// A threshold on a unit nobody said the better direction
+			// of cannot tell a regression from an improvement.
+			gated = false
+			j.Warnings = append(j.Warnings, "not gated: which direction is better for "+m.Unit+" is unknown (a custom unit reported without \"better\" metadata)")
+		}
 		switch {
 		case len(m.Base) == 0:
 			j.Verdict = Added
@@ -152,9 +157,9 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 		case exact(m):
 			j.Exact = true
 			// benchstat's center, the median, as for every measure.
-			j.BaseMedian = center(m.Base, &th)
-			j.HeadMedian = center(m.Head, &th)
-			j.Change = relChange(j.BaseMedian, j.HeadMedian)
+			j.BaseMedian = measure.Center(m.Base)
+			j.HeadMedian = measure.Center(m.Head)
+			j.Change = measure.Change(j.BaseMedian, j.HeadMedian)
 			j.Resolution = max(halfRange(m.Base, j.BaseMedian), halfRange(m.Head, j.HeadMedian))
 			switch {
 			case !gated:
@@ -175,7 +180,7 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 			hsum := benchmath.AssumeNothing.Summary(hs, 0.95)
 			j.BaseMedian, j.HeadMedian = bsum.Center, hsum.Center
 			j.Resolution = max(halfWidth(bsum), halfWidth(hsum))
-			j.Change = relChange(j.BaseMedian, j.HeadMedian)
+			j.Change = measure.Change(j.BaseMedian, j.HeadMedian)
 			c := benchmath.AssumeNothing.Compare(bs, hs)
 			j.P = c.P
 			for _, w := range c.Warnings {
@@ -184,7 +189,7 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 			switch {
 			case !gated:
 				j.Verdict = NotGated
-			case constant(m.Base, m.Head):
+			case measure.Constant(m.Base, m.Head):
 				// Identical constant samples (allocs/op
 				// usually) cannot reject anything; like
 				// Tarone's rule for discrete tests, leaving
@@ -258,17 +263,16 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 }
 
 // direction is the verdict of a change already known to be real: a
-// regression or an improvement beyond the threshold, else unchanged.
+// regression or an improvement beyond the threshold, else unchanged. A
+// change from 0 (an infinite Change) is beyond every threshold.
 func direction(j Judgement) Verdict {
-	worse := j.Change > j.Threshold
-	better := j.Change < -j.Threshold
-	if betterHigher(j.Unit) {
-		worse, better = -j.Change > j.Threshold, j.Change > j.Threshold
+	if math.Abs(j.Change) <= j.Threshold {
+		return Unchanged
 	}
-	switch {
-	case worse:
+	switch measure.Improves(j.Unit, nil, j.BaseMedian, j.HeadMedian) {
+	case -1:
 		return Regression
-	case better:
+	case 1:
 		return Improvement
 	}
 	return Unchanged
@@ -280,18 +284,13 @@ func direction(j Judgement) Verdict {
 // same number in every sample of each side (allocation of parallel
 // benchmarks varies, and goes to the U-test).
 func exact(m Measurement) bool {
-	switch m.Unit {
-	case bench.UnitInstructions:
+	switch {
+	case measure.Exact(m.Unit, nil):
 		return true
-	case "allocs/op", "B/op":
-		return slices.Min(m.Base) == slices.Max(m.Base) && slices.Min(m.Head) == slices.Max(m.Head)
+	case m.Unit == "allocs/op", m.Unit == "B/op":
+		return measure.Constant(m.Base) && measure.Constant(m.Head)
 	}
 	return false
-}
-
-// center is benchmath's center of a sample, its median.
-func center(xs []float64, th *benchmath.Thresholds) float64 {
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), th), 0.95).Center
 }
 
 // halfRange is half the range of xs relative to their median m: how far
@@ -327,32 +326,4 @@ func minP(n1, n2 int, th *benchmath.Thresholds) float64 {
 		b[i] = float64(n1 + i)
 	}
 	return benchmath.AssumeNothing.Compare(benchmath.NewSample(a, th), benchmath.NewSample(b, th)).P
-}
-
-func constant(a, b []float64) bool {
-	v := a[0]
-	for _, s := range [][]float64{a, b} {
-		for _, x := range s {
-			if x != v {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func relChange(base, head float64) float64 {
-	switch {
-	case base == head:
-		return 0
-	case base == 0:
-		return 1 // from nothing to something: treat as +100%
-	}
-	return head/base - 1
-}
-
-// betterHigher reports units where a larger value is better
-// (throughput); for every other gated unit smaller is better.
-func betterHigher(unit string) bool {
-	return strings.HasSuffix(unit, "/s")
 }

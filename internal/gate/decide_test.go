@@ -108,6 +108,22 @@ func TestDecide(t *testing.T) {
 			want: []Verdict{Added, Removed, NotGated},
 		},
 		{
+			name: "a threshold on a unit of unknown direction",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "widgets/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 300)},
+			},
+			cfg:  Config{Thresholds: map[string]float64{"widgets/op": 5}},
+			want: []Verdict{NotGated},
+		},
+		{
+			name: "allocations from none",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "allocs/op", Base: []float64{0, 0, 0}, Head: []float64{2, 2, 2}},
+			},
+			want: []Verdict{Regression},
+			exit: 1,
+		},
+		{
 			name: "per-benchmark rules",
 			ms: []Measurement{
 				{Benchmark: "Loose/n=1-2", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 150)},

@@ -107,6 +107,21 @@ func Short(commit string) string {
 	return commit
 }
 
+// DirtySuffix ends the reference of results measured on a modified work
+// tree of a commit ("3f2a…+dirty"): they measure code no commit holds, so
+// they are kept, listed and compared apart from the commit's own.
+const DirtySuffix = "+dirty"
+
+// ShortRef shortens a commit reference as Short does, keeping its
+// DirtySuffix.
+func ShortRef(ref string) string {
+	hash, dirty := strings.CutSuffix(ref, DirtySuffix)
+	if dirty {
+		return Short(hash) + DirtySuffix
+	}
+	return Short(hash)
+}
+
 // git runs git in dir and returns its standard output; a failure is a
 // *gitError carrying the first line of what git said.
 func git(ctx context.Context, dir string, args ...string) (string, error) {

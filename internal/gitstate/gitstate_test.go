@@ -93,3 +93,16 @@ func TestCommitTime(t *testing.T) {
 		}
 	}
 }
+
+func TestShortRef(t *testing.T) {
+	for in, want := range map[string]string{
+		"0123456789abcdef0123456789abcdef01234567":       "0123456789ab",
+		"0123456789abcdef0123456789abcdef01234567+dirty": "0123456789ab+dirty",
+		"abc1":       "abc1",
+		"abc1+dirty": "abc1+dirty",
+	} {
+		if got := ShortRef(in); got != want {
+			t.Errorf("ShortRef(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -6,8 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // A Point is one commit's samples of one benchmark metric.
@@ -46,7 +47,7 @@ type Options struct {
 // Options.ExactChange is the code's, and neither the U test nor the
 // series' noise is needed to tell.
 func Exact(unit string) bool {
-	return unit == "instructions/op"
+	return measure.Exact(unit, nil)
 }
 
 func (o Options) withDefaults() Options {
@@ -78,7 +79,8 @@ type Step struct {
 	// Compared is false for the first commit, which has nothing before it.
 	Compared bool
 	// Delta is the relative change of the median from the previous commit
-	// (+0.10 is 10% higher); ±Inf when the previous median is 0.
+	// (+0.10 is 10% higher), measure.Change: ±Inf when the previous median
+	// is 0.
 	Delta float64
 	// P is the U test's p-value against the previous commit.
 	P float64
@@ -152,7 +154,7 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 	for i := 1; i < len(out.Commits); i++ {
 		c := &out.Commits[i]
 		c.Compared = true
-		if sameConstant(samples[i-1], samples[i]) {
+		if measure.Constant(samples[i-1].Values, samples[i].Values) {
 			// The U test has nothing to rank and would warn about
 			// it; for exact units such as allocs/op this is the
 			// usual, healthy case.
@@ -162,32 +164,21 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 			warn(cmp.Warnings...)
 			c.P = cmp.P
 		}
-		c.Delta = relChange(out.Commits[i-1].Summary.Center, c.Summary.Center)
+		c.Delta = measure.Change(out.Commits[i-1].Summary.Center, c.Summary.Center)
 		if lr := math.Log1p(c.Delta); !math.IsInf(lr, 0) && !math.IsNaN(lr) {
 			logRatios = append(logRatios, lr)
 		}
 	}
-	better := benchfmt.UnitMetadataMap(nil).GetBetter(unit)
-	if better == 0 && Exact(unit) {
-		// Fewer instructions per operation are better; benchfmt
-		// knows only the units testing reports.
-		better = -1
-	}
-	mark := func(c *Step) {
+	mark := func(i int) {
+		c := &out.Commits[i]
 		c.Changed = true
-		switch {
-		case better == 0:
-		case (c.Delta > 0) == (better > 0):
-			c.Better = 1
-		default:
-			c.Better = -1
-		}
+		c.Better = measure.Improves(unit, nil, out.Commits[i-1].Summary.Center, c.Summary.Center)
 	}
 	if Exact(unit) {
 		out.Threshold = opts.ExactChange
 		for i := range out.Commits {
 			if c := &out.Commits[i]; c.Compared && math.Abs(c.Delta) > opts.ExactChange {
-				mark(c)
+				mark(i)
 			}
 		}
 		return out
@@ -209,43 +200,18 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 		if !c.Compared || c.P > opts.Alpha || math.Abs(math.Log1p(c.Delta)) <= opts.NoiseFactor*noise {
 			continue
 		}
-		mark(c)
+		mark(i)
 	}
 	return out
-}
-
-// sameConstant reports whether both samples hold one and the same
-// value. Samples are sorted.
-func sameConstant(a, b *benchmath.Sample) bool {
-	av, bv := a.Values, b.Values
-	return av[0] == av[len(av)-1] && bv[0] == bv[len(bv)-1] && av[0] == bv[0]
-}
-
-// relChange is the relative change from old to new.
-func relChange(old, new float64) float64 {
-	if old == new {
-		return 0
-	}
-	if old == 0 {
-		return math.Copysign(math.Inf(1), new)
-	}
-	return new/old - 1
 }
 
 // mad is the median absolute deviation from the median: robust to
 // the few real changes among the many noisy ones.
 func mad(xs []float64) float64 {
-	med := median(slices.Clone(xs))
+	med := measure.Center(xs)
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
 		dev[i] = math.Abs(x - med)
 	}
-	return median(dev)
-}
-
-// median returns the median of xs, sorting it, as benchmath computes
-// medians.
-func median(xs []float64) float64 {
-	s := benchmath.NewSample(xs, &benchmath.DefaultThresholds)
-	return benchmath.AssumeNothing.Summary(s, 0.95).Center
+	return measure.Center(dev)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // checkUTest compares the memo's answer for samples x and y with
@@ -141,7 +143,7 @@ func TestDetectChangesUsesBenchmathP(t *testing.T) {
 			a := benchmath.NewSample(slices.Clone(points[i-1].Values), th)
 			b := benchmath.NewSample(slices.Clone(points[i].Values), th)
 			want := 1.0
-			if !sameConstant(a, b) {
+			if !measure.Constant(a.Values, b.Values) {
 				want = benchmath.AssumeNothing.Compare(a, b).P
 			}
 			if got := h.Commits[i].P; math.Float64bits(got) != math.Float64bits(want) {

@@ -5,9 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"golang.org/x/perf/benchunit"
-
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // writeBenchMarkdown renders a benchmark comparison for a pull-request
@@ -52,10 +51,9 @@ func benchMarkdownTable(b *strings.Builder, t *benchstats.Table) {
 		}
 	}
 	fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
-	class := benchunit.ClassOf(t.Unit)
 	for _, r := range t.Rows {
 		row := []string{mdCell(r.Name)}
-		scale := rowScale(r, class)
+		scale := rowScale(r, t.Unit)
 		for i, c := range r.Cells {
 			center, change := "", ""
 			if c != nil {
@@ -80,7 +78,7 @@ func benchMarkdownTable(b *strings.Builder, t *benchstats.Table) {
 		for i, g := range t.Geomeans {
 			center := ""
 			if g.HasCenter {
-				center = benchunit.Scale(g.Center, class)
+				center = measure.TableValue(g.Center, t.Unit)
 			}
 			if i == 0 {
 				row = append(row, marked(center, g.Warnings))

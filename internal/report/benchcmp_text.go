@@ -8,6 +8,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/profdiff"
 )
 
@@ -93,11 +94,10 @@ func benchTextTable(t *benchstats.Table) *TextTable {
 		}
 	}
 	tt.Groups = columnGroups(t.Columns)
-	class := benchunit.ClassOf(t.Unit)
 	for _, r := range t.Rows {
 		cells := make([]string, len(tt.Columns))
 		cells[0] = r.Name
-		scale := rowScale(r, class)
+		scale := rowScale(r, t.Unit)
 		for i, c := range r.Cells {
 			if c == nil {
 				continue
@@ -120,7 +120,7 @@ func benchTextTable(t *benchstats.Table) *TextTable {
 		for i, g := range t.Geomeans {
 			at := inputCol(i)
 			if g.HasCenter {
-				cells[at] = benchunit.Scale(g.Center, class)
+				cells[at] = measure.TableValue(g.Center, t.Unit)
 			}
 			if i == 0 {
 				cells[at+2] = tt.Note(errorTexts(g.Warnings)...)
@@ -171,14 +171,14 @@ func sameUpTo(a, b benchstats.Column, level int) bool {
 
 // rowScale picks one SI prefix for a row's centers, so the inputs of a
 // benchmark read in the same unit.
-func rowScale(r *benchstats.Row, class benchunit.Class) benchunit.Scaler {
+func rowScale(r *benchstats.Row, unit string) benchunit.Scaler {
 	var centers []float64
 	for _, c := range r.Cells {
 		if c != nil {
 			centers = append(centers, c.Summary.Center)
 		}
 	}
-	return benchunit.CommonScale(centers, class)
+	return measure.TableScale(unit, centers)
 }
 
 // geomeanDelta writes a geomean's change from the base as a signed
@@ -187,7 +187,7 @@ func geomeanDelta(g *benchstats.Geomean) string {
 	if !g.HasRatio {
 		return "?"
 	}
-	return fmt.Sprintf("%+.2f%%", (g.Ratio-1)*100)
+	return measure.TableChange(g.Ratio - 1)
 }
 
 func errorTexts(errs []error) []string {

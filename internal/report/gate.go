@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchunit"
-
 	"github.com/perfscope/perfscope/internal/gate"
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // WriteGate renders a gate report in format f: the outcome, the
@@ -148,14 +147,13 @@ func gateRow(j gate.Judgement, withPackage bool) []string {
 	default:
 		threshold = fmt.Sprintf("%.4g%%", j.Threshold*100)
 	}
-	cls := benchunit.ClassOf(j.Unit)
 	switch j.Verdict {
 	case gate.Added:
-		return []string{name, "", middle(j.Head, cls), "", threshold, string(j.Verdict), ""}
+		return []string{name, "", middle(j.Head, j.Unit), "", threshold, string(j.Verdict), ""}
 	case gate.Removed:
-		return []string{name, middle(j.Base, cls), "", "", threshold, string(j.Verdict), ""}
+		return []string{name, middle(j.Base, j.Unit), "", "", threshold, string(j.Verdict), ""}
 	}
-	sc := benchunit.CommonScale([]float64{j.BaseMedian, j.HeadMedian}, cls)
+	sc := measure.TableScale(j.Unit, []float64{j.BaseMedian, j.HeadMedian})
 	test := fmt.Sprintf("p=%.3f adj=%.3f n=%d+%d", j.P, j.AdjustedP, len(j.Base), len(j.Head))
 	if j.Exact {
 		test = fmt.Sprintf("exact n=%d+%d ±%.2f%%", len(j.Base), len(j.Head), 100*j.Resolution)
@@ -167,15 +165,15 @@ func gateRow(j gate.Judgement, withPackage bool) []string {
 			test += fmt.Sprintf(" ±%.0f%%", 100*j.Resolution)
 		}
 	}
-	return []string{name, sc.Format(j.BaseMedian), sc.Format(j.HeadMedian), fmt.Sprintf("%+.2f%%", j.Change*100), threshold, string(j.Verdict), test}
+	return []string{name, sc.Format(j.BaseMedian), sc.Format(j.HeadMedian), measure.TableChange(j.Change), threshold, string(j.Verdict), test}
 }
 
 // middle shows the one side a benchmark ran on by its middle sample.
-func middle(xs []float64, cls benchunit.Class) string {
+func middle(xs []float64, unit string) string {
 	if len(xs) == 0 {
 		return ""
 	}
-	return benchunit.Scale(xs[len(xs)/2], cls)
+	return measure.TableValue(xs[len(xs)/2], unit)
 }
 
 // gateSections are the short tables that lead a Markdown report, in

@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/perf/benchunit"
-
 	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // WriteHistory renders per-commit series in format f: in Text one table
@@ -51,7 +50,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 		for i, c := range s.Commits {
 			centers[i] = c.Median
 		}
-		scale := benchunit.CommonScale(centers, benchunit.ClassOf(s.Unit))
+		scale := measure.TableScale(s.Unit, centers)
 		orUnknown := func(v *float64) string {
 			if v == nil {
 				return "?"
@@ -65,7 +64,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			}
 			ref := gitstate.Short(c.Commit)
 			if c.Dirty {
-				ref += "+dirty"
+				ref += gitstate.DirtySuffix
 			}
 			vs := ""
 			switch {
@@ -73,7 +72,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			case c.Delta == nil:
 				vs = fmt.Sprintf("from 0  p=%.3f", *c.P)
 			default:
-				vs = fmt.Sprintf("%+.1f%%  p=%.3f", 100**c.Delta, *c.P)
+				vs = fmt.Sprintf("%s  p=%.3f", measure.FormatChange(*c.Delta), *c.P)
 			}
 			tt.AddRow(ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
 				"["+orUnknown(c.Lo)+", "+orUnknown(c.Hi)+"]", strconv.Itoa(c.N), vs, historyMark(c))

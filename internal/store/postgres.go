@@ -3,20 +3,21 @@ package store
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // openPostgres connects to the PostgreSQL database dsn names and brings its
 // schema up to date. Unless mode is createStore, a database without
 // perfscope's tables is ErrNoDatabase and is left as it is.
 func openPostgres(ctx context.Context, dsn string, mode openMode) (Store, error) {
-	where := redactDSN(dsn)
+	where := run.RedactURL(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL DSN %s: %w", where, err)
@@ -68,13 +69,4 @@ func (e oneLineError) Error() string {
 	}
 	// "failed to connect to `user=... database=...`: attempt; attempt"
 	return parts[0] + ": " + strings.Join(parts[1:], "; ")
-}
-
-// redactDSN returns dsn without its password, for error messages.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }

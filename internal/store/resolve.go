@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/gitstate"
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // A CommitResolver resolves compare's references to recorded commits into
@@ -44,7 +45,7 @@ func (r CommitResolver) Resolve(ctx context.Context, ref string) (*benchstats.In
 		defer s.Close()
 		cs, err := s.CommitSamples(ctx, ref, r.Filter)
 		if err == nil {
-			return commitInput(cs), nil
+			return CommitInput(cs), nil
 		}
 		if !errors.Is(err, ErrUnknownCommit) {
 			return nil, err
@@ -66,16 +67,16 @@ func (r CommitResolver) Resolve(ctx context.Context, ref string) (*benchstats.In
 	}
 	record := "record them with 'perfscope bench' on a checkout of it"
 	if s == nil {
-		return nil, unknownRef(fmt.Sprintf("%s: commit %s has no stored results (no history database yet: %s)", ref, shortRef(full), record))
+		return nil, unknownRef(fmt.Sprintf("%s: commit %s has no stored results (no history database yet: %s)", ref, gitstate.ShortRef(full), record))
 	}
 	cs, err := s.CommitSamples(ctx, full, r.Filter)
 	if err == nil {
-		return commitInput(cs), nil
+		return CommitInput(cs), nil
 	}
 	if !errors.Is(err, ErrUnknownCommit) {
 		return nil, err
 	}
-	return nil, unknownRef(fmt.Sprintf("%s: commit %s has no stored results (%s); %s", ref, shortRef(full), nearestStored(ctx, s, dir, hash, r.Filter), record))
+	return nil, unknownRef(fmt.Sprintf("%s: commit %s has no stored results (%s); %s", ref, gitstate.ShortRef(full), nearestStored(ctx, s, dir, hash, r.Filter), record))
 }
 
 // nearestStored says which recorded commits are nearest to hash in the
@@ -101,9 +102,9 @@ func nearestStored(ctx context.Context, s Store, dir, hash string, f Filter) str
 	}
 	switch {
 	case stored[hash]:
-		return "its runs on a clean work tree are stored as " + shortRef(hash)
+		return "its runs on a clean work tree are stored as " + gitstate.ShortRef(hash)
 	case stored[hash+dirtySuffix]:
-		return "only runs on a modified work tree of it are stored, as " + shortRef(hash+dirtySuffix)
+		return "only runs on a modified work tree of it are stored, as " + gitstate.ShortRef(hash+dirtySuffix)
 	}
 	before, after, err := gitstate.Nearest(ctx, dir, hash, hashes)
 	if err != nil {
@@ -121,22 +122,12 @@ func nearestStored(ctx context.Context, s Store, dir, hash string, f Filter) str
 		if n.n.Distance == 1 {
 			unit = "commit"
 		}
-		near = append(near, fmt.Sprintf("%s, %d %s %s", shortRef(refs[n.n.Commit]), n.n.Distance, unit, n.side))
+		near = append(near, fmt.Sprintf("%s, %d %s %s", gitstate.ShortRef(refs[n.n.Commit]), n.n.Distance, unit, n.side))
 	}
 	if len(near) == 0 {
 		return fmt.Sprintf("none of the %d stored commits is in its history", len(hashes))
 	}
 	return "nearest stored: " + strings.Join(near, "; ")
-}
-
-// shortRef shortens a stored commit reference for a message, keeping its
-// "+dirty".
-func shortRef(ref string) string {
-	hash, dirty := strings.CutSuffix(ref, dirtySuffix)
-	if dirty {
-		return gitstate.Short(hash) + dirtySuffix
-	}
-	return gitstate.Short(hash)
 }
 
 // unknownRef is a reference that names no stored results, as one line.
@@ -145,10 +136,12 @@ type unknownRef string
 func (e unknownRef) Error() string { return string(e) }
 func (e unknownRef) Unwrap() error { return ErrUnknownCommit }
 
-// commitInput turns a commit's samples into compare's input: one result
-// per sample and unit, as if the runs had printed them, so the same
-// statistics apply to files and to history.
-func commitInput(cs *CommitSamples) *benchstats.Input {
+// CommitInput turns a commit's samples into compare's input: one result
+// per sample and unit, as if the runs had printed them, with the
+// configuration lines they share and the metadata of perfscope's own units
+// (instructions/op is exact), so the same statistics apply to files and
+// to history, in the CLI and on the dashboard. The caller labels it.
+func CommitInput(cs *CommitSamples) *benchstats.Input {
 	// The file-level lines a run's output starts with, so that a commit
 	// and a benchmark file of the same machine and toolchain group into
 	// one table, as two files would.
@@ -157,6 +150,18 @@ func commitInput(cs *CommitSamples) *benchstats.Input {
 		cfg = append(cfg, benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true})
 	}
 	return &benchstats.Input{Read: func(ctx context.Context, add func(benchfmt.Record)) error {
+		// The store keeps no Unit lines: those a run of perfscope
+		// wrote are its own units', which measure knows.
+		described := make(map[string]bool)
+		for _, ss := range cs.Samples {
+			if described[ss.Unit] {
+				continue
+			}
+			described[ss.Unit] = true
+			for _, m := range measure.Metadata(ss.Unit) {
+				add(m)
+			}
+		}
 		for _, ss := range cs.Samples {
 			for _, v := range ss.Values {
 				add(&benchfmt.Result{

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/run"
 )
 
@@ -128,7 +129,7 @@ func (c Commit) Ref() string {
 	return c.Hash
 }
 
-const dirtySuffix = "+dirty"
+const dirtySuffix = gitstate.DirtySuffix
 
 // A Benchmark is one benchmark of one package and the units it reports.
 type Benchmark struct {

@@ -25,26 +25,37 @@ func Value(v int64, unit string) string {
 }
 
 // Seconds formats a duration given in seconds: "0s", "850ns", "12.3µs",
-// "4.5ms", "2.1s", "12.5m".
+// "4.5ms", "2.1s", "12.5m". A value that rounds up to the next prefix is
+// written with it: 999.9ns is "1µs", never "1000ns".
 func Seconds(s float64) string {
 	neg := ""
 	if s < 0 {
 		neg, s = "-", -s
 	}
-	switch {
-	case s == 0:
+	if s == 0 {
 		return "0s"
-	case s < 1e-6:
-		return neg + Sig(s*1e9) + "ns"
-	case s < 1e-3:
-		return neg + Sig(s*1e6) + "µs"
-	case s < 1:
-		return neg + Sig(s*1e3) + "ms"
-	case s < 600:
-		return neg + Sig(s) + "s"
-	default:
-		return neg + strconv.FormatFloat(s/60, 'f', 1, 64) + "m"
 	}
+	if s < 1 {
+		for _, p := range [...]struct {
+			factor float64
+			name   string
+		}{{1e9, "ns"}, {1e6, "µs"}, {1e3, "ms"}} {
+			if s*p.factor < 1000 && !roundsTo(s*p.factor, 1000) {
+				return neg + Sig(s*p.factor) + p.name
+			}
+		}
+	}
+	if s < 600 && !roundsTo(s, 600) {
+		return neg + Sig(s) + "s"
+	}
+	return neg + strconv.FormatFloat(s/60, 'f', 1, 64) + "m"
+}
+
+// roundsTo reports whether x, written to three significant digits by Sig,
+// reads limit or more: the point where the next prefix takes over.
+func roundsTo(x, limit float64) bool {
+	r, err := strconv.ParseFloat(Sig(x), 64)
+	return err == nil && r >= limit
 }
 
 // Millis formats a duration given in milliseconds, as Seconds does.
@@ -68,7 +79,7 @@ func Bytes(b float64) string {
 	}
 	names := [...]string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
-	for b >= 1024 && i < len(names)-1 {
+	for (b >= 1024 || roundsTo(b, 1024)) && i < len(names)-1 {
 		b /= 1024
 		i++
 	}
@@ -85,14 +96,14 @@ func Count(n float64) string {
 		neg, n = "-", -n
 	}
 	switch {
-	case n < 1e4:
+	case n < 1e4 && !roundsTo(n, 1e4):
 		if n == math.Trunc(n) {
 			return neg + strconv.FormatFloat(n, 'f', 0, 64)
 		}
 		return neg + Sig(n)
-	case n < 1e6:
+	case n < 1e6 && !roundsTo(n/1e3, 1e3):
 		return neg + Sig(n/1e3) + "k"
-	case n < 1e9:
+	case n < 1e9 && !roundsTo(n/1e6, 1e3):
 		return neg + Sig(n/1e6) + "M"
 	default:
 		return neg + Sig(n/1e9) + "G"

@@ -63,6 +63,18 @@ func TestFormats(t *testing.T) {
 		{Millis(0.31), "310µs"},
 		{Millis(1.9), "1.9ms"},
 		{Millis(1500), "1.5s"},
+		// A value that rounds up to the next prefix takes it.
+		{Seconds(999.9e-9), "1µs"},
+		{Seconds(999.4e-9), "999ns"},
+		{Seconds(999.96e-6), "1ms"},
+		{Seconds(999.96e-3), "1s"},
+		{Seconds(-999.9e-9), "-1µs"},
+		{Seconds(599.999), "10.0m"},
+		{Bytes(1023.9), "1 KiB"},
+		{Bytes(1023), "1023 B"},
+		{Bytes(1048575.5), "1 MiB"},
+		{Count(9999.9), "10k"},
+		{Count(999_999), "1M"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
