@@ -90,8 +90,7 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 		return err
 	}
 	defer st.Close()
-	b := st.(server.Backend)
-	if err := fill(ctx, b, commits); err != nil {
+	if err := fill(ctx, st, commits); err != nil {
 		return err
 	}
 	data, err := os.MkdirTemp("", "perfscope-bench-serve-")
@@ -99,11 +98,11 @@ func run(dbPath, pgDSN string, commits, requests, ingests int) error {
 		return err
 	}
 	defer os.RemoveAll(data)
-	srv, err := server.New(server.Config{Store: b, DataDir: data})
+	srv, err := server.New(server.Config{Store: st, DataDir: data})
 	if err != nil {
 		return err
 	}
-	token, _, err := b.CreateToken(ctx, "bench-serve")
+	token, _, err := st.CreateToken(ctx, "bench-serve")
 	if err != nil {
 		return err
 	}

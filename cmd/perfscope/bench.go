@@ -126,7 +126,7 @@ dies, kill -9 included.`,
 				fmt.Fprintln(os.Stderr, "skipped malformed line:", w)
 			}
 			if len(run.Results.Results) > 0 {
-				rec.withStore(cmd.Context(), os.Stderr, func(ctx context.Context, st store.Store) error {
+				rec.withStore(cmd.Context(), os.Stderr, func(ctx context.Context, st recorder) error {
 					_, err := st.SaveBenchRun(ctx, store.BenchRunOf(run))
 					return err
 				})

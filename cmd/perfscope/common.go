@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/perfscope/perfscope/internal/server"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -35,11 +34,11 @@ func checkFormat(format string, allowed ...string) error {
 // stderrIsTerminal reports whether progress output would reach a person.
 func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
 
-// openServerStore opens the store --db names, with the token and lookup
-// methods the server needs. With existing, a store that does not exist is
+// openServerStore opens the store --db names, for the server or its tokens.
+// With existing, a store that does not exist is
 // an error rather than a new database: commands that only read or remove
 // must not leave a mistyped --db behind.
-func openServerStore(cmd *cobra.Command, db string, existing bool) (server.Backend, error) {
+func openServerStore(cmd *cobra.Command, db string, existing bool) (*store.DB, error) {
 	open := store.Open
 	if existing {
 		open = store.OpenExisting
@@ -49,17 +48,12 @@ func openServerStore(cmd *cobra.Command, db string, existing bool) (server.Backe
 
 // openServerStoreWith is openServerStore with the store opened by open;
 // hint says how to make a store that does not exist yet.
-func openServerStoreWith(cmd *cobra.Command, db string, open func(context.Context, string) (store.Store, error), hint string) (server.Backend, error) {
+func openServerStoreWith(cmd *cobra.Command, db string, open func(context.Context, string) (*store.DB, error), hint string) (*store.DB, error) {
 	st, err := open(cmd.Context(), db)
 	if err != nil {
 		return nil, storeOpenError(err, hint)
 	}
-	b, ok := st.(server.Backend)
-	if !ok {
-		st.Close()
-		return nil, fmt.Errorf("the store %s cannot serve the dashboard", describeDB(db))
-	}
-	return b, nil
+	return st, nil
 }
 
 // storeOpenError says what to do about a store that could not be opened:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -107,9 +108,14 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 // historyFilters are the flags of history that select what it shows.
 var historyFilters = []string{"bench", "pkg", "unit", "branch", "machine", "since"}
 
+// benchLister lists the recorded benchmarks, for noHistory.
+type benchLister interface {
+	Benchmarks(ctx context.Context, f store.Filter) ([]store.Benchmark, error)
+}
+
 // noHistory says why history has nothing to show: no benchmark recorded
 // in s at all, or none matching the filters given, which it names.
-func noHistory(cmd *cobra.Command, s store.Store, db string) error {
+func noHistory(cmd *cobra.Command, s benchLister, db string) error {
 	var given []string
 	for _, name := range historyFilters {
 		if f := cmd.Flags().Lookup(name); f.Changed {

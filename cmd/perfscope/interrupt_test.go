@@ -130,7 +130,7 @@ func TestProfileInterruptKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	runs, err := st.ProfileRuns(context.Background(), store.Filter{})
+	runs, err := st.ProfileRuns(context.Background(), store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -203,7 +203,7 @@ func dashboard(t *testing.T, r *run.Run, noCompiler bool) *httptest.Server {
 	if err := st.SaveProfileRun(t.Context(), r); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st.(server.Backend), DataDir: t.TempDir(), PublicRead: true, NoCompiler: noCompiler, Logf: t.Logf})
+	srv, err := server.New(server.Config{Store: st, DataDir: t.TempDir(), PublicRead: true, NoCompiler: noCompiler, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,15 +20,14 @@ import (
 
 // startServer serves a fresh store on loopback and returns its URL, the
 // store and a valid token.
-func startServer(t *testing.T) (url string, st server.Backend, token string) {
+func startServer(t *testing.T) (url string, st *store.DB, token string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := store.Open(context.Background(), filepath.Join(dir, "perfscope.db"))
+	st, err := store.Open(context.Background(), filepath.Join(dir, "perfscope.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	st = s.(server.Backend)
+	t.Cleanup(func() { st.Close() })
 	token, _, err = st.CreateToken(context.Background(), "ci")
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +111,7 @@ func TestPush(t *testing.T) {
 	if err != nil || del.ID != "run-1" || !del.Files {
 		t.Errorf("DeleteRun = %+v, %v", del, err)
 	}
-	if rs, err := st.ProfileRuns(ctx, store.Filter{}); err != nil || len(rs) != 0 {
+	if rs, err := st.ProfileRuns(ctx, store.RunFilter{}); err != nil || len(rs) != 0 {
 		t.Errorf("runs after DeleteRun = %+v, %v", rs, err)
 	}
 	if _, err := c.DeleteRun(ctx, "run-1"); err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "unknown run") {

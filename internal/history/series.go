@@ -60,7 +60,7 @@ type Commit struct {
 }
 
 // NewSeries runs change detection over one metric's points, as
-// store.Store's Series returns them.
+// the store's Series returns them.
 func NewSeries(key store.SeriesKey, points []store.SeriesPoint, opts Options) Series {
 	hp := make([]Point, 0, len(points))
 	// DetectChanges keeps the points that have samples, in order: kept[i]
@@ -115,7 +115,8 @@ func finiteOrNil(v float64) *float64 {
 // selects.
 var ErrNoBenchmarks = errors.New("no recorded benchmarks match")
 
-// A Source is where stored series come from; a store.Store is one.
+// A Source is where stored series come from; the store store.Open returns
+// is one.
 type Source interface {
 	Benchmarks(ctx context.Context, f store.Filter) ([]store.Benchmark, error)
 	Series(ctx context.Context, key store.SeriesKey, f store.Filter) ([]store.SeriesPoint, error)

@@ -174,7 +174,7 @@ func (s *Server) finished(saved *run.Run) (*analysisEntry, bool) {
 func (s *Server) analyseLatest(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	runs, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: homeRuns})
+	runs, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: homeRuns})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.cfg.Logf("list the latest runs to analyse: %v", err)

@@ -190,7 +190,7 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
+	runs, err := s.cfg.Store.ProfileRuns(r.Context(), store.RunFilter{Since: f.Since, Limit: f.Limit})
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return

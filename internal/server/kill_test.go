@@ -44,7 +44,7 @@ func runChildServer() int {
 		return 1
 	}
 	defer st.Close()
-	srv, err := New(Config{Store: st.(Backend), DataDir: os.Getenv("PERFSCOPE_SERVER_TEST_DATA"),
+	srv, err := New(Config{Store: st, DataDir: os.Getenv("PERFSCOPE_SERVER_TEST_DATA"),
 		Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -77,7 +77,7 @@ func TestKilledServerKeepsAcknowledgedUploads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, _, err := st.(Backend).CreateToken(context.Background(), "kill-test")
+	token, _, err := st.CreateToken(context.Background(), "kill-test")
 	st.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -232,12 +232,12 @@ func TestKilledServerKeepsAcknowledgedUploads(t *testing.T) {
 	}
 }
 
-func reopen(t *testing.T, path string) Backend {
+func reopen(t *testing.T, path string) *store.DB {
 	t.Helper()
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return st.(Backend)
+	return st
 }

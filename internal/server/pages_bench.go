@@ -361,7 +361,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 	}{Base: q.Get("base"), Head: q.Get("head"), Branch: q.Get("branch"), Machine: q.Get("machine"),
 		BaseRun: q.Get("base_run"), HeadRun: q.Get("head_run"), Alpha: 0.05}
 	var err error
-	if data.Runs, err = s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: 200}); err != nil {
+	if data.Runs, err = s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: 200}); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
@@ -380,7 +380,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 					Tables     []cmpTable
 					Text       string
 				}{cc.Base, cc.Head, cmpTables(cc.Cmp), text.String()}
-				data.CommitRuns = s.runsOfCommits(ctx, data.Runs, cc.Base.Commit, cc.Head.Commit)
+				data.CommitRuns = s.runsOfCommits(ctx, cc.Base.Commit, cc.Head.Commit)
 			}
 		}
 		if err != nil {
@@ -406,16 +406,15 @@ type commitRuns struct {
 	Kinds      []string // profile kinds both have
 }
 
-// runsOfCommits finds the latest run of each commit among runs (newest
-// first), or nil when either commit has none.
-func (s *Server) runsOfCommits(ctx context.Context, runs []store.ProfileRun, base, head store.Commit) *commitRuns {
+// runsOfCommits finds the latest run of each commit, or nil when either
+// commit has none.
+func (s *Server) runsOfCommits(ctx context.Context, base, head store.Commit) *commitRuns {
 	find := func(c store.Commit) string {
-		for _, r := range runs {
-			if r.Commit == c.Hash && r.Dirty == c.Dirty {
-				return r.ID
-			}
+		runs, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Commit: c.Ref(), Limit: 1})
+		if err != nil || len(runs) == 0 {
+			return ""
 		}
-		return ""
+		return runs[0].ID
 	}
 	cr := &commitRuns{Base: find(base), Head: find(head)}
 	if cr.Base == "" || cr.Head == "" || cr.Base == cr.Head {

@@ -262,7 +262,7 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	runs, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: homeRuns})
+	runs, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: homeRuns})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return

@@ -33,7 +33,7 @@ import (
 //	limit  the latest N runs (default 200, 0 for all)
 func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	f := store.Filter{Limit: 200}
+	f := store.RunFilter{Limit: 200}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -101,7 +101,7 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 	if err := report.Write(&text, report.Text, a, res.Findings); err != nil {
 		fmt.Fprintf(&text, "\n(report incomplete: %v)", err)
 	}
-	others, err := s.cfg.Store.ProfileRuns(ctx, store.Filter{Limit: 50})
+	others, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: 50})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return

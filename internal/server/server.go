@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -34,13 +35,39 @@ const (
 	DefaultMaxRunJSON = 1 << 20
 )
 
-// A Backend is the store the server reads and writes: the Store interface
-// with the token and lookup methods the server needs. The stores that
-// store.Open returns implement it.
+// A Backend is the store the server reads and writes: of each kind of data,
+// the methods the server calls. The store that store.Open returns
+// implements it.
 type Backend interface {
-	store.Store
-	store.TokenStore
-	store.RunLookup
+	benchHistory
+	runIndex
+	tokenChecker
+}
+
+// benchHistory is what the server records and reads of the benchmark
+// history.
+type benchHistory interface {
+	SaveBenchRun(ctx context.Context, saved store.BenchRun) (int64, error)
+	Commits(ctx context.Context, f store.Filter) ([]store.Commit, error)
+	Benchmarks(ctx context.Context, f store.Filter) ([]store.Benchmark, error)
+	Series(ctx context.Context, key store.SeriesKey, f store.Filter) ([]store.SeriesPoint, error)
+	CommitSamples(ctx context.Context, ref string, f store.Filter) (*store.CommitSamples, error)
+	BenchVersion(ctx context.Context) (store.Version, error)
+}
+
+// runIndex is what the server keeps and reads of the index of profiling
+// runs; the runs' files are in Config.DataDir.
+type runIndex interface {
+	SaveProfileRun(ctx context.Context, saved *run.Run) error
+	ProfileRuns(ctx context.Context, f store.RunFilter) ([]store.ProfileRun, error)
+	ProfileRun(ctx context.Context, id string) (store.ProfileRun, error)
+	DeleteProfileRun(ctx context.Context, id string) error
+}
+
+// tokenChecker checks the API tokens requests carry; tokens are made and
+// revoked by 'perfscope token', not by the server.
+type tokenChecker interface {
+	VerifyToken(ctx context.Context, secret string) (store.Token, error)
 }
 
 // Config configures a Server. Zero values mean the documented defaults.

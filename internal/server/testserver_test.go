@@ -33,7 +33,7 @@ type testServer struct {
 }
 
 // openSQLiteBackend opens a new SQLite store in a temporary directory.
-func openSQLiteBackend(t testing.TB) (Backend, string) {
+func openSQLiteBackend(t testing.TB) (*store.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "perfscope.db")
 	st, err := store.Open(context.Background(), path)
@@ -41,13 +41,13 @@ func openSQLiteBackend(t testing.TB) (Backend, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return st.(Backend), path
+	return st, path
 }
 
 // openPostgresBackend opens a store in a new schema of the test database
 // named by PERFSCOPE_TEST_POSTGRES, dropped at the end; it skips the test
 // when the variable is not set.
-func openPostgresBackend(t testing.TB) Backend {
+func openPostgresBackend(t testing.TB) *store.DB {
 	t.Helper()
 	dsn := testenv.PostgresSchema(t, "perfscope_server_test")
 	st, err := store.Open(context.Background(), dsn)
@@ -55,7 +55,7 @@ func openPostgresBackend(t testing.TB) Backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() }) // runs before the schema is dropped
-	return st.(Backend)
+	return st
 }
 
 // startServer serves cfg (Store and DataDir filled in when empty) on a
@@ -73,7 +73,8 @@ func startServer(t testing.TB, cfg Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, _, err := cfg.Store.CreateToken(context.Background(), "test")
+	// The stores tests serve are all store.Open's, which keep tokens too.
+	secret, _, err := cfg.Store.(*store.DB).CreateToken(context.Background(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

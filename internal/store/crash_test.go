@@ -61,7 +61,7 @@ func TestKillDuringWrite(t *testing.T) {
 		s, path := openTestSQLite(t)
 		killDuringWrite(t, s, path)
 		var check string
-		if err := s.(*sqlStore).db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		if err := s.b.db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 			t.Errorf("integrity_check = %q, %v", check, err)
 		}
 	})
@@ -74,7 +74,7 @@ func TestKillDuringWrite(t *testing.T) {
 // killDuringWrite kills a writing child with SIGKILL several times at random
 // moments, then checks that s holds every run the child reported saved and
 // that each run it holds is whole.
-func killDuringWrite(t *testing.T, s Store, dsn string) {
+func killDuringWrite(t *testing.T, s *DB, dsn string) {
 	if testing.Short() {
 		t.Skip("kills child processes; skipped in -short mode")
 	}
@@ -133,7 +133,7 @@ func killDuringWrite(t *testing.T, s Store, dsn string) {
 	}
 
 	ctx := context.Background()
-	db := s.(*sqlStore).db
+	db := s.b.db
 	var runs int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM bench_runs").Scan(&runs); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 // commit counts its interrupted runs, in its listing and in each point of
 // a series.
 func TestInterruptedRuns(t *testing.T) {
-	for name, open := range map[string]func(testing.TB) (Store, string){"sqlite": openTestSQLite, "postgres": openTestPostgres} {
+	for name, open := range map[string]func(testing.TB) (*DB, string){"sqlite": openTestSQLite, "postgres": openTestPostgres} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s, _ := open(t)

@@ -16,7 +16,7 @@ import (
 // openPostgres connects to the PostgreSQL database dsn names and brings its
 // schema up to date. Unless mode is createStore, a database without
 // perfscope's tables is ErrNoDatabase and is left as it is.
-func openPostgres(ctx context.Context, dsn string, mode openMode) (Store, error) {
+func openPostgres(ctx context.Context, dsn string, mode openMode) (*DB, error) {
 	where := run.RedactURL(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -46,7 +46,7 @@ func openPostgres(ctx context.Context, dsn string, mode openMode) (Store, error)
 		db.Close()
 		return nil, fmt.Errorf("PostgreSQL %s: %w", where, err)
 	}
-	return &sqlStore{db: db, d: postgresDialect()}, nil
+	return newDB(&sqlDB{db: db, d: postgresDialect()}), nil
 }
 
 // oneLineError is a connection error in one line. pgx puts each attempt

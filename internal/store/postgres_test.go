@@ -15,7 +15,7 @@ import (
 // openTestPostgres opens a store in a new schema of the test database, so
 // tests start empty and can run in parallel; the schema is dropped at the
 // end. It returns the store and the DSN that selects the schema.
-func openTestPostgres(t testing.TB) (Store, string) {
+func openTestPostgres(t testing.TB) (*DB, string) {
 	t.Helper()
 	dsn := testenv.PostgresSchema(t, "perfscope_test")
 	s, err := Open(context.Background(), dsn)
@@ -55,7 +55,7 @@ func TestPostgresOpenErrors(t *testing.T) {
 func TestPostgresOpenWithoutCreating(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.PostgresSchema(t, "perfscope_test")
-	for name, open := range map[string]func(context.Context, string) (Store, error){"OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly} {
+	for name, open := range map[string]func(context.Context, string) (*DB, error){"OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly} {
 		s, err := open(ctx, dsn)
 		if err == nil {
 			s.Close()

@@ -79,9 +79,14 @@ func (r CommitResolver) Resolve(ctx context.Context, ref string) (*benchstats.In
 	return nil, unknownRef(fmt.Sprintf("%s: commit %s has no stored results (%s); %s", ref, gitstate.ShortRef(full), nearestStored(ctx, s, dir, hash, r.Filter), record))
 }
 
+// commitLister is what nearestStored reads of the benchmark history.
+type commitLister interface {
+	Commits(ctx context.Context, f Filter) ([]Commit, error)
+}
+
 // nearestStored says which recorded commits are nearest to hash in the
 // history of the repository at dir.
-func nearestStored(ctx context.Context, s Store, dir, hash string, f Filter) string {
+func nearestStored(ctx context.Context, s commitLister, dir, hash string, f Filter) string {
 	f.Limit = 0
 	commits, err := s.Commits(ctx, f)
 	if err != nil {

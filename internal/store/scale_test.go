@@ -33,8 +33,8 @@ const (
 var scaleUnits = []string{"sec/op", "B/op", "allocs/op"}
 
 // scaleStores returns the stores to measure, each holding commits runs.
-func scaleStores(b *testing.B, commits int) map[string]Store {
-	stores := make(map[string]Store)
+func scaleStores(b *testing.B, commits int) map[string]*DB {
+	stores := make(map[string]*DB)
 	path := os.Getenv("PERFSCOPE_SCALE_DB")
 	if path == "" {
 		path = filepath.Join(b.TempDir(), "scale.db")
@@ -44,11 +44,11 @@ func scaleStores(b *testing.B, commits int) map[string]Store {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	fillScale(b, s.(*sqlStore), commits)
+	fillScale(b, s, commits)
 	stores["sqlite"] = s
 	if os.Getenv("PERFSCOPE_TEST_POSTGRES") != "" {
 		pg, _ := openTestPostgres(b)
-		fillScale(b, pg.(*sqlStore), commits)
+		fillScale(b, pg, commits)
 		stores["postgres"] = pg
 	}
 	return stores
@@ -56,10 +56,10 @@ func scaleStores(b *testing.B, commits int) map[string]Store {
 
 // fillScale adds runs until s holds commits of them. It writes many runs per
 // transaction: it builds a fixture, it does not measure ingest.
-func fillScale(b *testing.B, s *sqlStore, commits int) {
+func fillScale(b *testing.B, s *DB, commits int) {
 	ctx := context.Background()
 	var have int
-	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM bench_runs WHERE branch = 'main'").Scan(&have); err != nil {
+	if err := s.b.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM bench_runs WHERE branch = 'main'").Scan(&have); err != nil {
 		b.Fatal(err)
 	}
 	if have >= commits {
@@ -74,16 +74,16 @@ func fillScale(b *testing.B, s *sqlStore, commits int) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	vals := make([]float64, scaleSamples)
 	for have < commits {
-		tx, err := s.db.BeginTx(ctx, nil)
+		tx, err := s.b.db.BeginTx(ctx, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		insRun, err := tx.PrepareContext(ctx, s.q(`INSERT INTO bench_runs (commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package)
+		insRun, err := tx.PrepareContext(ctx, s.b.q(`INSERT INTO bench_runs (commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package)
 			VALUES (?, 'main', false, ?, ?, ?, 1, 'go1.26', '') RETURNING id`))
 		if err != nil {
 			b.Fatal(err)
 		}
-		insSamples, err := tx.PrepareContext(ctx, s.q(`INSERT INTO samples (series_id, run_id, n, vals) VALUES (?, ?, ?, ?)`))
+		insSamples, err := tx.PrepareContext(ctx, s.b.q(`INSERT INTO samples (series_id, run_id, n, vals) VALUES (?, ?, ?, ?)`))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func fillScale(b *testing.B, s *sqlStore, commits int) {
 			b.Fatal(err)
 		}
 	}
-	b.Logf("%s: built %d commits in %v", s.d.name, commits, time.Since(start).Round(time.Second))
+	b.Logf("%s: built %d commits in %v", s.b.d.name, commits, time.Since(start).Round(time.Second))
 }
 
 // scaleRunText is one run of scaleBenchmarks benchmarks.

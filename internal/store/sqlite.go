@@ -24,7 +24,7 @@ import (
 // lock when they begin, so two writers queue up rather than deadlock on a
 // read lock each wants to upgrade. Together with one transaction per run this
 // is what makes kill -9 mid-write leave either the whole run or none of it.
-func openSQLite(ctx context.Context, path string, mode openMode) (Store, error) {
+func openSQLite(ctx context.Context, path string, mode openMode) (*DB, error) {
 	if mode != createStore {
 		if err := checkStoreFile(path); err != nil {
 			return nil, err
@@ -35,7 +35,7 @@ func openSQLite(ctx context.Context, path string, mode openMode) (Store, error) 
 		}
 		if mode == readOnly {
 			if have, err := schemaVersionOf(ctx, db); err == nil && have == schemaVersion() {
-				return &sqlStore{db: db, d: sqliteDialect()}, nil
+				return newDB(&sqlDB{db: db, d: sqliteDialect()}), nil
 			}
 			// An older perfscope's store is brought up to date, as
 			// every command does, by a connection that may write.
@@ -50,7 +50,7 @@ func openSQLite(ctx context.Context, path string, mode openMode) (Store, error) 
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	return &sqlStore{db: db, d: sqliteDialect()}, nil
+	return newDB(&sqlDB{db: db, d: sqliteDialect()}), nil
 }
 
 // sqliteDB connects to the database at path and checks that it is empty

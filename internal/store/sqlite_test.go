@@ -15,7 +15,7 @@ import (
 )
 
 // openTestSQLite opens a new SQLite store in a temporary directory.
-func openTestSQLite(t testing.TB) (Store, string) {
+func openTestSQLite(t testing.TB) (*DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "perfscope.db")
 	s, err := Open(context.Background(), path)
@@ -46,11 +46,11 @@ func TestSQLiteReopen(t *testing.T) {
 	}
 	defer s.Close()
 	var mode string
-	if err := s.(*sqlStore).db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := s.b.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
 	}
 	var versions int
-	if err := s.(*sqlStore).db.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_version").Scan(&versions); err != nil || versions != schemaVersion() {
+	if err := s.b.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_version").Scan(&versions); err != nil || versions != schemaVersion() {
 		t.Errorf("schema_version has %d rows, %v; want %d", versions, err, schemaVersion())
 	}
 	cs, err := s.Commits(ctx, Filter{})
@@ -86,7 +86,7 @@ func TestSQLiteOpenErrors(t *testing.T) {
 	db.Close()
 
 	newer, newerPath := openTestSQLite(t)
-	if _, err := newer.(*sqlStore).db.Exec("INSERT INTO schema_version (version, applied) VALUES (999, 0)"); err != nil {
+	if _, err := newer.b.db.Exec("INSERT INTO schema_version (version, applied) VALUES (999, 0)"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -128,7 +128,7 @@ func TestMigrateLoadVerdict(t *testing.T) {
 	}
 	defer s.Close()
 	for id, want := range map[string]bool{"old-failed": true, "old-healthy": false, "old-no-load": false} {
-		got, err := s.(RunLookup).ProfileRun(ctx, id)
+		got, err := s.ProfileRun(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestOpenWithoutCreating(t *testing.T) {
 		{dir, ErrNotStore},
 	} {
 		before, _ := os.ReadFile(tc.path)
-		for name, open := range map[string]func(context.Context, string) (Store, error){"OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly} {
+		for name, open := range map[string]func(context.Context, string) (*DB, error){"OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly} {
 			s, err := open(ctx, tc.path)
 			if err == nil {
 				s.Close()
@@ -267,7 +267,7 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatalf("OpenReadOnly of a store at schema version 2: %v", err)
 	}
 	defer ro.Close()
-	if runs, err := ro.ProfileRuns(ctx, Filter{}); err != nil || len(runs) != 0 {
+	if runs, err := ro.ProfileRuns(ctx, RunFilter{}); err != nil || len(runs) != 0 {
 		t.Errorf("ProfileRuns of the upgraded store = %v, %v", runs, err)
 	}
 }

@@ -60,9 +60,9 @@ var (
 	epoch      = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 )
 
-// runStoreSuite checks the behaviour every Store implementation must have.
+// runStoreSuite checks the behaviour the store must have on every engine.
 // s must be empty.
-func runStoreSuite(t *testing.T, s Store) {
+func runStoreSuite(t *testing.T, s *DB) {
 	ctx := context.Background()
 	save := func(t *testing.T, saved BenchRun) int64 {
 		t.Helper()
@@ -254,7 +254,7 @@ func runStoreSuite(t *testing.T, s Store) {
 				t.Fatal(err)
 			}
 		}
-		rs, err := s.ProfileRuns(ctx, Filter{})
+		rs, err := s.ProfileRuns(ctx, RunFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,23 +264,22 @@ func runStoreSuite(t *testing.T, s Store) {
 		if rs[0].P99Ms != 9 || !rs[0].Start.Equal(epoch.Add(2*time.Minute)) || rs[0].Commit != "c1aaaaaaaa" {
 			t.Errorf("fields: %+v", rs[0])
 		}
-		if rs, err := s.ProfileRuns(ctx, Filter{Limit: 1}); err != nil || len(rs) != 1 {
+		if rs, err := s.ProfileRuns(ctx, RunFilter{Limit: 1}); err != nil || len(rs) != 1 {
 			t.Errorf("limit: %v, %v", rs, err)
 		}
 		if err := s.SaveProfileRun(ctx, &run.Run{}); err == nil {
 			t.Error("run without id indexed")
 		}
-		lookup := s.(RunLookup)
-		if err := lookup.DeleteProfileRun(ctx, "run-2"); err != nil {
+		if err := s.DeleteProfileRun(ctx, "run-2"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lookup.ProfileRun(ctx, "run-2"); !errors.Is(err, ErrUnknownRun) {
+		if _, err := s.ProfileRun(ctx, "run-2"); !errors.Is(err, ErrUnknownRun) {
 			t.Errorf("deleted run still found: %v", err)
 		}
-		if err := lookup.DeleteProfileRun(ctx, "run-2"); !errors.Is(err, ErrUnknownRun) {
+		if err := s.DeleteProfileRun(ctx, "run-2"); !errors.Is(err, ErrUnknownRun) {
 			t.Errorf("deleting a deleted run: %v, want ErrUnknownRun", err)
 		}
-		if rs, err := s.ProfileRuns(ctx, Filter{}); err != nil || len(rs) != 1 || rs[0].ID != "run-1" {
+		if rs, err := s.ProfileRuns(ctx, RunFilter{}); err != nil || len(rs) != 1 || rs[0].ID != "run-1" {
 			t.Errorf("runs after deleting run-2: %+v, %v", rs, err)
 		}
 	})
@@ -306,7 +305,7 @@ func runStoreSuite(t *testing.T, s Store) {
 			if err := s.SaveProfileRun(ctx, &run.Run{ID: tc.id, Start: epoch.Add(time.Hour), Load: l}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.(RunLookup).ProfileRun(ctx, tc.id)
+			got, err := s.ProfileRun(ctx, tc.id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,22 +21,9 @@ type Token struct {
 	Created time.Time `json:"created"`
 }
 
-// A TokenStore creates and checks the dashboard server's API tokens. The
-// stores Open returns implement it.
-type TokenStore interface {
-	// CreateToken makes a new random token named name and returns its
-	// secret, which is not stored and cannot be recovered.
-	CreateToken(ctx context.Context, name string) (secret string, t Token, err error)
-	// VerifyToken returns the token whose secret this is, or an error
-	// wrapping ErrUnknownToken.
-	VerifyToken(ctx context.Context, secret string) (Token, error)
-	// Tokens lists the tokens, oldest first.
-	Tokens(ctx context.Context) ([]Token, error)
-	// RevokeToken deletes the token with this ID, so that its secret is
-	// refused from then on, and returns what it was. A token that does not
-	// exist is an error wrapping ErrUnknownToken.
-	RevokeToken(ctx context.Context, id int64) (Token, error)
-}
+// A TokenStore keeps the dashboard server's API tokens: it creates, checks,
+// lists and revokes them. It is one of the kinds of data a DB keeps.
+type TokenStore struct{ b *sqlDB }
 
 // ErrUnknownToken is returned by VerifyToken for a secret no token has.
 var ErrUnknownToken = errors.New("unknown token")
@@ -53,8 +40,9 @@ func hashToken(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CreateToken implements TokenStore.
-func (s *sqlStore) CreateToken(ctx context.Context, name string) (string, Token, error) {
+// CreateToken makes a new random token named name and returns its secret,
+// which is not stored and cannot be recovered.
+func (ts *TokenStore) CreateToken(ctx context.Context, name string) (string, Token, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = "token"
@@ -65,7 +53,7 @@ func (s *sqlStore) CreateToken(ctx context.Context, name string) (string, Token,
 	}
 	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	t := Token{Name: name, Created: time.Now().UTC()}
-	err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO api_tokens (name, hash, created) VALUES (?, ?, ?) RETURNING id`),
+	err := ts.b.db.QueryRowContext(ctx, ts.b.q(`INSERT INTO api_tokens (name, hash, created) VALUES (?, ?, ?) RETURNING id`),
 		name, hashToken(secret), nanos(t.Created)).Scan(&t.ID)
 	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
@@ -73,14 +61,15 @@ func (s *sqlStore) CreateToken(ctx context.Context, name string) (string, Token,
 	return secret, t, nil
 }
 
-// VerifyToken implements TokenStore.
-func (s *sqlStore) VerifyToken(ctx context.Context, secret string) (Token, error) {
+// VerifyToken returns the token whose secret this is, or an error wrapping
+// ErrUnknownToken.
+func (ts *TokenStore) VerifyToken(ctx context.Context, secret string) (Token, error) {
 	if secret == "" {
 		return Token{}, fmt.Errorf("%w: none given", ErrUnknownToken)
 	}
 	var t Token
 	var created int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT id, name, created FROM api_tokens WHERE hash = ?`), hashToken(secret)).
+	err := ts.b.db.QueryRowContext(ctx, ts.b.q(`SELECT id, name, created FROM api_tokens WHERE hash = ?`), hashToken(secret)).
 		Scan(&t.ID, &t.Name, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, ErrUnknownToken
@@ -92,34 +81,30 @@ func (s *sqlStore) VerifyToken(ctx context.Context, secret string) (Token, error
 	return t, nil
 }
 
-// Tokens implements TokenStore.
-func (s *sqlStore) Tokens(ctx context.Context) ([]Token, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, created FROM api_tokens ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list tokens: %w", err)
-	}
-	defer rows.Close()
+// Tokens lists the tokens, oldest first.
+func (ts *TokenStore) Tokens(ctx context.Context) ([]Token, error) {
 	var out []Token
-	for rows.Next() {
+	err := ts.b.each(ctx, `SELECT id, name, created FROM api_tokens ORDER BY id`, nil, func(rows *sql.Rows) error {
 		var t Token
 		var created int64
-		if err := rows.Scan(&t.ID, &t.Name, &created); err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
+		err := rows.Scan(&t.ID, &t.Name, &created)
 		t.Created = fromNanos(created)
 		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
 	return out, nil
 }
 
-// RevokeToken implements TokenStore.
-func (s *sqlStore) RevokeToken(ctx context.Context, id int64) (Token, error) {
+// RevokeToken deletes the token with this ID, so that its secret is refused
+// from then on, and returns what it was. A token that does not exist is an
+// error wrapping ErrUnknownToken.
+func (ts *TokenStore) RevokeToken(ctx context.Context, id int64) (Token, error) {
 	t := Token{ID: id}
 	var created int64
-	err := s.db.QueryRowContext(ctx, s.q(`DELETE FROM api_tokens WHERE id = ? RETURNING name, created`), id).
+	err := ts.b.db.QueryRowContext(ctx, ts.b.q(`DELETE FROM api_tokens WHERE id = ? RETURNING name, created`), id).
 		Scan(&t.Name, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, fmt.Errorf("%w: no token has ID %d", ErrUnknownToken, id)

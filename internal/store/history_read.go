@@ -11,26 +11,78 @@ import (
 	"strings"
 )
 
-// runConds returns the SQL conditions f places on a run r with machine m.
-func runConds(f Filter) (string, []any) {
-	var conds []string
-	var args []any
+// A runQuery is the FROM and WHERE of a query over benchmark runs, as r
+// with their machine m. It is where Filter's selection of runs becomes SQL,
+// the one place.
+type runQuery struct {
+	from     string
+	fromArgs []any // arguments of placeholders in from
+	conds    []string
+	args     []any // arguments of placeholders in conds
+}
+
+// benchRuns returns the query of the runs f selects by branch, machine and
+// time.
+func benchRuns(f Filter) runQuery {
+	return filterRuns(`bench_runs r JOIN machines m ON m.id = r.machine_id`, f)
+}
+
+// seriesRuns is benchRuns narrowed to the runs with samples of one series,
+// joined as s.
+func seriesRuns(f Filter, seriesID int64) runQuery {
+	q := filterRuns(`samples s JOIN bench_runs r ON r.id = s.run_id JOIN machines m ON m.id = r.machine_id`, f)
+	return q.where("s.series_id = ?", seriesID)
+}
+
+// filterRuns returns the query of the runs from joins that f selects.
+func filterRuns(from string, f Filter) runQuery {
+	q := runQuery{from: from}
 	if f.Branch != "" {
-		conds = append(conds, "r.branch = ?")
-		args = append(args, f.Branch)
+		q = q.where("r.branch = ?", f.Branch)
 	}
 	if f.Machine != "" {
-		conds = append(conds, "m.hostname = ?")
-		args = append(args, f.Machine)
+		q = q.where("m.hostname = ?", f.Machine)
 	}
 	if !f.Since.IsZero() {
-		conds = append(conds, "r.sort_time >= ?")
-		args = append(args, nanos(f.Since))
+		q = q.where("r.sort_time >= ?", nanos(f.Since))
 	}
-	if len(conds) == 0 {
-		return "", nil
+	return q
+}
+
+// where adds a condition.
+func (q runQuery) where(cond string, args ...any) runQuery {
+	q.conds = append(slices.Clip(q.conds), cond)
+	q.args = append(slices.Clip(q.args), args...)
+	return q
+}
+
+// sql returns the query's FROM and WHERE clauses and their arguments.
+func (q runQuery) sql() (string, []any) {
+	s := ` FROM ` + q.from
+	if len(q.conds) > 0 {
+		s += ` WHERE ` + strings.Join(q.conds, " AND ")
 	}
-	return " AND " + strings.Join(conds, " AND "), args
+	return s, append(slices.Clip(q.fromArgs), q.args...)
+}
+
+// latest narrows q to the runs of the latest limit commits among those it
+// selects, in order o; all of them when limit is not positive. A commit's
+// place is that of its first run (the lowest id), as commitAgg orders them.
+func (q runQuery) latest(o Order, limit int) runQuery {
+	if limit <= 0 {
+		return q
+	}
+	order := `c.first_id DESC`
+	if o == ByCommitTime {
+		order = `fr.sort_time DESC, c.first_id DESC`
+	}
+	from, args := q.sql()
+	q.from += ` JOIN (SELECT c.commit_hash, c.dirty FROM
+		(SELECT r.commit_hash, r.dirty, MIN(r.id) AS first_id` + from + ` GROUP BY r.commit_hash, r.dirty) c
+		JOIN bench_runs fr ON fr.id = c.first_id ORDER BY ` + order + ` LIMIT ?) lc
+		ON lc.commit_hash = r.commit_hash AND lc.dirty = r.dirty`
+	q.fromArgs = append(append(slices.Clip(q.fromArgs), args...), limit)
+	return q
 }
 
 // nameMatcher matches benchmarks against f's package and name expressions.
@@ -92,8 +144,7 @@ type pointSamples struct {
 	values []float64
 }
 
-// newCommitAgg returns an empty aggregate sized for about n commits: sized
-// up front, because growing slices of Commit is most of a series read.
+// newCommitAgg returns an empty aggregate sized for about n commits.
 func newCommitAgg(n int) *commitAgg {
 	return &commitAgg{
 		index:   make(map[commitKey]int, n),
@@ -136,9 +187,8 @@ func (a *commitAgg) add(r runRow) int {
 	return i
 }
 
-// order returns the commits' indexes in the order asked for, the latest
-// limit of them when limit > 0.
-func (a *commitAgg) order(o Order, limit int) []int {
+// order returns the commits' indexes in the order asked for.
+func (a *commitAgg) order(o Order) []int {
 	idx := make([]int, len(a.commits))
 	for i := range idx {
 		idx[i] = i
@@ -150,33 +200,36 @@ func (a *commitAgg) order(o Order, limit int) []int {
 		}
 		return a.first[i] < a.first[j]
 	})
-	if limit > 0 && len(idx) > limit {
-		idx = idx[len(idx)-limit:]
-	}
 	return idx
 }
 
-// Commits implements Store.
-func (s *sqlStore) Commits(ctx context.Context, f Filter) ([]Commit, error) {
-	runs, _, err := s.loadRuns(ctx)
+// Commits lists the commits that have benchmark runs matching f, in f.Order,
+// the latest f.Limit of them when it is positive. SQL selects the runs of
+// those commits; they are merged into commits here.
+func (h *BenchHistory) Commits(ctx context.Context, f Filter) ([]Commit, error) {
+	from, args := benchRuns(f).latest(f.Order, f.Limit).sql()
+	agg := newCommitAgg(0)
+	err := h.b.each(ctx, `SELECT `+runCols+from+` ORDER BY r.id`, args, func(rows *sql.Rows) error {
+		var r runRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return err
+		}
+		agg.add(r)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list commits: %w", err)
 	}
-	agg := newCommitAgg(len(runs))
-	for i := range runs {
-		if f.matchRun(&runs[i]) {
-			agg.add(runs[i])
-		}
-	}
 	var out []Commit
-	for _, i := range agg.order(f.Order, f.Limit) {
+	for _, i := range agg.order(f.Order) {
 		out = append(out, agg.commits[i])
 	}
 	return out, nil
 }
 
-// Benchmarks implements Store. Since and Limit do not narrow it.
-func (s *sqlStore) Benchmarks(ctx context.Context, f Filter) ([]Benchmark, error) {
+// Benchmarks lists the benchmarks and their units matching f. Since, Order
+// and Limit do not narrow it.
+func (h *BenchHistory) Benchmarks(ctx context.Context, f Filter) ([]Benchmark, error) {
 	match, err := newNameMatcher(f)
 	if err != nil {
 		return nil, err
@@ -202,7 +255,7 @@ func (s *sqlStore) Benchmarks(ctx context.Context, f Filter) ([]Benchmark, error
 	if len(conds) > 0 {
 		query += " WHERE " + strings.Join(conds, " AND ")
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	rows, err := h.b.db.QueryContext(ctx, h.b.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list benchmarks: %w", err)
 	}
@@ -234,11 +287,13 @@ func (s *sqlStore) Benchmarks(ctx context.Context, f Filter) ([]Benchmark, error
 	return out, nil
 }
 
-// Series implements Store. Package, Name and Unit of f are ignored: key
-// names the metric.
-func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]SeriesPoint, error) {
+// Series returns one benchmark's samples in one unit, one point per commit,
+// merged over the commit's runs that match f, in f.Order: the latest
+// f.Limit commits when it is positive. Package, Name and Unit of f are
+// ignored: key names the metric.
+func (h *BenchHistory) Series(ctx context.Context, key SeriesKey, f Filter) ([]SeriesPoint, error) {
 	var seriesID int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT id FROM series WHERE package = ? AND name = ? AND unit = ?`),
+	err := h.b.db.QueryRowContext(ctx, h.b.q(`SELECT id FROM series WHERE package = ? AND name = ? AND unit = ?`),
 		key.Package, key.Name, key.Unit).Scan(&seriesID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -246,47 +301,31 @@ func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]Serie
 	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
-	runs, _, err := s.loadRuns(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
-	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT run_id, vals FROM samples WHERE series_id = ? ORDER BY run_id`), seriesID)
-	if err != nil {
-		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
-	}
-	defer rows.Close()
-	agg := newCommitAgg(len(runs))
-	agg.samples = make([]pointSamples, 0, len(runs))
-	var runID int64
+	from, args := seriesRuns(f, seriesID).latest(f.Order, f.Limit).sql()
+	agg := newCommitAgg(0)
+	agg.samples = []pointSamples{}
 	// vals is only decoded, never kept, so the driver's buffer is read
 	// in place instead of copied for every row.
 	var vals sql.RawBytes
-	// Runs and samples both come in increasing run id order: one cursor
-	// over runs finds each sample's run without a map lookup per row.
-	ri := 0
-	for rows.Next() {
-		if err := rows.Scan(&runID, &vals); err != nil {
-			return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
+	var r runRow
+	dest := append(r.dest(), &vals)
+	err = h.b.each(ctx, `SELECT `+runCols+`, s.vals`+from+` ORDER BY s.run_id`, args, func(rows *sql.Rows) error {
+		if err := rows.Scan(dest...); err != nil {
+			return err
 		}
-		for ri < len(runs) && runs[ri].id < runID {
-			ri++
-		}
-		// A run missing from the index committed after it was read:
-		// it belongs to the next read.
-		if ri == len(runs) || runs[ri].id != runID || !f.matchRun(&runs[ri]) {
-			continue
-		}
-		i := agg.add(runs[ri])
+		i := agg.add(r)
 		p := &agg.samples[i]
-		p.runIDs = append(p.runIDs, runID)
+		p.runIDs = append(p.runIDs, r.id)
+		var err error
 		if p.values, err = decodeValues(p.values, vals); err != nil {
-			return nil, fmt.Errorf("series %s %s, run %d: %w", key.Name, key.Unit, runID, err)
+			return fmt.Errorf("run %d: %w", r.id, err)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("series %s %s: %w", key.Name, key.Unit, err)
 	}
-	order := agg.order(f.Order, f.Limit)
+	order := agg.order(f.Order)
 	out := make([]SeriesPoint, 0, len(order))
 	for _, i := range order {
 		out = append(out, SeriesPoint{Commit: agg.commits[i], RunIDs: agg.samples[i].runIDs, Values: agg.samples[i].values})
@@ -294,9 +333,12 @@ func (s *sqlStore) Series(ctx context.Context, key SeriesKey, f Filter) ([]Serie
 	return out, nil
 }
 
-// CommitSamples implements Store.
-func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*CommitSamples, error) {
-	hash, dirty, err := s.resolveCommit(ctx, ref)
+// CommitSamples returns every sample recorded for one commit, for comparing
+// two commits. ref is a commit hash or a unique prefix of at least 4
+// characters, with "+dirty" appended for runs made on a modified work tree
+// (as Commit.Ref prints it).
+func (h *BenchHistory) CommitSamples(ctx context.Context, ref string, f Filter) (*CommitSamples, error) {
+	hash, dirty, err := h.resolveCommit(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -304,16 +346,13 @@ func (s *sqlStore) CommitSamples(ctx context.Context, ref string, f Filter) (*Co
 	if err != nil {
 		return nil, err
 	}
-	cond, args := runConds(f)
+	q := benchRuns(f).where("r.commit_hash = ? AND r.dirty = ?", hash, dirty)
+	q.from += ` JOIN samples s ON s.run_id = r.id JOIN series se ON se.id = s.series_id`
 	if f.Unit != "" {
-		cond += " AND se.unit = ?"
-		args = append(args, f.Unit)
+		q = q.where("se.unit = ?", f.Unit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+runCols+`, m.goos, m.goarch, m.cpu, r.go_version, se.package, se.name, se.unit, s.vals
-		FROM bench_runs r JOIN machines m ON m.id = r.machine_id
-		JOIN samples s ON s.run_id = r.id JOIN series se ON se.id = s.series_id
-		WHERE r.commit_hash = ? AND r.dirty = ?`+cond+` ORDER BY r.id`),
-		append([]any{hash, dirty}, args...)...)
+	from, args := q.sql()
+	rows, err := h.b.db.QueryContext(ctx, h.b.q(`SELECT `+runCols+`, m.goos, m.goarch, m.cpu, r.go_version, se.package, se.name, se.unit, s.vals`+from+` ORDER BY r.id`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("samples of %s: %w", ref, err)
 	}
@@ -396,13 +435,13 @@ func (c *runConfig) shared() []ConfigValue {
 }
 
 // resolveCommit finds the one recorded commit ref names.
-func (s *sqlStore) resolveCommit(ctx context.Context, ref string) (string, bool, error) {
+func (h *BenchHistory) resolveCommit(ctx context.Context, ref string) (string, bool, error) {
 	prefix, dirty := strings.CutSuffix(ref, dirtySuffix)
 	if len(prefix) < 4 {
 		return "", false, fmt.Errorf("%w %q: give at least 4 characters of the hash", ErrUnknownCommit, ref)
 	}
 	// An exact hash wins even if it is also a prefix of another one.
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT DISTINCT commit_hash FROM bench_runs
+	rows, err := h.b.db.QueryContext(ctx, h.b.q(`SELECT DISTINCT commit_hash FROM bench_runs
 		WHERE dirty = ? AND (commit_hash = ? OR substr(commit_hash, 1, ?) = ?)`),
 		dirty, prefix, len(prefix), prefix)
 	if err != nil {
@@ -431,38 +470,6 @@ func (s *sqlStore) resolveCommit(ctx context.Context, ref string) (string, bool,
 	}
 	sort.Strings(found)
 	return "", false, fmt.Errorf("commit %s is ambiguous: it starts %d recorded commits (%s, ...)", ref, len(found), strings.Join(found[:2], ", "))
-}
-
-// ProfileRuns implements Store. Only Since and Limit apply.
-func (s *sqlStore) ProfileRuns(ctx context.Context, f Filter) ([]ProfileRun, error) {
-	query := `SELECT id, dir, target, start_time, end_time, commit_hash, dirty, version,
-		requests, failures, rps, p50_ms, p99_ms, profiles, load_failed FROM profile_runs WHERE start_time >= ?
-		ORDER BY start_time DESC, id`
-	args := []any{nanos(f.Since)}
-	if f.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, f.Limit)
-	}
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, fmt.Errorf("list profiling runs: %w", err)
-	}
-	defer rows.Close()
-	var out []ProfileRun
-	for rows.Next() {
-		var p ProfileRun
-		var start, end int64
-		if err := rows.Scan(&p.ID, &p.Dir, &p.Target, &start, &end, &p.Commit, &p.Dirty, &p.Version,
-			&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK, &p.LoadFailed); err != nil {
-			return nil, fmt.Errorf("list profiling runs: %w", err)
-		}
-		p.Start, p.End = fromNanos(start), fromNanos(end)
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list profiling runs: %w", err)
-	}
-	return out, nil
 }
 
 // keyLess orders metrics by package, name and unit, bytewise.

@@ -7,29 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/perfscope/perfscope/internal/loadgen"
-	"github.com/perfscope/perfscope/internal/run"
 )
 
-// sqlStore is the Store both engines share: they differ only in their
-// dialect, so one test suite covers both.
-type sqlStore struct {
-	db     *sql.DB
-	d      dialect
-	runIdx runIndex
-}
-
-func (s *sqlStore) Close() error { return s.db.Close() }
-
-// q adapts a query written with ? placeholders to the engine.
-func (s *sqlStore) q(query string) string { return s.d.rebind(query) }
-
-// SaveBenchRun implements Store.
-func (s *sqlStore) SaveBenchRun(ctx context.Context, saved BenchRun) (int64, error) {
+// SaveBenchRun stores one benchmark run with all its samples, in one
+// transaction, and returns the run's id.
+func (h *BenchHistory) SaveBenchRun(ctx context.Context, saved BenchRun) (int64, error) {
 	if saved.Commit == "" {
 		return 0, errors.New("save benchmark run: no commit (results are kept per commit)")
 	}
@@ -45,18 +29,18 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, saved BenchRun) (int64, err
 		sortTime = saved.Time
 	}
 
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := h.b.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
 	defer tx.Rollback()
 
-	machineID, err := s.machineID(ctx, tx, saved.Machine)
+	machineID, err := h.machineID(ctx, tx, saved.Machine)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
 	var runID int64
-	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO bench_runs
+	err = tx.QueryRowContext(ctx, h.b.q(`INSERT INTO bench_runs
 		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package, interrupted)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		saved.Commit, saved.Branch, saved.Dirty, nanos(saved.CommitTime), nanos(saved.Time), nanos(sortTime),
@@ -64,14 +48,14 @@ func (s *sqlStore) SaveBenchRun(ctx context.Context, saved BenchRun) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
-	ids, err := s.seriesIDs(ctx, tx, keys)
+	ids, err := h.seriesIDs(ctx, tx, keys)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
-	if err := s.markSeen(ctx, tx, ids, saved.Branch, machineID); err != nil {
+	if err := h.markSeen(ctx, tx, ids, saved.Branch, machineID); err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
-	ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO samples (series_id, run_id, n, vals) VALUES (?, ?, ?, ?)`))
+	ins, err := tx.PrepareContext(ctx, h.b.q(`INSERT INTO samples (series_id, run_id, n, vals) VALUES (?, ?, ?, ?)`))
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}
@@ -114,13 +98,13 @@ func groupSamples(saved BenchRun) ([]SeriesKey, map[SeriesKey][]float64) {
 // machineID returns the id of m, adding it on first sight. The insert
 // ignores a conflict so that two writers adding the same machine both
 // succeed (PostgreSQL runs them concurrently).
-func (s *sqlStore) machineID(ctx context.Context, tx *sql.Tx, m Machine) (int64, error) {
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO machines (hostname, goos, goarch, cpu) VALUES (?, ?, ?, ?)
+func (h *BenchHistory) machineID(ctx context.Context, tx *sql.Tx, m Machine) (int64, error) {
+	if _, err := tx.ExecContext(ctx, h.b.q(`INSERT INTO machines (hostname, goos, goarch, cpu) VALUES (?, ?, ?, ?)
 		ON CONFLICT (hostname, goos, goarch, cpu) DO NOTHING`), m.Hostname, m.GOOS, m.GOARCH, m.CPU); err != nil {
 		return 0, fmt.Errorf("add machine: %w", err)
 	}
 	var id int64
-	err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM machines WHERE hostname = ? AND goos = ? AND goarch = ? AND cpu = ?`),
+	err := tx.QueryRowContext(ctx, h.b.q(`SELECT id FROM machines WHERE hostname = ? AND goos = ? AND goarch = ? AND cpu = ?`),
 		m.Hostname, m.GOOS, m.GOARCH, m.CPU).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("find machine: %w", err)
@@ -131,7 +115,7 @@ func (s *sqlStore) machineID(ctx context.Context, tx *sql.Tx, m Machine) (int64,
 // seriesIDs returns the id of each key, adding the new ones. Known ids are
 // read per package first: nearly every run repeats the benchmarks of the
 // previous one, so inserts are rare.
-func (s *sqlStore) seriesIDs(ctx context.Context, tx *sql.Tx, keys []SeriesKey) ([]int64, error) {
+func (h *BenchHistory) seriesIDs(ctx context.Context, tx *sql.Tx, keys []SeriesKey) ([]int64, error) {
 	known := make(map[SeriesKey]int64)
 	loaded := make(map[string]bool)
 	for _, k := range keys {
@@ -139,7 +123,7 @@ func (s *sqlStore) seriesIDs(ctx context.Context, tx *sql.Tx, keys []SeriesKey) 
 			continue
 		}
 		loaded[k.Package] = true
-		rows, err := tx.QueryContext(ctx, s.q(`SELECT id, name, unit FROM series WHERE package = ?`), k.Package)
+		rows, err := tx.QueryContext(ctx, h.b.q(`SELECT id, name, unit FROM series WHERE package = ?`), k.Package)
 		if err != nil {
 			return nil, fmt.Errorf("read benchmarks: %w", err)
 		}
@@ -163,11 +147,11 @@ func (s *sqlStore) seriesIDs(ctx context.Context, tx *sql.Tx, keys []SeriesKey) 
 			ids[i] = id
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO series (package, name, unit) VALUES (?, ?, ?)
+		if _, err := tx.ExecContext(ctx, h.b.q(`INSERT INTO series (package, name, unit) VALUES (?, ?, ?)
 			ON CONFLICT (package, name, unit) DO NOTHING`), k.Package, k.Name, k.Unit); err != nil {
 			return nil, fmt.Errorf("add benchmark %s: %w", k.Name, err)
 		}
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM series WHERE package = ? AND name = ? AND unit = ?`),
+		if err := tx.QueryRowContext(ctx, h.b.q(`SELECT id FROM series WHERE package = ? AND name = ? AND unit = ?`),
 			k.Package, k.Name, k.Unit).Scan(&ids[i]); err != nil {
 			return nil, fmt.Errorf("find benchmark %s: %w", k.Name, err)
 		}
@@ -177,9 +161,9 @@ func (s *sqlStore) seriesIDs(ctx context.Context, tx *sql.Tx, keys []SeriesKey) 
 
 // markSeen records that the series have results on branch and machine, so
 // Benchmarks can filter by them without reading the samples.
-func (s *sqlStore) markSeen(ctx context.Context, tx *sql.Tx, ids []int64, branch string, machineID int64) error {
+func (h *BenchHistory) markSeen(ctx context.Context, tx *sql.Tx, ids []int64, branch string, machineID int64) error {
 	seen := make(map[int64]bool)
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT series_id FROM series_seen WHERE branch = ? AND machine_id = ?`), branch, machineID)
+	rows, err := tx.QueryContext(ctx, h.b.q(`SELECT series_id FROM series_seen WHERE branch = ? AND machine_id = ?`), branch, machineID)
 	if err != nil {
 		return fmt.Errorf("read seen benchmarks: %w", err)
 	}
@@ -199,75 +183,13 @@ func (s *sqlStore) markSeen(ctx context.Context, tx *sql.Tx, ids []int64, branch
 		if seen[id] {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO series_seen (series_id, branch, machine_id) VALUES (?, ?, ?)
+		if _, err := tx.ExecContext(ctx, h.b.q(`INSERT INTO series_seen (series_id, branch, machine_id) VALUES (?, ?, ?)
 			ON CONFLICT (series_id, branch, machine_id) DO NOTHING`), id, branch, machineID); err != nil {
 			return fmt.Errorf("mark benchmark seen: %w", err)
 		}
 		seen[id] = true
 	}
 	return nil
-}
-
-// SaveProfileRun implements Store.
-func (s *sqlStore) SaveProfileRun(ctx context.Context, saved *run.Run) error {
-	if saved == nil || saved.ID == "" {
-		return errors.New("index profiling run: no run id")
-	}
-	var requests, failures int64
-	var rps, p50, p99 float64
-	failed := false
-	if l := saved.Load; l != nil {
-		requests, failures, rps = l.Requests, l.Failures, l.Throughput
-		p50, p99 = l.Latency.P50, l.Latency.P99
-		h := l.Health
-		if h == nil {
-			// Results saved before loads were judged: by the default.
-			h = loadgen.Assess(l, 0)
-		}
-		failed = h.Failed
-	}
-	profiles := 0
-	for _, p := range saved.Profiles {
-		if p.Error == "" && p.File != "" {
-			profiles++
-		}
-	}
-	// The index outlives the working directory it was written from.
-	dir := saved.Dir
-	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
-		dir = abs
-	}
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO profile_runs
-		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles, load_failed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET dir = excluded.dir, target = excluded.target,
-			start_time = excluded.start_time, end_time = excluded.end_time,
-			commit_hash = excluded.commit_hash, dirty = excluded.dirty, version = excluded.version,
-			requests = excluded.requests, failures = excluded.failures, rps = excluded.rps,
-			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles,
-			load_failed = excluded.load_failed`),
-		saved.ID, dir, saved.Target, nanos(saved.Start), nanos(saved.End), saved.GitCommit, saved.GitDirty, saved.Version,
-		requests, failures, rps, p50, p99, profiles, failed)
-	if err != nil {
-		return fmt.Errorf("index profiling run %s: %w", saved.ID, err)
-	}
-	return nil
-}
-
-// nanos stores a time as unix nanoseconds, the zero time as 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNanos is the inverse of nanos.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
 }
 
 // encodeValues packs samples as little-endian float64s: exact, compact and
