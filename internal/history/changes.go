@@ -181,6 +181,10 @@ func DetectChanges(unit string, points []Point, opts Options) Detection {
 			// it; for exact units such as allocs/op this is the
 			// usual, healthy case.
 			c.P = 1
+		} else if Exact(unit) {
+			// benchstat's answer for an exact unit, as compare
+			// gives it: any difference is one.
+			c.P = benchmath.AssumeExact.Compare(samples[i-1], samples[i]).P
 		} else {
 			cmp := utest.compare(samples[i-1], samples[i])
 			warn(cmp.Warnings...)

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/gitstate"
 )
@@ -157,6 +158,9 @@ func commitInput(cs *CommitSamples) *benchstats.Input {
 		cfg = append(cfg, benchfmt.Config{Key: c.Key, Value: []byte(c.Value), File: true})
 	}
 	return &benchstats.Input{Read: func(ctx context.Context, add func(benchfmt.Record)) error {
+		// Instruction counts are exact, as the files they were
+		// recorded from said.
+		add(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: bench.UnitInstructions, Key: "assume"}, OrigUnit: bench.UnitInstructions, Value: "exact"})
 		for _, ss := range cs.Samples {
 			for _, v := range ss.Values {
 				add(&benchfmt.Result{
