@@ -24,6 +24,8 @@ func newCompareCmd() *cobra.Command {
 		format   string
 		topN     int
 		db       string
+		branch   string
+		machine  string
 	)
 	formats := []string{"text", "markdown", "json", "csv"}
 	c := &cobra.Command{
@@ -71,7 +73,7 @@ functions whose flat and cumulative cost changed most (head minus base).`,
 			if len(profiles) != 0 && len(profiles) != 2 {
 				return usagef("--profile: give exactly two, the base then the head")
 			}
-			resolver := benchstats.Resolvers{benchstats.FileResolver{}, store.CommitResolver{DB: db}}
+			resolver := benchstats.Resolvers{benchstats.FileResolver{}, store.CommitResolver{DB: db, Filter: store.Filter{Branch: branch, Machine: machine}}}
 			inputs, err := benchstats.ResolveAll(cmd.Context(), resolver, args)
 			if errors.Is(err, benchstats.ErrNotFound) || errors.Is(err, store.ErrUnknownCommit) {
 				return usagef("%v", err)
@@ -116,6 +118,8 @@ functions whose flat and cumulative cost changed most (head minus base).`,
 	f.BoolVar(&opts.KeepRunKeys, "keep-run-keys", false, "group by commit, branch and dirty too")
 	f.StringArrayVar(&profiles, "profile", nil, "profile file to diff; give two, the base then the head")
 	f.IntVar(&topN, "top", 10, "functions listed per profile diff")
+	f.StringVar(&branch, "branch", "", "a recorded commit's runs on this branch only")
+	f.StringVar(&machine, "machine", "", "a recorded commit's runs on this hostname only, as history and the dashboard compare")
 	f.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store that commit references are read from (default ~/.perfscope/perfscope.db)")
 	addFormatFlag(c, &format, formats...)
 	return c

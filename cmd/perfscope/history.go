@@ -24,6 +24,7 @@ func newHistoryCmd() *cobra.Command {
 		branch, machine, db     string
 		format                  string
 		alpha                   float64
+		window                  int
 		changedOnly             bool
 	)
 	formats := []string{"text", "json"}
@@ -35,12 +36,22 @@ the median of its samples with a 95% confidence interval (benchstat's summary),
 the change from the previous commit with its Mann-Whitney U-test p-value, and
 a mark where the metric changed.
 
-A commit is marked only when both hold: the U-test separates its samples from
-the previous commit's (p <= --alpha), and the median moved more than 4 times
-the benchmark's typical commit-to-commit movement (the median absolute
-deviation of all adjacent changes shown). The second test is what keeps
-run-to-run noise (machine load, CPU frequency) from being marked; benchmarks
-need at least 5 commits before anything is marked.
+A series is one metric on one branch and one machine: a change is always
+against the commit before on the same branch, measured on the same machine
+(commits in committer-date order within the branch).
+
+A commit of a noisy measure (sec/op) is marked only when both hold: the U-test
+separates its samples from the previous commit's (p <= --alpha), and the
+median moved more than 4 times the benchmark's typical commit-to-commit
+movement (the median absolute change over the series, the steps found left
+out). The second test keeps run-to-run noise (machine load, CPU frequency)
+from being marked; such measures need at least 5 commits before anything is
+marked. Exact measures (instructions/op) are marked when they move by more
+than 1%, and allocs/op and B/op when the U-test separates the samples and
+they do not overlap, from the second commit on.
+
+Each series is judged over its latest --window commits, as the dashboard
+judges them (100 unless set; 0 for all).
 
 Results come from 'perfscope bench', which records every sample per commit.
 Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
@@ -56,6 +67,12 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 				if _, err := regexp.Compile(re); err != nil {
 					return usagef("%s: %v", flag, err)
 				}
+			}
+			if window < 0 {
+				return usagef("--window %d: a number of commits, or 0 for all", window)
+			}
+			if window == 0 {
+				window = history.AllCommits
 			}
 			if !(alpha > 0 && alpha < 1) {
 				return usagef("--alpha %v: must be between 0 and 1", alpha)
@@ -76,19 +93,14 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 			}
 			defer s.Close()
 
-			series, err := history.Load(ctx, s, f, history.Options{Alpha: alpha})
-			if errors.Is(err, history.ErrNoBenchmarks) || err == nil && len(series) == 0 {
+			res, err := history.Changes(ctx, s, history.Query{Filter: f, Window: window, Options: history.Options{Alpha: alpha}})
+			if errors.Is(err, history.ErrNoBenchmarks) || err == nil && len(res.Series) == 0 {
 				return noHistory(cmd, s, db)
 			}
 			if err != nil {
 				return err
 			}
-			for i, h := range series {
-				if len(h.Machines) > 1 {
-					series[i].Warnings = append([]string{fmt.Sprintf("results of %d machines (%s) are mixed: pass --machine", len(h.Machines), strings.Join(h.Machines, ", "))}, h.Warnings...)
-				}
-			}
-			return report.WriteHistory(cmd.OutOrStdout(), report.Format(format), series, changedOnly)
+			return report.WriteHistory(cmd.OutOrStdout(), report.Format(format), res, changedOnly)
 		},
 	}
 	fl := c.Flags()
@@ -99,6 +111,7 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 	fl.StringVar(&branch, "branch", "", "runs on this branch only")
 	fl.StringVar(&machine, "machine", "", "runs on this hostname only")
 	fl.Float64Var(&alpha, "alpha", 0.05, "significance level of the U-test between adjacent commits")
+	fl.IntVar(&window, "window", history.DefaultWindow, "judge each series' latest N commits (0: all), as the dashboard does")
 	fl.BoolVar(&changedOnly, "changed", false, "list only the commits marked changed")
 	fl.StringVar(&db, "db", "", "SQLite file or postgres:// URL of the store (default ~/.perfscope/perfscope.db)")
 	addFormatFlag(c, &format, formats...)

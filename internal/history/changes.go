@@ -27,14 +27,16 @@ type Options struct {
 	// default 0.95, benchstat's.
 	Confidence float64
 	// NoiseFactor is how many times the typical commit-to-commit change a
-	// change must exceed; default 4. The typical change is a median
-	// absolute deviation, about two thirds of a standard deviation for
-	// normal noise, so 4 is about 2.7 standard deviations: a benchmark
-	// that never changes gets a false mark about once in 150 commits
-	// before the U test filters further.
+	// change of a noisy measure must exceed; default 4. The typical
+	// change is a median absolute deviation, about two thirds of a
+	// standard deviation for normal noise, so 4 is about 2.7 standard
+	// deviations: a benchmark that never changes gets a false mark about
+	// once in 150 commits before the U test filters further.
 	NoiseFactor float64
-	// MinCommits is how many commits the noise estimate needs; with fewer,
-	// nothing is marked. Default 5. Exact units need no noise estimate.
+	// MinCommits is how many commits the noise estimate of a noisy
+	// measure (sec/op) needs; with fewer, such a measure is not marked.
+	// Default 5. Exact and allocation measures need no noise estimate
+	// and are marked from the second commit on.
 	MinCommits int
 	// ExactChange is the relative change of an exact unit's median (see
 	// Exact) that is marked; default 0.01, the gate's threshold for
@@ -48,6 +50,14 @@ type Options struct {
 // series' noise is needed to tell.
 func Exact(unit string) bool {
 	return measure.Exact(unit, nil)
+}
+
+// Deterministic reports whether unit counts allocations: allocs/op and B/op
+// repeat from run to run of unchanged code, up to the odd run that
+// allocates a little more (a map growing, a buffer pool refilled). A step
+// of such a unit whose samples do not overlap is the code's.
+func Deterministic(unit string) bool {
+	return unit == "allocs/op" || unit == "B/op"
 }
 
 func (o Options) withDefaults() Options {
@@ -79,8 +89,7 @@ type Step struct {
 	// Compared is false for the first commit, which has nothing before it.
 	Compared bool
 	// Delta is the relative change of the median from the previous commit
-	// (+0.10 is 10% higher), measure.Change: ±Inf when the previous median
-	// is 0.
+	// (+0.10 is 10% higher); ±Inf when the previous median is 0.
 	Delta float64
 	// P is the U test's p-value against the previous commit.
 	P float64
@@ -92,19 +101,21 @@ type Step struct {
 	Better int
 }
 
-// Changes is DetectChanges' verdict on one benchmark metric.
-type Changes struct {
+// A Detection is DetectChanges' verdict on one benchmark metric.
+type Detection struct {
 	Unit    string
 	Commits []Step
 	// Noise is the typical relative change of the median from one commit
-	// to the next (0.02 is 2%), NaN when there are too few commits to
-	// tell. It is the median absolute deviation of the log ratios of
-	// adjacent medians, so that noise that halves a benchmark counts the
-	// same as noise that doubles it.
+	// to the next (0.02 is 2%), NaN for exact units and when there are
+	// too few commits to tell. It is the median absolute deviation of the
+	// log ratios of adjacent medians, steps left out, so that noise that
+	// halves a benchmark counts the same as noise that doubles it.
 	Noise float64
 	// Threshold is the smallest relative change that is marked: a change
 	// is marked when the median grows by more than this factor or
-	// shrinks by more than its reciprocal (1+Threshold = (1+Noise)^NoiseFactor).
+	// shrinks by more than its reciprocal (1+Threshold = (1+Noise)^NoiseFactor);
+	// for an exact unit, Options.ExactChange. A step of an allocation
+	// unit whose samples do not overlap is marked whatever its size.
 	Threshold float64
 	// Warnings say why results may be weak (too few samples or commits);
 	// each distinct warning once.
@@ -113,14 +124,27 @@ type Changes struct {
 
 // DetectChanges summarises each commit's samples as benchstat does and marks
 // the commits where the metric changed significantly. points must be in
-// commit order, oldest first; points without samples are skipped. The
-// yardstick is the whole series: a step is one adjacent pair among many, so
-// it cannot raise the median noise that judges it, and early commits are
-// judged like late ones. An exact unit (see Exact) is marked wherever its
-// median moved by more than opts.ExactChange, from the second commit on.
-func DetectChanges(unit string, points []Point, opts Options) Changes {
+// commit order, oldest first, and of one series: one branch on one machine;
+// points without samples are skipped. A commit is marked, from the second
+// commit on, when
+//
+//   - the unit is exact (see Exact) and its median moved by more than
+//     opts.ExactChange;
+//   - the unit counts allocations (see Deterministic), the U test separates
+//     the two commits' samples (p <= opts.Alpha) and they do not overlap:
+//     the step between them is wider than the spread within either;
+//   - otherwise, the U test separates the samples and the median moved by
+//     more than opts.NoiseFactor times the series' noise, which needs
+//     opts.MinCommits commits.
+//
+// The noise is the median absolute deviation of the log ratios of adjacent
+// medians over the series, with the steps already marked left out and
+// estimated again until no new step is found: a real step is a change, not
+// noise, so it does not raise the yardstick that judges it, and early
+// commits are judged like late ones.
+func DetectChanges(unit string, points []Point, opts Options) Detection {
 	opts = opts.withDefaults()
-	out := Changes{Unit: unit, Noise: math.NaN(), Threshold: math.NaN()}
+	out := Detection{Unit: unit, Noise: math.NaN(), Threshold: math.NaN()}
 	seen := make(map[string]bool)
 	warn := func(errs ...error) {
 		for _, err := range errs {
@@ -150,7 +174,6 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 	}
 
 	utest := newUTestMemo()
-	logRatios := make([]float64, 0, len(out.Commits))
 	for i := 1; i < len(out.Commits); i++ {
 		c := &out.Commits[i]
 		c.Compared = true
@@ -159,59 +182,128 @@ func DetectChanges(unit string, points []Point, opts Options) Changes {
 			// it; for exact units such as allocs/op this is the
 			// usual, healthy case.
 			c.P = 1
+		} else if Exact(unit) {
+			// benchstat's answer for an exact unit, as compare
+			// gives it: any difference is one.
+			c.P = benchmath.AssumeExact.Compare(samples[i-1], samples[i]).P
 		} else {
 			cmp := utest.compare(samples[i-1], samples[i])
 			warn(cmp.Warnings...)
 			c.P = cmp.P
 		}
 		c.Delta = measure.Change(out.Commits[i-1].Summary.Center, c.Summary.Center)
-		if lr := math.Log1p(c.Delta); !math.IsInf(lr, 0) && !math.IsNaN(lr) {
-			logRatios = append(logRatios, lr)
-		}
 	}
-	mark := func(i int) {
-		c := &out.Commits[i]
+	mark := func(c *Step) {
 		c.Changed = true
-		c.Better = measure.Improves(unit, nil, out.Commits[i-1].Summary.Center, c.Summary.Center)
+		c.Better = measure.Improves(unit, nil, 1, 1+c.Delta)
 	}
 	if Exact(unit) {
 		out.Threshold = opts.ExactChange
 		for i := range out.Commits {
 			if c := &out.Commits[i]; c.Compared && math.Abs(c.Delta) > opts.ExactChange {
-				mark(i)
+				mark(c)
 			}
 		}
 		return out
 	}
-	if len(out.Commits) < opts.MinCommits || len(logRatios) < opts.MinCommits-1 {
+	// steps are the commits judged changed so far; their log ratios are
+	// left out of the noise.
+	steps := make([]bool, len(out.Commits))
+	if Deterministic(unit) {
+		for i := 1; i < len(out.Commits); i++ {
+			if c := &out.Commits[i]; c.P <= opts.Alpha && separated(samples[i-1], samples[i]) {
+				mark(c)
+				steps[i] = true
+			}
+		}
+	}
+	noise, ok := seriesNoise(out.Commits, steps, opts)
+	if !ok {
 		if len(out.Commits) > 1 {
-			warn(fmt.Errorf("need >= %d commits to tell changes from noise; have %d", opts.MinCommits, len(out.Commits)))
+			warn(fmt.Errorf("need >= %d commits to tell changes of %s from noise; have %d", opts.MinCommits, unit, len(out.Commits)))
 		}
 		return out
 	}
-	noise := mad(logRatios)
 	out.Noise = math.Expm1(noise)
 	out.Threshold = math.Expm1(opts.NoiseFactor * noise)
-
 	for i := range out.Commits {
 		c := &out.Commits[i]
 		// Infinite (from or to zero) and NaN log ratios count as
 		// beyond any threshold: the U test alone decides them.
-		if !c.Compared || c.P > opts.Alpha || math.Abs(math.Log1p(c.Delta)) <= opts.NoiseFactor*noise {
+		if c.Changed || !c.Compared || c.P > opts.Alpha || math.Abs(math.Log1p(c.Delta)) <= opts.NoiseFactor*noise {
 			continue
 		}
-		mark(i)
+		mark(c)
 	}
 	return out
 }
 
-// mad is the median absolute deviation from the median: robust to
-// the few real changes among the many noisy ones.
-func mad(xs []float64) float64 {
-	med := measure.Center(xs)
+// maxNoiseRounds bounds how often the noise is estimated again with the
+// steps found left out; a handful of rounds settle any real series.
+const maxNoiseRounds = 8
+
+// seriesNoise estimates the noise of a series on the log scale: the median
+// absolute deviation of the log ratios of adjacent medians, leaving out the
+// commits in steps and, round by round, those beyond opts.NoiseFactor times
+// the estimate whose U test is significant. It reports false when fewer
+// than opts.MinCommits-1 ratios are left to estimate from; a round that
+// would leave too few keeps the estimate before it.
+func seriesNoise(commits []Step, steps []bool, opts Options) (float64, bool) {
+	steps = slices.Clone(steps)
+	ratios := func() []float64 {
+		var lrs []float64
+		for i, c := range commits {
+			if lr := math.Log1p(c.Delta); c.Compared && !steps[i] && !math.IsInf(lr, 0) && !math.IsNaN(lr) {
+				lrs = append(lrs, lr)
+			}
+		}
+		return lrs
+	}
+	lrs := ratios()
+	if len(lrs) < opts.MinCommits-1 {
+		return math.NaN(), false
+	}
+	noise := medianAbs(lrs)
+	for range maxNoiseRounds {
+		found := false
+		for i, c := range commits {
+			if c.Compared && !steps[i] && c.P <= opts.Alpha && math.Abs(math.Log1p(c.Delta)) > opts.NoiseFactor*noise {
+				steps[i], found = true, true
+			}
+		}
+		if !found {
+			break
+		}
+		lrs = ratios()
+		if len(lrs) < opts.MinCommits-1 {
+			break
+		}
+		noise = medianAbs(lrs)
+	}
+	return noise, true
+}
+
+// separated reports whether sorted samples a and b do not overlap and the
+// gap between them is at least as wide as the spread within either: a step
+// of a measure that barely varies, not two draws of a noisy one.
+func separated(a, b *benchmath.Sample) bool {
+	av, bv := a.Values, b.Values
+	lo, hi := av, bv
+	if av[0] > bv[0] {
+		lo, hi = bv, av
+	}
+	gap := hi[0] - lo[len(lo)-1]
+	return gap > 0 && gap >= lo[len(lo)-1]-lo[0] && gap >= hi[len(hi)-1]-hi[0]
+}
+
+// medianAbs is the median absolute value of log ratios: their median
+// absolute deviation from 0, the ratio of unchanged code. Centred on 0
+// rather than on their median, the real steps among them move neither the
+// centre nor, while they are fewer than half, the median.
+func medianAbs(xs []float64) float64 {
 	dev := make([]float64, len(xs))
 	for i, x := range xs {
-		dev[i] = math.Abs(x - med)
+		dev[i] = math.Abs(x)
 	}
 	return measure.Center(dev)
 }

@@ -79,7 +79,7 @@ func scaled(ps []Point, from, to int, k float64) []Point {
 }
 
 // changed lists the indexes of the commits marked changed.
-func changed(h Changes) []int {
+func changed(h Detection) []int {
 	var idx []int
 	for i, c := range h.Commits {
 		if c.Changed {
@@ -231,5 +231,63 @@ func TestHistoryExactInstructions(t *testing.T) {
 		if name == "Loop-2" && (h.Commits[3].Better != -1 || h.Commits[3].Delta < 0.015 || h.Commits[3].Delta > 0.025) {
 			t.Errorf("%s: the 2%% longer loop: delta %+.4f, better %d", name, h.Commits[3].Delta, h.Commits[3].Better)
 		}
+	}
+}
+
+// TestHistoryAllocationStepFromSecondCommit: a step of an allocation unit
+// whose samples do not overlap is marked however short the series, while
+// allocation counts that wobble within each commit are left to the noise
+// rule.
+func TestHistoryAllocationStepFromSecondCommit(t *testing.T) {
+	five := func(vs ...float64) []float64 { return vs }
+	for _, tc := range []struct {
+		name   string
+		unit   string
+		points [][]float64
+		want   []int
+	}{
+		{"allocs 1 → 2", "allocs/op", [][]float64{five(1, 1, 1, 1, 1), five(2, 2, 2, 2, 2)}, []int{1}},
+		{"bytes down", "B/op", [][]float64{five(64, 64, 64, 64, 64), five(64, 64, 64, 64, 64), five(32, 32, 32, 32, 32)}, []int{2}},
+		{"bytes wobble", "B/op", [][]float64{five(5123, 5125, 5124, 5125, 5123), five(5126, 5127, 5126, 5127, 5127)}, nil},
+		{"too few samples", "allocs/op", [][]float64{{1}, {2}}, nil},
+		{"time is noisy", "sec/op", [][]float64{five(1, 1.1, 1.05, 1.02, 1.01), five(2, 2.1, 2.05, 2.02, 2.01)}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ps []Point
+			for i, vs := range tc.points {
+				ps = append(ps, Point{Commit: string(rune('a' + i)), Values: vs})
+			}
+			h := DetectChanges(tc.unit, ps, Options{})
+			if got := changed(h); !slices.Equal(got, tc.want) {
+				t.Errorf("marked %v, want %v (%+v)", got, tc.want, h.Commits)
+			}
+			for _, i := range tc.want {
+				if h.Commits[i].Better == 0 {
+					t.Errorf("commit %d: no direction", i)
+				}
+			}
+		})
+	}
+}
+
+// TestHistoryStepsDoNotHideThemselves: four real steps among the eleven
+// changes of a short noisy series raise a noise estimate that counts them
+// beyond their own size; estimated again without the steps found, the
+// noise is the series' own and every step is marked.
+func TestHistoryStepsDoNotHideThemselves(t *testing.T) {
+	ps := historyFixture(t)["sec/op"][:12]
+	threshold := DetectChanges("sec/op", ps, Options{}).Threshold
+	step := (1 + threshold) * (1 + threshold)
+	steps := ps
+	for i, at := range []int{2, 4, 6, 8} {
+		k := step
+		if i%2 == 1 {
+			k = 1 / step
+		}
+		steps = scaled(steps, at, 12, k)
+	}
+	h := DetectChanges("sec/op", steps, Options{})
+	if got := changed(h); !slices.Equal(got, []int{2, 4, 6, 8}) {
+		t.Errorf("steps at 2, 4, 6 and 8 of ×%.2f: marked %v (noise %.3f, threshold %.3f)", step, got, h.Noise, h.Threshold)
 	}
 }

@@ -1,31 +1,38 @@
 package history
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// A Series is one benchmark metric's stored history with change detection:
-// per commit the median with its confidence interval, and the commits where
-// the metric changed. It is what 'perfscope history --format json' prints
-// and the server's series API returns; its field names are stable.
+// A Series is one benchmark metric's stored history on one branch and one
+// machine with change detection: per commit the median with its confidence
+// interval, and the commits where the metric changed. It is what 'perfscope
+// history --format json' prints and the server's series API returns; its
+// field names are stable.
 type Series struct {
 	Package string `json:"package"`
 	Name    string `json:"name"`
 	Unit    string `json:"unit"`
+	// Branch and Machine are the series' line: its commits are those
+	// with runs on this branch ("" for runs on no branch) and hostname,
+	// and only their samples there, so a change is never measured
+	// against another branch or machine.
+	Branch  string `json:"branch"`
+	Machine string `json:"machine"`
 	// Noise is the typical relative change of the median between
 	// adjacent commits (0.02 is 2%); Threshold the smallest change that
 	// is marked. Both null when there are too few commits to know.
 	Noise     *float64 `json:"noise"`
 	Threshold *float64 `json:"threshold"`
 	// Machines are the hostnames of the runs; more than one means
-	// results of different machines are mixed.
+	// results of different machines are mixed, and a warning says so.
 	Machines []string `json:"machines"`
 	Warnings []string `json:"warnings,omitempty"`
 	Commits  []Commit `json:"commits"`
@@ -59,14 +66,14 @@ type Commit struct {
 	Previous string `json:"previous,omitempty"`
 }
 
-// NewSeries runs change detection over one metric's points, as
-// the store's Series returns them.
-func NewSeries(key store.SeriesKey, points []store.SeriesPoint, opts Options) Series {
+// NewSeries runs change detection over one metric's points on line, as
+// store.Store's Series returns them for the line's branch and machine.
+func NewSeries(key store.SeriesKey, line Line, points []store.SeriesPoint, opts Options) Series {
 	hp := make([]Point, 0, len(points))
 	// DetectChanges keeps the points that have samples, in order: kept[i]
 	// is the point of its i-th commit.
 	kept := make([]*store.SeriesPoint, 0, len(points))
-	h := Series{Package: key.Package, Name: key.Name, Unit: key.Unit}
+	h := Series{Package: key.Package, Name: key.Name, Unit: key.Unit, Branch: line.Branch, Machine: line.Machine}
 	for i := range points {
 		p := &points[i]
 		if len(p.Values) > 0 {
@@ -81,6 +88,9 @@ func NewSeries(key store.SeriesKey, points []store.SeriesPoint, opts Options) Se
 	}
 	d := DetectChanges(key.Unit, hp, opts)
 	h.Noise, h.Threshold = finiteOrNil(d.Noise), finiteOrNil(d.Threshold)
+	if len(h.Machines) > 1 {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("results of %d machines (%s) are mixed: choose one machine", len(h.Machines), strings.Join(h.Machines, ", ")))
+	}
 	for _, w := range d.Warnings {
 		h.Warnings = append(h.Warnings, w.Error())
 	}
@@ -114,38 +124,3 @@ func finiteOrNil(v float64) *float64 {
 // ErrNoBenchmarks means the store holds no benchmark that the filter
 // selects.
 var ErrNoBenchmarks = errors.New("no recorded benchmarks match")
-
-// A Source is where stored series come from; the store store.Open returns
-// is one.
-type Source interface {
-	Benchmarks(ctx context.Context, f store.Filter) ([]store.Benchmark, error)
-	Series(ctx context.Context, key store.SeriesKey, f store.Filter) ([]store.SeriesPoint, error)
-}
-
-// Load reads every benchmark metric that f selects from src and runs change
-// detection over each, in the order src lists benchmarks and their units.
-// Metrics without points are left out; when no benchmark matches at all,
-// the error is ErrNoBenchmarks.
-func Load(ctx context.Context, src Source, f store.Filter, opts Options) ([]Series, error) {
-	benches, err := src.Benchmarks(ctx, f)
-	if err != nil {
-		return nil, fmt.Errorf("list benchmarks: %w", err)
-	}
-	if len(benches) == 0 {
-		return nil, ErrNoBenchmarks
-	}
-	var out []Series
-	for _, b := range benches {
-		for _, u := range b.Units {
-			key := store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}
-			points, err := src.Series(ctx, key, f)
-			if err != nil {
-				return nil, fmt.Errorf("read series %s %s %s: %w", b.Package, b.Name, u, err)
-			}
-			if len(points) > 0 {
-				out = append(out, NewSeries(key, points, opts))
-			}
-		}
-	}
-	return out, nil
-}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +15,11 @@ import (
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// TestLoad records six commits of one benchmark in a real store, the sixth
-// twice as slow, two of them from another machine, and loads its series.
-func TestLoad(t *testing.T) {
+// TestChanges records eight commits of one benchmark in a real store: six
+// on main from machine "ci", the sixth twice as slow, and between them in
+// time two on branch "feature" from machine "laptop", three times as fast.
+// Each line is its own series: no change is measured against the other.
+func TestChanges(t *testing.T) {
 	ctx := context.Background()
 	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "perfscope.db"))
 	if err != nil {
@@ -24,11 +27,7 @@ func TestLoad(t *testing.T) {
 	}
 	defer s.Close()
 	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	for c := range 6 {
-		ns := 1000.0
-		if c == 5 {
-			ns = 2000
-		}
+	save := func(c int, branch, host string, ns float64) {
 		var text strings.Builder
 		text.WriteString("pkg: example.com/svc\n")
 		for i := range 8 {
@@ -41,33 +40,59 @@ func TestLoad(t *testing.T) {
 				results = append(results, res.Clone())
 			}
 		}
-		host := "ci"
-		if c >= 4 {
-			host = "laptop"
-		}
-		run := store.BenchRun{Commit: fmt.Sprintf("%040x", c+1), Branch: "main", CommitTime: start.Add(time.Duration(c) * time.Hour),
+		run := store.BenchRun{Commit: fmt.Sprintf("%040x", c+1), Branch: branch, CommitTime: start.Add(time.Duration(c) * time.Hour),
 			Machine: store.Machine{Hostname: host}, Results: results}
 		if _, err := s.SaveBenchRun(ctx, run); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for c := range 8 {
+		switch {
+		case c == 2 || c == 4:
+			save(c, "feature", "laptop", 333)
+		case c == 7:
+			save(c, "main", "ci", 2000)
+		default:
+			save(c, "main", "ci", 1000)
+		}
+	}
 
-	series, err := Load(ctx, s, store.Filter{}, Options{})
+	res, err := Changes(ctx, s, Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(series) != 1 || series[0].Unit != "sec/op" || len(series[0].Commits) != 6 || len(series[0].Machines) != 2 {
-		t.Fatalf("series %+v", series)
+	if len(res.Series) != 2 || res.Window != DefaultWindow || len(res.Filters) != 0 {
+		t.Fatalf("result %+v", res)
 	}
-	last := series[0].Commits[5]
-	if !last.Changed || last.Better != -1 || last.Delta == nil || *last.Delta < 0.9 || last.Previous != series[0].Commits[4].Ref {
+	feature, main := res.Series[0], res.Series[1]
+	if feature.Branch != "feature" || feature.Machine != "laptop" || len(feature.Commits) != 2 ||
+		main.Branch != "main" || main.Machine != "ci" || len(main.Commits) != 6 || len(main.Machines) != 1 {
+		t.Fatalf("series %+v\n%+v", feature, main)
+	}
+	for i, c := range main.Commits {
+		if i < 5 && c.Changed {
+			t.Errorf("main commit %d marked against %s: %+v", i, c.Previous, c)
+		}
+	}
+	last := main.Commits[5]
+	if !last.Changed || last.Better != -1 || last.Delta == nil || *last.Delta < 0.9 || last.Previous != main.Commits[4].Ref {
 		t.Errorf("the doubling: %+v", last)
 	}
-	if first := series[0].Commits[0]; first.Delta != nil || first.P != nil || first.Changed {
-		t.Errorf("the first commit has nothing to compare with: %+v", first)
+	if first := feature.Commits[0]; first.Delta != nil || first.P != nil || first.Changed || first.Previous != "" {
+		t.Errorf("the first commit of a branch has nothing to compare with: %+v", first)
+	}
+	byCommit := ByCommit(res.Series, 3)
+	if len(byCommit) != 3 || byCommit[0].Ref != last.Ref || len(byCommit[0].Changes) != 1 || byCommit[0].Regressions() != 1 ||
+		byCommit[0].Changes[0].Previous != main.Commits[4].Ref {
+		t.Errorf("by commit: %+v", byCommit)
 	}
 
-	if _, err := Load(ctx, s, store.Filter{Name: "NoSuch"}, Options{}); !errors.Is(err, ErrNoBenchmarks) {
+	res, err = Changes(ctx, s, Query{Filter: store.Filter{Machine: "laptop"}, Window: AllCommits})
+	if err != nil || len(res.Series) != 1 || res.Series[0].Branch != "feature" || res.Window != 0 ||
+		!slices.Equal(res.Filters, []string{"machine laptop"}) {
+		t.Errorf("machine laptop: %+v, %v", res, err)
+	}
+	if _, err := Changes(ctx, s, Query{Filter: store.Filter{Name: "NoSuch"}}); !errors.Is(err, ErrNoBenchmarks) {
 		t.Errorf("no match: %v, want ErrNoBenchmarks", err)
 	}
 }

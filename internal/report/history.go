@@ -14,23 +14,34 @@ import (
 )
 
 // WriteHistory renders per-commit series in format f: in Text one table
-// per metric, a line per commit with the median, its confidence interval,
-// the change from the commit before and a mark where the metric changed;
-// with changedOnly, only the marked commits (and metrics that have one).
-// The JSON form is {"series": [history.Series...]}, every commit included.
-func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bool) error {
+// per metric and line (branch and machine), a line per commit with the
+// median, its confidence interval, the change from the commit before and a
+// mark where the metric changed, after a line saying which commits were
+// judged and which filters applied; with changedOnly, only the marked
+// commits (and metrics that have one). The JSON form is history.Result:
+// {"series": [history.Series...], "window": N, "filters": [...]}, every
+// commit included.
+func WriteHistory(w io.Writer, f Format, res *history.Result, changedOnly bool) error {
 	switch f {
 	case JSON:
-		return writeJSON(w, struct {
-			Series []history.Series `json:"series"`
-		}{nonNil(series)})
+		out := *res
+		out.Series = nonNil(out.Series)
+		return writeJSON(w, out)
 	case Text:
 	default:
 		return fmt.Errorf("history has no %s form: use text or json", f)
 	}
 	tw := bufio.NewWriter(w)
+	judged := "every commit of each series judged"
+	if res.Window > 0 {
+		judged = fmt.Sprintf("the latest %d commits of each series judged", res.Window)
+	}
+	if len(res.Filters) > 0 {
+		judged += "; only " + strings.Join(res.Filters, ", ")
+	}
+	fmt.Fprintf(tw, "%s\n\n", judged)
 	first := true
-	for _, s := range series {
+	for _, s := range res.Series {
 		if changedOnly && !slices.ContainsFunc(s.Commits, func(c history.Commit) bool { return c.Changed }) {
 			continue
 		}
@@ -38,7 +49,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			fmt.Fprintln(tw)
 		}
 		first = false
-		fmt.Fprintf(tw, "%s %s  %s\n", s.Package, s.Name, s.Unit)
+		fmt.Fprintf(tw, "%s %s  %s  (branch %s, machine %s)\n", s.Package, s.Name, s.Unit, orNone(s.Branch), s.Machine)
 		switch {
 		case s.Noise != nil && *s.Noise == 0:
 			fmt.Fprintln(tw, "no noise between commits: every significant change is marked")
@@ -108,4 +119,12 @@ func historyMark(c history.Commit) string {
 		mark = strings.TrimSpace(mark + fmt.Sprintf(" (%d of %d runs interrupted)", c.Interrupted, c.Runs))
 	}
 	return mark
+}
+
+// orNone is a branch name, or "none" for runs on no branch.
+func orNone(branch string) string {
+	if branch == "" {
+		return "none"
+	}
+	return branch
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
@@ -94,9 +95,15 @@ func (s *Server) handleBenchmarks(w http.ResponseWriter, r *http.Request) {
 //
 //	package, name, unit  the metric (required; exact import path, full
 //	                     benchmark name as stored, e.g. "Parse/size=10-8", and unit)
-//	branch, machine      runs on this branch, host only
-//	since, limit, order  as for /api/v1/commits
+//	branch, machine      the series on this branch, host; when the filter
+//	                     leaves several, the one measured latest, with a
+//	                     warning naming the others
+//	since                as for /api/v1/commits
+//	limit                the latest N commits judged (default 100, as
+//	                     every page and 'perfscope history'; 0 for all)
 //	alpha                significance level of the U test (default 0.05)
+//
+// A series is always in commit order; order is accepted and not used.
 func (s *Server) handleSeries(w http.ResponseWriter, r *http.Request) {
 	q, err := parseSeriesQuery(r)
 	if err != nil {
@@ -126,6 +133,14 @@ func parseSeriesQuery(r *http.Request) (seriesQuery, error) {
 	// package, name and unit name the metric here; they are not
 	// patterns.
 	f.Package, f.Name, f.Unit = "", "", ""
+	switch {
+	case !qv.Has("limit"):
+	case f.Limit == 0:
+		q.Window = history.AllCommits
+	default:
+		q.Window = f.Limit
+	}
+	f.Limit, f.Order = 0, store.ByCommitTime
 	q.Filter = f
 	if q.Alpha, err = parseAlpha(qv); err != nil {
 		return q, err

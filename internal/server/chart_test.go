@@ -35,7 +35,7 @@ func syntheticPoints(n int) []store.SeriesPoint {
 
 func TestTrendChart(t *testing.T) {
 	points := syntheticPoints(40)
-	v := newSeriesView(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, points, history.Options{})
+	v := &seriesView{Series: history.NewSeries(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, history.Line{Branch: "main", Machine: "ci"}, points, history.Options{})}
 	var changed []int
 	for i, c := range v.Commits {
 		if c.Changed {
@@ -64,14 +64,16 @@ func BenchmarkTrendPage(b *testing.B) {
 	points := syntheticPoints(5000)
 	link := func(base, head string) string { return compareLink(base, head, nil) }
 	for b.Loop() {
-		v := newSeriesView(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, points, history.Options{})
+		v := &seriesView{Series: history.NewSeries(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, history.Line{Branch: "main", Machine: "ci"}, points, history.Options{})}
 		_ = trendChart(v, link)
 	}
 }
 
 func TestSeriesCacheBudget(t *testing.T) {
 	c := newSeriesCache(100)
-	view := func(n int) *seriesView { return &seriesView{Series: history.Series{Commits: make([]seriesCommit, n)}} }
+	view := func(n int) *changesView {
+		return &changesView{Views: []*seriesView{{Series: history.Series{Commits: make([]seriesCommit, n)}}}}
+	}
 	v1 := store.Version{MaxID: 1, Runs: 1}
 	c.put("a", v1, view(60))
 	c.put("b", v1, view(30))

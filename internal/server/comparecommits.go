@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/gitstate"
+	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -83,6 +84,14 @@ func (s *Server) compareCommits(ctx context.Context, cq compareQuery) (*commitCo
 // Values are written with every digit, so nothing is rounded on the way.
 func benchText(cs *store.CommitSamples) string {
 	var b strings.Builder
+	// Exact units say so, as the files they were recorded from did.
+	exact := make(map[string]bool)
+	for _, ss := range cs.Samples {
+		if history.Exact(ss.Unit) && !exact[ss.Unit] {
+			exact[ss.Unit] = true
+			fmt.Fprintf(&b, "Unit %s assume=exact\n", ss.Unit)
+		}
+	}
 	pkg := "\x00"
 	for _, ss := range cs.Samples {
 		if ss.Package != pkg {

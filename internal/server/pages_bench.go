@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -58,27 +59,47 @@ func (s *Server) pageBenchmarks(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		data.Error = err.Error() // a bad regular expression: say so on the page
 	}
-	for _, b := range benches {
-		slices.SortStableFunc(b.Units, func(x, y string) int { return unitRank(x) - unitRank(y) })
-		row := benchRow{Benchmark: b}
-		for _, u := range b.Units {
-			v, err := s.recentSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
-			if err != nil {
-				s.fail(w, r, http.StatusInternalServerError, err)
-				return
-			}
-			row.Metrics = append(row.Metrics, newBenchMetric(u, v, q))
+	if err == nil && len(benches) > 0 {
+		cv, err := s.changes(ctx, history.Query{Filter: f})
+		if err != nil {
+			s.fail(w, r, statusOf(err), err)
+			return
 		}
-		data.Benchmarks = append(data.Benchmarks, row)
+		data.Benchmarks = benchRows(cv.Views, q)
 	}
 	s.pages.render(w, http.StatusOK, "benchmarks", "Benchmarks", "benchmarks", data, start)
 }
 
-// A benchRow is one benchmark of the list, with each metric's latest value
-// and recent trend.
+// A benchRow is one benchmark of the list on one line (branch and
+// machine), with each metric's latest value and recent trend.
 type benchRow struct {
 	store.Benchmark
-	Metrics []benchMetric
+	Branch, Machine string
+	Metrics         []benchMetric
+}
+
+// benchRows groups series views, in history.Changes' order, into one row
+// per benchmark and line, metrics in unitRank order; keep holds the list's
+// filters for its links.
+func benchRows(views []*seriesView, keep url.Values) []benchRow {
+	var rows []benchRow
+	index := make(map[[4]string]int)
+	for _, v := range views {
+		k := [4]string{v.Package, v.Name, v.Branch, v.Machine}
+		i, ok := index[k]
+		if !ok {
+			i = len(rows)
+			index[k] = i
+			rows = append(rows, benchRow{Benchmark: store.Benchmark{Package: v.Package, Name: v.Name}, Branch: v.Branch, Machine: v.Machine})
+		}
+		links := url.Values{"branch": {v.Branch}, "machine": {v.Machine}}
+		rows[i].Units = append(rows[i].Units, v.Unit)
+		rows[i].Metrics = append(rows[i].Metrics, newBenchMetric(v.Unit, v, links))
+	}
+	for i := range rows {
+		slices.SortStableFunc(rows[i].Metrics, func(x, y benchMetric) int { return unitRank(x.Unit) - unitRank(y.Unit) })
+	}
+	return rows
 }
 
 // A benchMetric is one metric of a benchmark in the list.
@@ -166,9 +187,10 @@ type filterMenus struct {
 // trendWindows are the choices of how many commits a trend shows.
 var trendWindows = []string{"100", "500", "1000", "all"}
 
-// defaultTrendWindow is how many commits a trend shows unless asked: a
-// chart a thousand pixels wide cannot show more one by one.
-const defaultTrendWindow = "1000"
+// defaultTrendWindow is how many commits a trend shows unless asked:
+// history.DefaultWindow, the window every other page and the CLI judge, so
+// that its marks are theirs.
+var defaultTrendWindow = strconv.Itoa(history.DefaultWindow)
 
 // trendData is the trend page's data.
 type trendData struct {
@@ -195,7 +217,9 @@ func (d *trendData) Link(base, head string) string { return compareLink(base, he
 //	package, name  the benchmark (exact)
 //	unit           the metric; default the benchmark's first
 //	branch, machine  runs on this branch, host only
-//	n              the latest n commits (100, 500, 1000 or all; default 1000)
+//	n              the latest n commits (100, 500, 1000 or all; default
+//	               history.DefaultWindow, 100): a series' noise is
+//	               estimated over them
 func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ctx := r.Context()
@@ -205,14 +229,14 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 	if d.N == "" {
 		d.N = defaultTrendWindow
 	}
-	limit := 0
+	window := history.AllCommits
 	if d.N != "all" {
 		n, err := strconv.Atoi(d.N)
 		if err != nil || n < 1 {
 			s.fail(w, r, http.StatusBadRequest, badRequest("n "+strconv.Quote(d.N)+": want a number of commits or all"))
 			return
 		}
-		limit = n
+		window = n
 		if !slices.Contains(d.Windows, d.N) {
 			d.Windows = append([]string{d.N}, d.Windows...)
 		}
@@ -236,13 +260,15 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sq := seriesQuery{Key: store.SeriesKey{Package: d.Package, Name: d.Name, Unit: d.Unit},
-		Filter: store.Filter{Branch: d.Branch, Machine: d.Machine, Limit: limit}, Alpha: 0.05}
+		Filter: store.Filter{Branch: d.Branch, Machine: d.Machine}, Alpha: 0.05, Window: window}
 	d.Series, err = s.series(ctx, sq)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d.Confidence = 0.95
+	// Links compare on the series' own line.
+	d.keep = url.Values{"branch": {d.Series.Branch}, "machine": {d.Series.Machine}}
 	for _, c := range d.Series.Commits {
 		if c.Changed {
 			d.Changes = append(d.Changes, c)

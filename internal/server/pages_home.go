@@ -1,14 +1,13 @@
 package server
 
 import (
-	"cmp"
 	"context"
-	"math"
 	"net/http"
-	"slices"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/run"
@@ -23,34 +22,19 @@ const (
 	homeChanges = 12 // changes listed per commit; the rest are counted
 )
 
-// A homeCommit is one of the latest commits on the home page with the
-// metrics that changed beyond the noise there, regressions first.
+// A homeCommit is one of the latest commits of a line (branch and
+// machine) on the home page with the metrics that changed beyond the noise
+// there, regressions first.
 type homeCommit struct {
-	Ref      string
-	Time     time.Time
-	Measured int // metrics with results at this commit
-	Changes  []homeChange
-	More     int // changes beyond those listed
-}
-
-// Regressions counts the commit's regressions.
-func (c homeCommit) Regressions() int {
-	n := 0
-	for _, ch := range c.Changes {
-		if ch.Better < 0 {
-			n++
-		}
-	}
-	return n
+	history.CommitChanges
+	Changes []homeChange
+	More    int // changes beyond those listed
 }
 
 // A homeChange is one metric's change at a commit.
 type homeChange struct {
-	Package, Name, Unit string
-	Delta               float64 // relative to the previous commit
-	Better              int     // 1 improvement, -1 regression, 0 neither
-	Median              string  // the commit's median, formatted in its unit
-	Previous, Ref       string  // the commits compared
+	history.Change
+	Median string // the commit's median, formatted in its unit
 }
 
 // Class is the change's colour class on the page.
@@ -67,87 +51,26 @@ func betterClass(better int) string {
 	return ""
 }
 
-// Link is the comparison of the change's commit with its parent.
-func (c homeChange) Link() string { return compareLink(c.Previous, c.Ref, nil) }
-
-// recentCommits is how many commits the home page and the benchmark list
-// look at per metric: the trend page's smallest window, so that its changes
-// are the ones that page shows with n=100, and few enough that the series of
-// hundreds of metrics fit the series cache together.
-const recentCommits = 100
-
-// allSeries returns the recent series of every benchmark metric f selects,
-// in the store's order of benchmarks and units.
-func (s *Server) allSeries(ctx context.Context, f store.Filter) ([]*seriesView, error) {
-	benches, err := s.cfg.Store.Benchmarks(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	var out []*seriesView
-	for _, b := range benches {
-		for _, u := range b.Units {
-			v, err := s.recentSeries(ctx, store.SeriesKey{Package: b.Package, Name: b.Name, Unit: u}, f)
-			if err != nil {
-				return nil, err
-			}
-			if v != nil {
-				out = append(out, v)
-			}
-		}
-	}
-	return out, nil
+// Link is the comparison of the change's commit with the one before it
+// on the same branch and machine.
+func (c homeChange) Link() string {
+	return compareLink(c.Previous, c.Ref, url.Values{"branch": {c.Line.Branch}, "machine": {c.Line.Machine}})
 }
 
-// recentSeries returns one metric's series over its latest recentCommits
-// commits on f's branch and machine, or nil when the metric has no results
-// there.
-func (s *Server) recentSeries(ctx context.Context, key store.SeriesKey, f store.Filter) (*seriesView, error) {
-	v, err := s.series(ctx, seriesQuery{Key: key, Filter: store.Filter{Branch: f.Branch, Machine: f.Machine, Limit: recentCommits}, Alpha: 0.05})
-	if statusOf(err) == http.StatusNotFound {
-		return nil, nil
-	}
-	return v, err
-}
-
-// latestCommits gathers, over all series, the newest n commits and the
-// changes detected at each.
-func latestCommits(series []*seriesView, n int) []homeCommit {
-	byRef := make(map[string]*homeCommit)
-	for _, v := range series {
-		for _, c := range v.Commits {
-			hc := byRef[c.Ref]
-			if hc == nil {
-				hc = &homeCommit{Ref: c.Ref, Time: c.Time}
-				byRef[c.Ref] = hc
+// homeView lays out history.ByCommit's answer for the page: each commit's
+// first homeChanges changes, their medians formatted.
+func homeView(commits []history.CommitChanges) []homeCommit {
+	out := make([]homeCommit, len(commits))
+	for i, cc := range commits {
+		hc := homeCommit{CommitChanges: cc}
+		for j, ch := range cc.Changes {
+			if j == homeChanges {
+				hc.More = len(cc.Changes) - homeChanges
+				break
 			}
-			hc.Measured++
-			if !c.Changed || c.Delta == nil {
-				continue
-			}
-			hc.Changes = append(hc.Changes, homeChange{Package: v.Package, Name: v.Name, Unit: v.Unit,
-				Delta: *c.Delta, Better: c.Better, Median: formatUnit(c.Median, v.Unit),
-				Previous: c.Previous, Ref: c.Ref})
+			hc.Changes = append(hc.Changes, homeChange{Change: ch, Median: formatUnit(ch.Median, ch.Unit)})
 		}
-	}
-	out := make([]homeCommit, 0, len(byRef))
-	for _, hc := range byRef {
-		out = append(out, *hc)
-	}
-	slices.SortFunc(out, func(a, b homeCommit) int {
-		return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(a.Ref, b.Ref))
-	})
-	out = out[:min(n, len(out))]
-	for i := range out {
-		ch := out[i].Changes
-		// Regressions first, then improvements; the largest first in each.
-		slices.SortFunc(ch, func(a, b homeChange) int {
-			return cmp.Or(cmp.Compare(a.Better, b.Better), cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)),
-				cmp.Compare(a.Name, b.Name), cmp.Compare(a.Unit, b.Unit))
-		})
-		if len(ch) > homeChanges {
-			out[i].More = len(ch) - homeChanges
-			out[i].Changes = ch[:homeChanges]
-		}
+		out[i] = hc
 	}
 	return out
 }
@@ -257,8 +180,14 @@ func (s *Server) summarize(ctx context.Context, pr store.ProfileRun) runSummary 
 func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ctx := r.Context()
-	series, err := s.allSeries(ctx, store.Filter{})
-	if err != nil {
+	var changes *history.Result
+	cv, err := s.changes(ctx, history.Query{})
+	switch {
+	case err == nil:
+		changes = cv.Result
+	case statusOf(err) == http.StatusNotFound:
+		changes = &history.Result{} // no benchmarks yet
+	default:
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
@@ -270,8 +199,9 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 	data := struct {
 		Commits []homeCommit
 		Metrics int
+		Window  int
 		Runs    []runSummary
-	}{Commits: latestCommits(series, homeCommits), Metrics: len(series)}
+	}{Commits: homeView(history.ByCommit(changes.Series, homeCommits)), Metrics: len(changes.Series), Window: history.DefaultWindow}
 	for _, pr := range runs {
 		data.Runs = append(data.Runs, s.summarize(ctx, pr))
 	}

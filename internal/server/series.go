@@ -3,8 +3,10 @@ package server
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -37,27 +39,45 @@ func (v *seriesView) chartHTML(link func(base, head string) string) template.HTM
 // seriesCommit is one commit of a series view.
 type seriesCommit = history.Commit
 
-// newSeriesView runs change detection over one metric's points.
-func newSeriesView(key store.SeriesKey, points []store.SeriesPoint, opts history.Options) *seriesView {
-	v := &seriesView{Series: history.NewSeries(key, points, opts)}
-	if len(v.Machines) > 1 {
-		v.Warnings = append([]string{fmt.Sprintf("results of %d machines (%s) are mixed: choose one machine", len(v.Machines), strings.Join(v.Machines, ", "))}, v.Warnings...)
-	}
-	return v
+// A changesView is change detection's answer to one query, as history.Changes
+// gives it, with a view of each series for the charts.
+type changesView struct {
+	Result *history.Result
+	Views  []*seriesView
 }
 
-// seriesQuery is what a series request asks for.
+// commits counts the commits of every series, the view's cache cost.
+func (v *changesView) commits() int {
+	n := 0
+	for _, sv := range v.Views {
+		n += len(sv.Commits)
+	}
+	return n
+}
+
+// seriesQuery is what a series request asks for: one metric, on one line
+// unless the filter leaves several.
 type seriesQuery struct {
 	Key    store.SeriesKey
 	Filter store.Filter
 	Alpha  float64
+	// Window is history.Query's: 0 for history.DefaultWindow.
+	Window int
 }
 
-func (q seriesQuery) cacheKey() string {
+// changesQuery is the history query of one metric's series.
+func (q seriesQuery) changesQuery() history.Query {
 	f := q.Filter
-	return strings.Join([]string{q.Key.Package, q.Key.Name, q.Key.Unit, f.Branch, f.Machine,
-		strconv.FormatInt(f.Since.UnixNano(), 10), strconv.Itoa(f.Limit), strconv.Itoa(int(f.Order)),
-		strconv.FormatFloat(q.Alpha, 'g', -1, 64)}, "\x00")
+	f.Package, f.Name, f.Unit = exactRegexp(q.Key.Package), exactRegexp(q.Key.Name), q.Key.Unit
+	return history.Query{Filter: f, Window: q.Window, Options: history.Options{Alpha: q.Alpha}}
+}
+
+// cacheKey identifies a history query in the cache.
+func cacheKey(q history.Query) string {
+	f := q.Filter
+	return strings.Join([]string{f.Package, f.Name, f.Unit, f.Branch, f.Machine,
+		strconv.FormatInt(f.Since.UnixNano(), 10), strconv.Itoa(q.Window),
+		strconv.FormatFloat(q.Options.Alpha, 'g', -1, 64)}, "\x00")
 }
 
 // parseFilter reads the filter parameters shared by the read endpoints and
@@ -117,14 +137,15 @@ const seriesCacheCommits = 100_000
 type seriesEntry struct {
 	key     string
 	version store.Version
-	view    *seriesView
+	view    *changesView
+	commits int
 }
 
 func newSeriesCache(max int) *seriesCache {
 	return &seriesCache{max: max, order: list.New(), entries: make(map[string]*list.Element)}
 }
 
-func (c *seriesCache) get(key string, version store.Version) *seriesView {
+func (c *seriesCache) get(key string, version store.Version) *changesView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -140,17 +161,18 @@ func (c *seriesCache) get(key string, version store.Version) *seriesView {
 	return e.view
 }
 
-func (c *seriesCache) put(key string, version store.Version, v *seriesView) {
+func (c *seriesCache) put(key string, version store.Version, v *changesView) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
 		c.remove(el)
 	}
-	if len(v.Commits) > c.max {
+	n := v.commits()
+	if n > c.max {
 		return
 	}
-	c.entries[key] = c.order.PushFront(&seriesEntry{key, version, v})
-	c.size += len(v.Commits)
+	c.entries[key] = c.order.PushFront(&seriesEntry{key, version, v, n})
+	c.size += n
 	for c.size > c.max {
 		c.remove(c.order.Back())
 	}
@@ -160,7 +182,7 @@ func (c *seriesCache) remove(el *list.Element) {
 	e := el.Value.(*seriesEntry)
 	c.order.Remove(el)
 	delete(c.entries, e.key)
-	c.size -= len(e.view.Commits)
+	c.size -= e.commits
 }
 
 // invalidate drops every entry; the version check would drop them one by
@@ -173,26 +195,69 @@ func (c *seriesCache) invalidate() {
 	c.size = 0
 }
 
-// series answers a series query, from the cache when nothing changed. A
-// metric with no samples matching the filter is an error wrapping
+// changes answers a history query as history.Changes does, from the cache
+// when nothing changed. A query no benchmark matches is an error wrapping
 // errNotFound.
-func (s *Server) series(ctx context.Context, q seriesQuery) (*seriesView, error) {
+func (s *Server) changes(ctx context.Context, q history.Query) (*changesView, error) {
 	version, err := s.cfg.Store.BenchVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ck := q.cacheKey()
+	ck := cacheKey(q)
 	if v := s.cache.get(ck, version); v != nil {
 		return v, nil
 	}
-	points, err := s.cfg.Store.Series(ctx, q.Key, q.Filter)
+	res, err := history.Changes(ctx, s.cfg.Store, q)
+	if errors.Is(err, history.ErrNoBenchmarks) {
+		return nil, notFound("no recorded benchmark matches the filter")
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(points) == 0 {
-		return nil, notFound(fmt.Sprintf("no results of %s %s in %s match the filter", q.Key.Name, q.Key.Unit, q.Key.Package))
+	v := &changesView{Result: res}
+	for _, hs := range res.Series {
+		v.Views = append(v.Views, &seriesView{Series: hs})
 	}
-	v := newSeriesView(q.Key, points, history.Options{Alpha: q.Alpha})
 	s.cache.put(ck, version, v)
 	return v, nil
+}
+
+// series answers a series query: the metric's series on the query's branch
+// and machine, or when the filter leaves several lines, the one with the
+// newest commit, with a warning naming the others. A metric with no
+// samples matching the filter is an error wrapping errNotFound.
+func (s *Server) series(ctx context.Context, q seriesQuery) (*seriesView, error) {
+	cv, err := s.changes(ctx, q.changesQuery())
+	if err != nil && statusOf(err) != http.StatusNotFound {
+		return nil, err
+	}
+	if cv == nil || len(cv.Views) == 0 {
+		return nil, notFound(fmt.Sprintf("no results of %s %s in %s match the filter", q.Key.Name, q.Key.Unit, q.Key.Package))
+	}
+	return pickLine(cv.Views), nil
+}
+
+// pickLine returns the series whose last commit is newest; when there are
+// others, a copy whose first warning names them.
+func pickLine(views []*seriesView) *seriesView {
+	best := views[0]
+	last := func(v *seriesView) time.Time { return v.Commits[len(v.Commits)-1].Time }
+	for _, v := range views[1:] {
+		if last(v).After(last(best)) {
+			best = v
+		}
+	}
+	if len(views) == 1 {
+		return best
+	}
+	var others []string
+	for _, v := range views {
+		if v != best {
+			others = append(others, fmt.Sprintf("branch %s on %s", v.Branch, v.Machine))
+		}
+	}
+	warn := fmt.Sprintf("showing branch %s on machine %s, the latest measured; also recorded: %s (choose a branch and machine)", best.Branch, best.Machine, strings.Join(others, "; "))
+	picked := &seriesView{Series: best.Series}
+	picked.Warnings = append([]string{warn}, best.Warnings...)
+	return picked
 }

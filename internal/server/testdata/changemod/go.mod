@@ -1,0 +1,3 @@
+module example.com/changemod
+
+go 1.24
