@@ -9,7 +9,6 @@ import (
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/gitstate"
-	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -71,7 +70,10 @@ func (s *Server) compareCommits(ctx context.Context, cq compareQuery) (*commitCo
 	if bl == hl {
 		bl, hl = bl+" (base)", hl+" (head)"
 	}
-	inputs := []*benchstats.Input{benchstats.TextInput(bl, benchText(base)), benchstats.TextInput(hl, benchText(head))}
+	// The same input 'perfscope compare' reads a stored commit as.
+	bin, hin := store.CommitInput(base), store.CommitInput(head)
+	bin.Label, hin.Label = bl, hl
+	inputs := []*benchstats.Input{bin, hin}
 	cmp, err := benchstats.Compare(ctx, inputs, benchstats.Options{Alpha: cq.Alpha})
 	if err != nil {
 		return nil, badRequest(err.Error())
@@ -79,39 +81,5 @@ func (s *Server) compareCommits(ctx context.Context, cq compareQuery) (*commitCo
 	return &commitComparison{Base: base, Head: head, Cmp: cmp}, nil
 }
 
-// benchText writes a commit's samples back in Go benchmark format, one
-// line per sample, so they are compared exactly as a file would be.
-// Values are written with every digit, so nothing is rounded on the way.
-func benchText(cs *store.CommitSamples) string {
-	var b strings.Builder
-	// Exact units say so, as the files they were recorded from did.
-	exact := make(map[string]bool)
-	for _, ss := range cs.Samples {
-		if history.Exact(ss.Unit) && !exact[ss.Unit] {
-			exact[ss.Unit] = true
-			fmt.Fprintf(&b, "Unit %s assume=exact\n", ss.Unit)
-		}
-	}
-	pkg := "\x00"
-	for _, ss := range cs.Samples {
-		if ss.Package != pkg {
-			pkg = ss.Package
-			fmt.Fprintf(&b, "pkg: %s\n", pkg)
-		}
-		for _, v := range ss.Values {
-			fmt.Fprintf(&b, "Benchmark%s 1 %s %s\n", ss.Name, strconv.FormatFloat(v, 'g', -1, 64), ss.Unit)
-		}
-	}
-	return b.String()
-}
-
-// shortRef abbreviates a commit ref for labels: 12 hex digits, as git's
-// short hashes in large repositories.
-func shortRef(ref string) string {
-	hash, dirty := strings.CutSuffix(ref, "+dirty")
-	hash = gitstate.Short(hash)
-	if dirty {
-		hash += "+dirty"
-	}
-	return hash
-}
+// shortRef abbreviates a commit ref for labels (see gitstate.ShortRef).
+func shortRef(ref string) string { return gitstate.ShortRef(ref) }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/units"
 )
@@ -184,28 +185,13 @@ func thousands(n any) string {
 	return fmt.Sprint(n)
 }
 
-// signedPercent writes a relative change with its sign: "+12.3%", "-4.5%".
-func signedPercent(f float64) string {
-	if f > 0 {
-		return "+" + units.Percent(f)
-	}
-	return units.Percent(f)
-}
+// signedPercent writes a relative change with its sign: "+12.3%", "-4.5%",
+// "from 0" (see measure.FormatChange).
+func signedPercent(f float64) string { return measure.FormatChange(f) }
 
-// formatUnit writes a value of a benchmark unit as the CLI does: durations
-// and sizes with their units, other units as plain numbers.
-func formatUnit(v float64, unit string) string {
-	switch unit {
-	case "sec/op", "ns/op":
-		if unit == "ns/op" {
-			v /= 1e9
-		}
-		return units.Seconds(v)
-	case "B/op":
-		return units.Bytes(v)
-	}
-	return units.Number(v)
-}
+// formatUnit writes a value of a benchmark unit standing alone, as the CLI
+// does (see measure.Format).
+func formatUnit(v float64, unit string) string { return measure.Format(v, unit) }
 
 // exactRegexp is a regular expression matching exactly s, for filters
 // that take patterns but are given one value from a menu.

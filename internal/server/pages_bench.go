@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -284,7 +285,7 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 // marked changes default to the measure a busy machine cannot disturb.
 func unitRank(unit string) int {
 	switch unit {
-	case "instructions/op":
+	case measure.Instructions:
 		return -1
 	case "sec/op":
 		return 0
@@ -325,21 +326,23 @@ func cmpTables(c *benchstats.Comparison) []cmpTable {
 			}
 			ct.Config += kv.Key + ": " + kv.Value
 		}
-		better := benchfmt.UnitMetadataMap(nil).GetBetter(t.Unit)
 		for _, r := range t.Rows {
 			base, head := r.Cells[0], r.Cells[1]
-			row := cmpRow{Name: r.Name, Base: cellText(base, t.Unit), Head: cellText(head, t.Unit)}
+			// One prefix for the row, as the CLI's tables.
+			var centers []float64
+			for _, c := range r.Cells {
+				if c != nil {
+					centers = append(centers, c.Summary.Center)
+				}
+			}
+			sc := measure.TableScale(t.Unit, centers)
+			row := cmpRow{Name: r.Name, Base: cellText(base, sc), Head: cellText(head, sc)}
 			if head != nil && head.Change != nil {
 				ch := head.Change
 				row.Delta = ch.Delta
 				row.P = strconv.FormatFloat(ch.Test.P, 'f', 3, 64)
-				if ch.Significant && better != 0 {
-					up := head.Summary.Center > ch.Base.Summary.Center
-					if up == (better > 0) {
-						row.Class = "better"
-					} else {
-						row.Class = "worse"
-					}
+				if ch.Significant {
+					row.Class = betterClass(measure.Improves(t.Unit, nil, ch.Base.Summary.Center, head.Summary.Center))
 				}
 			}
 			ct.Rows = append(ct.Rows, row)
@@ -349,12 +352,13 @@ func cmpTables(c *benchstats.Comparison) []cmpTable {
 	return out
 }
 
-// cellText is a cell's center in its unit, with its confidence interval.
-func cellText(c *benchstats.Cell, unit string) string {
+// cellText is a cell's center on its row's scale, with its confidence
+// interval, as the CLI's comparison tables write it.
+func cellText(c *benchstats.Cell, sc benchunit.Scaler) string {
 	if c == nil {
 		return ""
 	}
-	return formatUnit(c.Summary.Center, unit) + " ± " + c.Summary.PctRangeString()
+	return sc.Format(c.Summary.Center) + " ± " + c.Summary.PctRangeString()
 }
 
 // pageCompare compares two commits (benchstat tables) or two runs (side
