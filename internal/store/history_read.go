@@ -352,23 +352,18 @@ func (h *BenchHistory) CommitSamples(ctx context.Context, ref string, f Filter) 
 		q = q.where("se.unit = ?", f.Unit)
 	}
 	from, args := q.sql()
-	rows, err := h.b.db.QueryContext(ctx, h.b.q(`SELECT `+runCols+`, m.goos, m.goarch, m.cpu, r.go_version, se.package, se.name, se.unit, s.vals`+from+` ORDER BY r.id`), args...)
-	if err != nil {
-		return nil, fmt.Errorf("samples of %s: %w", ref, err)
-	}
-	defer rows.Close()
 	agg := newCommitAgg(1)
 	lastRun := int64(-1)
 	index := make(map[SeriesKey]int)
 	out := &CommitSamples{}
 	var vals []byte
 	var conf runConfig
-	for rows.Next() {
+	err = h.b.each(ctx, `SELECT `+runCols+`, m.goos, m.goarch, m.cpu, r.go_version, se.package, se.name, se.unit, s.vals`+from+` ORDER BY r.id`, args, func(rows *sql.Rows) error {
 		var r runRow
 		var k SeriesKey
 		var rc [len(runConfigKeys)]string
 		if err := rows.Scan(append(r.dest(), &rc[0], &rc[1], &rc[2], &rc[3], &k.Package, &k.Name, &k.Unit, &vals)...); err != nil {
-			return nil, fmt.Errorf("samples of %s: %w", ref, err)
+			return err
 		}
 		if r.id != lastRun {
 			agg.add(r)
@@ -376,7 +371,7 @@ func (h *BenchHistory) CommitSamples(ctx context.Context, ref string, f Filter) 
 			lastRun = r.id
 		}
 		if !match.match(k) {
-			continue
+			return nil
 		}
 		i, ok := index[k]
 		if !ok {
@@ -384,11 +379,13 @@ func (h *BenchHistory) CommitSamples(ctx context.Context, ref string, f Filter) 
 			index[k] = i
 			out.Samples = append(out.Samples, SeriesSamples{SeriesKey: k})
 		}
+		var err error
 		if out.Samples[i].Values, err = decodeValues(out.Samples[i].Values, vals); err != nil {
-			return nil, fmt.Errorf("samples of %s, run %d: %w", ref, r.id, err)
+			return fmt.Errorf("run %d: %w", r.id, err)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("samples of %s: %w", ref, err)
 	}
 	if len(agg.commits) == 0 {

@@ -14,12 +14,13 @@
 // The kinds are types of this one package rather than packages of their own
 // because they are one database: one connection, one dialect, and one
 // sequence of schema migrations recorded in one schema_version table, so a
-// store is created, checked and upgraded as a whole, by every command, read-only
-// opens included. Each kind is a small type over the shared SQL backend
+// store is created, checked and upgraded as a whole by every command,
+// read-only opens included. Each kind is a small type over the shared SQL backend
 // (sqlDB: the connection and the dialect), whose queries are written once for
 // both engines: an embedded SQLite file (the default, nothing to install) and
 // PostgreSQL for teams that share one history. Open returns a DB, which holds
-// every kind; callers do not name these types but declare, where they use
+// every kind and promotes their methods (so no two kinds share a method
+// name); callers do not name the kinds' types but declare, where they use
 // them, interfaces of the methods they call (history.Source, server.Backend),
 // which a DB satisfies.
 //
@@ -39,8 +40,9 @@
 // watch pages) declare their own interfaces of it, as the server does of
 // these. It reuses what the kinds share and changes none of them:
 //
-//   - Its tables come as new migrations appended to the one sequence
-//     (migration 6 on), so older stores upgrade on open as they do now.
+//   - Its tables come as migrations appended to the one sequence, so older
+//     stores upgrade on open as they do now; its methods are named for what
+//     they read (ProfileSeries, MergedProfile, ...), apart from the others'.
 //   - A series is one target and its label set (a targets table, a series
 //     table keyed by target and canonical labels); functions, locations and
 //     stacks are stored once each, interned by hash (stacks as arrays of
