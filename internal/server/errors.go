@@ -42,6 +42,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errAnalysing):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
