@@ -126,7 +126,7 @@ func (d *doc) add(s section) {
 // writeText lays the doc out for a terminal: upper-case section titles,
 // what a title heads indented by two spaces (a doc without titles, such
 // as a benchstat-style comparison, starts at the margin), columns aligned
-// by padding, what matters in capitals, footnotes under their table.
+// by padding, footnotes under their table.
 func (d *doc) writeText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	if d.title != "" {
@@ -200,14 +200,9 @@ func writeTextTable(w *bufio.Writer, indent string, t *table) {
 			tt.AddLine(r.line)
 			continue
 		}
-		cells := make([]string, len(r.cells))
-		for i, c := range r.cells {
-			if t.is(r.strong, i) {
-				c = strings.ToUpper(c) // a terminal's bold cannot be relied on
-			}
-			cells[i] = c
-		}
-		tt.AddRow(cells...)
+		// Strong cells show as they are: a terminal's bold cannot be
+		// relied on, and benchstat's layout has none.
+		tt.AddRow(r.cells...)
 	}
 	tt.WriteText(w) // a bufio.Writer reports its errors on Flush
 	for i, n := range t.notes {
@@ -306,14 +301,19 @@ func writeMarkdownTable(w *bufio.Writer, t *table) {
 			starts = append(starts, i)
 		}
 	}
+	// A column that starts its innermost group carries the headings of
+	// every group over it, as one Markdown heading row must.
 	heading := func(col int) string {
 		var parts []string
 		for _, level := range t.groups {
 			for _, s := range level {
-				if s.Start == col && s.Text != "" {
+				if s.Start <= col && col < s.Start+s.Len && s.Text != "" {
 					parts = append(parts, s.Text)
 				}
 			}
+		}
+		if len(t.groups) > 0 && !startsSpan(t.groups[len(t.groups)-1], col) {
+			parts = nil
 		}
 		if h := t.header[col]; h != "" {
 			parts = append(parts, h)
@@ -368,6 +368,15 @@ func writeMarkdownTable(w *bufio.Writer, t *table) {
 			w.WriteString(Superscript(i+1) + " " + mdText(n) + "  \n")
 		}
 	}
+}
+
+func startsSpan(spans []Span, col int) bool {
+	for _, s := range spans {
+		if s.Start == col {
+			return true
+		}
+	}
+	return false
 }
 
 // mdText escapes the characters that would turn plain text into Markdown
