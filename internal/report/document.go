@@ -113,8 +113,10 @@ func (b block) itemPrefix(n, j int) string {
 	return head
 }
 
-func (b block) hasBody() bool {
-	return len(b.facts)+len(b.lines)+len(b.pairs)+len(b.items)+len(b.code)+len(b.notes) > 0 || b.table != nil
+func (b block) hasBody() bool { return b.hasBodyBesidesNotes() || len(b.notes) > 0 }
+
+func (b block) hasBodyBesidesNotes() bool {
+	return len(b.facts)+len(b.lines)+len(b.pairs)+len(b.items)+len(b.code) > 0 || b.table != nil
 }
 
 func (d *doc) add(s section) {
@@ -286,8 +288,11 @@ func writeMarkdownBlock(bw *bufio.Writer, b block) {
 		}
 		bw.WriteString(fence + "\n" + strings.Join(b.code, "\n") + "\n" + fence + "\n")
 	}
-	for _, n := range b.notes {
-		bw.WriteString("\n> " + mdText(n) + "\n")
+	for i, n := range b.notes {
+		if i > 0 || b.hasBodyBesidesNotes() {
+			bw.WriteString("\n") // a quote of its own for each note
+		}
+		bw.WriteString("> " + mdText(n) + "\n")
 	}
 }
 
