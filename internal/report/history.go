@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -14,38 +13,35 @@ import (
 	"github.com/perfscope/perfscope/internal/history"
 )
 
-// WriteHistory renders per-commit series in format f: in Text one table
+// WriteHistory renders per-commit series in format f: in text and Markdown one table
 // per metric, a line per commit with the median, its confidence interval,
 // the change from the commit before and a mark where the metric changed;
 // with changedOnly, only the marked commits (and metrics that have one).
 // The JSON form is {"series": [history.Series...]}, every commit included.
 func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bool) error {
-	switch f {
-	case JSON:
+	if f == JSON {
 		return writeJSON(w, struct {
 			Series []history.Series `json:"series"`
 		}{nonNil(series)})
-	case Text:
-	default:
-		return fmt.Errorf("history has no %s form: use text or json", f)
 	}
-	tw := bufio.NewWriter(w)
-	first := true
+	return renderDoc(w, f, historyDoc(series, changedOnly))
+}
+
+// historyDoc lays out one block per metric: its name, how noisy it is,
+// a row per commit and its warnings as notes.
+func historyDoc(series []history.Series, changedOnly bool) *doc {
+	var blocks []block
 	for _, s := range series {
 		if changedOnly && !slices.ContainsFunc(s.Commits, func(c history.Commit) bool { return c.Changed }) {
 			continue
 		}
-		if !first {
-			fmt.Fprintln(tw)
-		}
-		first = false
-		fmt.Fprintf(tw, "%s %s  %s\n", s.Package, s.Name, s.Unit)
+		b := block{caption: s.Package + " " + s.Name + "  " + s.Unit}
 		switch {
 		case s.Noise != nil && *s.Noise == 0:
-			fmt.Fprintln(tw, "no noise between commits: every significant change is marked")
+			b.lines = []string{"no noise between commits: every significant change is marked"}
 		case s.Noise != nil:
-			fmt.Fprintf(tw, "noise ±%.1f%% per commit; changes beyond %+.1f%% / %+.1f%% are marked\n",
-				100**s.Noise, 100**s.Threshold, 100*(1/(1+*s.Threshold)-1))
+			b.lines = []string{fmt.Sprintf("noise ±%.1f%% per commit; changes beyond %+.1f%% / %+.1f%% are marked",
+				100**s.Noise, 100**s.Threshold, 100*(1/(1+*s.Threshold)-1))}
 		}
 		centers := make([]float64, len(s.Commits))
 		for i, c := range s.Commits {
@@ -58,7 +54,7 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			}
 			return scale.Format(*v)
 		}
-		tt := &TextTable{Columns: []TextColumn{{Heading: "commit"}, {Heading: "date"}, {Heading: "median"}, {Heading: "95% CI"}, {Heading: "n"}, {Heading: "vs previous"}, {}}}
+		tt := &table{header: []string{"commit", "date", "median", "95% CI", "n", "vs previous", ""}, code: []bool{true}}
 		for _, c := range s.Commits {
 			if changedOnly && !c.Changed {
 				continue
@@ -75,20 +71,21 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 			default:
 				vs = fmt.Sprintf("%+.1f%%  p=%.3f", 100**c.Delta, *c.P)
 			}
-			tt.AddRow(ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
-				"["+orUnknown(c.Lo)+", "+orUnknown(c.Hi)+"]", strconv.Itoa(c.N), vs, historyMark(c))
+			cells := []string{ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
+				"[" + orUnknown(c.Lo) + ", " + orUnknown(c.Hi) + "]", strconv.Itoa(c.N), vs, historyMark(c)}
+			if c.Changed && c.Better == -1 {
+				tt.addStrong(cells, 6)
+				continue
+			}
+			tt.add(cells...)
 		}
-		if err := tt.WriteText(tw); err != nil {
-			return fmt.Errorf("write history: %w", err)
-		}
-		for _, warn := range s.Warnings {
-			fmt.Fprintf(tw, "note: %s\n", warn)
-		}
+		b.table = tt
+		b.notes = s.Warnings
+		blocks = append(blocks, b)
 	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	return nil
+	d := &doc{}
+	d.add(section{blocks: blocks})
+	return d
 }
 
 // historyMark names a marked change in words, and says when runs of the
