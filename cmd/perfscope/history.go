@@ -84,7 +84,7 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 			}
 			for i, h := range series {
 				if len(h.Machines) > 1 {
-					series[i].Warnings = append([]string{fmt.Sprintf("results of %d machines (%s) are mixed: pass --machine", len(h.Machines), strings.Join(h.Machines, ", "))}, h.Warnings...)
+					series[i].Warnings = append([]string{report.MixedMachines(h.Machines)}, h.Warnings...)
 				}
 			}
 			return report.WriteHistory(cmd.OutOrStdout(), report.Format(format), series, changedOnly)
