@@ -49,7 +49,7 @@ func TestCompareCommand(t *testing.T) {
 	}
 
 	out, code = perfCLI(t, "compare", "--format", "markdown", fixtures+"old.txt", fixtures+"new.txt")
-	if code != 0 || !strings.Contains(out, "| --- |") {
+	if code != 0 || !strings.Contains(out, "|---|---:|") {
 		t.Errorf("markdown: exit %d:\n%s", code, out)
 	}
 	out, code = perfCLI(t, "compare", "--format", "csv", fixtures+"old.txt", fixtures+"new.txt")

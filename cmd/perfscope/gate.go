@@ -106,16 +106,16 @@ better direction is unknown (throughput units, "/s", are higher-is-better).`,
 			opts.Packages = args
 			opts.CountProgress = func(side string, done, total int, name string) {
 				if name != "" {
-					fmt.Fprintf(os.Stderr, "%sgate: counting instructions of the %s (%d/%d): Benchmark%s\n", clearLine(opts), side, done+1, total, name)
+					fmt.Fprintf(os.Stderr, "%sgate: %s\n", clearLine(opts), report.CountingProgress(side, done, total, name))
 				}
 			}
 			if stderrIsTerminal() {
 				opts.Progress = terminalProgress(os.Stderr)
 			} else {
-				fmt.Fprintf(os.Stderr, "gate: measuring %s; building base %s and head, then %d interleaved rounds\n", cfg.Measure, opts.BaseRef, cfg.Rounds)
+				fmt.Fprintln(os.Stderr, report.GateStart(string(cfg.Measure), opts.BaseRef, cfg.Rounds))
 			}
 			rep, run, err := gate.Measure(cmd.Context(), opts, cfg, func(done, more int) {
-				fmt.Fprintf(os.Stderr, "%sgate: too noisy to decide after %d rounds; measuring %d more\n", clearLine(opts), done, more)
+				fmt.Fprintf(os.Stderr, "%s%s\n", clearLine(opts), report.GateExtending(done, more))
 			})
 			fmt.Fprint(os.Stderr, clearLine(opts))
 			if run != nil && saveDir != "" {
@@ -197,7 +197,7 @@ func gateErrorLine(err error, ref string) string {
 func countProgress(w io.Writer) func(done, total int, name string) {
 	return func(done, total int, name string) {
 		if name != "" {
-			fmt.Fprintf(w, "counting instructions (%d/%d): Benchmark%s\n", done+1, total, name)
+			fmt.Fprintln(w, report.CountingProgress("", done, total, name))
 		}
 	}
 }

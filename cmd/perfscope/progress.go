@@ -10,7 +10,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/loadgen"
-	"github.com/perfscope/perfscope/internal/units"
+	"github.com/perfscope/perfscope/internal/report"
 )
 
 // newLoadProgress returns a loadgen.Config.Progress that draws a bar with
@@ -40,7 +40,7 @@ func newLoadProgress(quiet bool, label string) (update func(loadgen.Progress), f
 			)
 		}
 		// Both calls draw; the second frame, complete, is the one that stays.
-		bar.Describe(fmt.Sprintf("%s %9.0f req/s %7d errors", label, p.CurrentRPS, p.Errors))
+		bar.Describe(report.LoadProgress(label, p.CurrentRPS, p.Errors))
 		if p.Planned > 0 {
 			_ = bar.Set64(min(p.Requests, p.Planned))
 		} else {
@@ -62,24 +62,13 @@ func newLoadProgress(quiet bool, label string) (update func(loadgen.Progress), f
 func terminalProgress(w io.Writer) func(bench.Progress) {
 	start := time.Now()
 	return func(p bench.Progress) {
-		state := "running"
-		if p.Done {
-			state = "done   "
-		}
-		side := ""
-		if p.Side != "" {
-			side = p.Side + " "
-		}
-		overall := ""
+		var elapsed, left time.Duration
 		if p.Benchmarks > 0 {
-			elapsed := time.Since(start).Round(time.Second)
-			overall = fmt.Sprintf("benchmark %d of %d, %s elapsed", p.BenchmarkIndex, p.Benchmarks, units.Seconds(elapsed.Seconds()))
+			elapsed = time.Since(start).Round(time.Second)
 			if f := p.Fraction(); f > 0 && f < 1 {
-				left := time.Duration(float64(elapsed) * (1 - f) / f).Round(time.Second)
-				overall += ", about " + units.Seconds(left.Seconds()) + " left"
+				left = time.Duration(float64(elapsed) * (1 - f) / f).Round(time.Second)
 			}
-			overall += "  "
 		}
-		fmt.Fprintf(w, "\r\033[K%s[%d/%d] %s  %s%s  %s round %d/%d", overall, p.PackageIndex, p.Packages, p.Package, side, state, p.Benchmark, p.Round, p.Rounds)
+		fmt.Fprint(w, "\r\033[K"+report.BenchProgress(p, elapsed, left))
 	}
 }

@@ -41,7 +41,7 @@ to 'perfscope push' as --token or the PERFSCOPE_TOKEN environment variable.`,
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), secret)
-			fmt.Fprintf(cmd.ErrOrStderr(), "created token %d (%s) in %s; it is shown only now\n", t.ID, t.Name, describeDB(db))
+			fmt.Fprintln(cmd.ErrOrStderr(), report.TokenCreated(t, describeDB(db)))
 			return nil
 		},
 	}
@@ -65,11 +65,7 @@ or a file that is not one, is an error, not a new database.`,
 			if err != nil {
 				return err
 			}
-			tt := &report.TextTable{Columns: []report.TextColumn{{Heading: "ID", Align: report.Right}, {Heading: "NAME"}, {Heading: "CREATED"}}}
-			for _, t := range tokens {
-				tt.AddRow(strconv.FormatInt(t.ID, 10), t.Name, t.Created.Local().Format("2006-01-02 15:04"))
-			}
-			return tt.WriteText(cmd.OutOrStdout())
+			return report.WriteTokens(cmd.OutOrStdout(), tokens)
 		},
 	}
 	list.Flags().StringVar(&db, "db", "", "the server's store: a SQLite file or a postgres:// URL (default ~/.perfscope/perfscope.db)")
@@ -100,7 +96,7 @@ token that does not exist is an error.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "revoked token %d (%s) in %s\n", t.ID, t.Name, describeDB(db))
+			fmt.Fprintln(cmd.ErrOrStderr(), report.TokenRevoked(t, describeDB(db)))
 			return nil
 		},
 	}

@@ -16,6 +16,10 @@ import (
 // benchmark with full-precision centers, and the geomean row. Warnings go
 // to warnings, each prefixed with the spreadsheet cell it belongs to
 // ("C4: need >= 6 samples ..."), so the CSV itself stays regular.
+//
+// It does not go through the document layout that text and Markdown
+// share: a spreadsheet reads records at full precision and addresses
+// warnings by cell, which a layout for people does not keep.
 func WriteBenchComparisonCSV(w, warnings io.Writer, cmp *benchstats.Comparison) error {
 	c := &benchCSV{out: csv.NewWriter(w), warnings: warnings}
 	for i, t := range cmp.Tables {

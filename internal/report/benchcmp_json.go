@@ -9,7 +9,10 @@ import (
 )
 
 // The JSON form of a benchmark comparison. Field names are stable and
-// documented at writeBenchJSON and in the README.
+// documented at writeBenchJSON and in the README. It is written from the
+// comparison itself, not through the document layout that text and
+// Markdown share: a program reads these values at full precision, and a
+// layout for people (rounded, scaled, footnoted) would lose them.
 type benchJSON struct {
 	Tables       []benchTableJSON `json:"tables"`
 	Warnings     []string         `json:"warnings,omitempty"`

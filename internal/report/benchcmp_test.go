@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,7 +135,42 @@ func TestWriteBenchCSVAndMarkdown(t *testing.T) {
 	if err := WriteBenchComparison(&md, Markdown, cmp, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| **sec/op** | before | after | vs base |") || !strings.Contains(md.String(), "¹ need &gt;= 6 samples") {
+	if !strings.Contains(md.String(), "| sec/op | before median | after median | vs base |\n|---|---:|---:|---:|\n") || !strings.Contains(md.String(), "¹ need &gt;= 6 samples") {
 		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// TestBenchTextLayout holds the text of real comparisons to the layout
+// they were first written in, benchstat's, byte for byte: three inputs
+// with footnotes, and two column fields under group headings.
+func TestBenchTextLayout(t *testing.T) {
+	const td = "../benchstats/testdata/"
+	for _, tc := range []struct {
+		golden string
+		files  []string
+		opts   benchstats.Options
+	}{
+		{"compare-three.txt", []string{td + "old.txt", td + "new.txt", td + "six.txt"}, benchstats.Options{}},
+		{"compare-col-two-fields.txt", []string{td + "old.txt", td + "new.txt"}, benchstats.Options{Col: ".file,/n"}},
+	} {
+		inputs, err := benchstats.ResolveAll(context.Background(), benchstats.FileResolver{}, tc.files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp, err := benchstats.Compare(context.Background(), inputs, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteBenchComparison(&b, Text, cmp, nil); err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("testdata", tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != string(want) {
+			t.Errorf("%s: text differs from the layout held in testdata\n--- got\n%s\n--- want\n%s", tc.golden, b.String(), want)
+		}
 	}
 }

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"fmt"
 	"io"
-	"strings"
 
 	"golang.org/x/perf/benchunit"
 
@@ -16,41 +14,31 @@ import (
 // profile diffs: text for a terminal, Markdown for a pull-request comment,
 // or one JSON object holding both (see writeBenchJSON for its fields).
 func WriteBenchComparison(w io.Writer, f Format, cmp *benchstats.Comparison, diffs []*profdiff.Diff) error {
-	switch f {
-	case JSON:
+	if f == JSON {
 		return writeBenchJSON(w, cmp, diffs)
-	case Markdown:
-		if err := writeBenchMarkdown(w, cmp); err != nil {
-			return err
-		}
-	default:
-		if err := writeBenchText(w, cmp); err != nil {
-			return err
-		}
 	}
-	return WriteProfileDiffs(w, f, diffs)
+	d := &doc{}
+	d.add(section{blocks: benchBlocks(cmp)})
+	d.add(section{blocks: profileDiffBlocks(diffs)})
+	return renderDoc(w, f, d)
 }
 
-// writeBenchText renders a benchmark comparison for a terminal: before each
-// table the configuration lines that changed since the previous one, then a
-// table per unit with each input's center ± confidence interval, the change
-// against the base column with its p-value and sample sizes, a geomean row,
-// and the warnings as numbered footnotes.
-func writeBenchText(w io.Writer, cmp *benchstats.Comparison) error {
-	var b strings.Builder
+// benchBlocks lays out a benchmark comparison as benchstat does: before
+// each table the configuration lines that changed since the previous one,
+// then a table per unit with each input's center ± confidence interval,
+// the change against the base column with its p-value and sample sizes, a
+// geomean row, and the warnings as numbered footnotes. In text this is
+// benchstat's own layout, column for column.
+func benchBlocks(cmp *benchstats.Comparison) []block {
+	var blocks []block
 	for i, t := range cmp.Tables {
-		if i > 0 {
-			b.WriteString("\n")
-		}
+		b := block{table: benchTable(t)}
 		for _, kv := range changedConfig(cmp, i) {
-			fmt.Fprintf(&b, "%s: %s\n", kv.Key, kv.Value)
+			b.facts = append(b.facts, [2]string{kv.Key, kv.Value})
 		}
-		if err := benchTextTable(t).WriteText(&b); err != nil {
-			return err
-		}
+		blocks = append(blocks, b)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return blocks
 }
 
 // changedConfig returns the configuration of table i that differs from the
@@ -70,7 +58,7 @@ func changedConfig(cmp *benchstats.Comparison, i int) []benchstats.KeyValue {
 	return out
 }
 
-// Per input, the text table has a center, an interval and footnote marks;
+// Per input, the table has a center, an interval and footnote marks;
 // compared inputs add the delta, the test and its marks.
 const (
 	baseCols     = 3
@@ -85,17 +73,31 @@ func inputCol(i int) int {
 	return 1 + baseCols + (i-1)*comparedCols
 }
 
-func benchTextTable(t *benchstats.Table) *TextTable {
-	tt := &TextTable{Columns: []TextColumn{{Heading: t.Unit}}}
+// benchTable lays out one benchmark table: per input its center, interval
+// and footnote marks as one fact; per compared input also its delta, then
+// the test and its marks as another.
+func benchTable(t *benchstats.Table) *table {
+	tt := &table{}
+	col := func(heading string, right, joined bool) {
+		tt.header = append(tt.header, heading)
+		tt.right = append(tt.right, right)
+		tt.joined = append(tt.joined, joined)
+	}
+	col(t.Unit, false, false)
 	for i := range t.Columns {
-		tt.Columns = append(tt.Columns, TextColumn{Heading: t.Center, Align: Right}, TextColumn{Heading: "CI", Align: Right}, TextColumn{})
+		col(t.Center, true, false)
+		col("CI", true, true)
+		col("", false, true)
 		if i > 0 {
-			tt.Columns = append(tt.Columns, TextColumn{Heading: "vs base", Align: Right}, TextColumn{}, TextColumn{})
+			col("vs base", true, false)
+			col("", false, true)
+			col("", false, true)
 		}
 	}
-	tt.Groups = columnGroups(t.Columns)
+	tt.groups = columnGroups(t.Columns)
 	for _, r := range t.Rows {
-		cells := make([]string, len(tt.Columns))
+		cells := make([]string, len(tt.header))
+		var strong []int
 		cells[0] = r.Name
 		scale := rowScale(r, t.Unit)
 		for i, c := range r.Cells {
@@ -105,17 +107,20 @@ func benchTextTable(t *benchstats.Table) *TextTable {
 			at := inputCol(i)
 			cells[at] = scale.Format(c.Summary.Center)
 			cells[at+1] = "± " + c.Summary.PctRangeString()
-			cells[at+2] = tt.Note(errorTexts(c.Warnings)...)
+			cells[at+2] = tt.note(errorTexts(c.Warnings)...)
 			if ch := c.Change; ch != nil {
 				cells[at+3] = ch.Delta
 				cells[at+4] = "(" + ch.Test.String() + ")"
-				cells[at+5] = tt.Note(errorTexts(ch.Test.Warnings)...)
+				cells[at+5] = tt.note(errorTexts(ch.Test.Warnings)...)
+				if ch.Significant && ch.Delta != "~" {
+					strong = append(strong, at+3)
+				}
 			}
 		}
-		tt.AddRow(cells...)
+		tt.addStrong(cells, strong...)
 	}
 	if len(t.Rows) > 1 {
-		cells := make([]string, len(tt.Columns))
+		cells := make([]string, len(tt.header))
 		cells[0] = "geomean"
 		for i, g := range t.Geomeans {
 			at := inputCol(i)
@@ -123,13 +128,13 @@ func benchTextTable(t *benchstats.Table) *TextTable {
 				cells[at] = measure.TableValue(g.Center, t.Unit)
 			}
 			if i == 0 {
-				cells[at+2] = tt.Note(errorTexts(g.Warnings)...)
+				cells[at+2] = tt.note(errorTexts(g.Warnings)...)
 				continue
 			}
 			cells[at+3] = geomeanDelta(g)
-			cells[at+5] = tt.Note(errorTexts(g.Warnings)...)
+			cells[at+5] = tt.note(errorTexts(g.Warnings)...)
 		}
-		tt.AddRow(cells...)
+		tt.add(cells...)
 	}
 	return tt
 }

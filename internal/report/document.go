@@ -3,12 +3,15 @@ package report
 import (
 	"bufio"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // A doc is a report laid out once, independently of its format, so text
-// and Markdown show the same facts in the same order.
+// and Markdown show the same facts in the same order. Builders say what a
+// fact is (a heading, a table, a footnote, code, something that matters);
+// only writeText and writeMarkdown decide how each format shows it.
 type doc struct {
 	title    string
 	meta     []string // lines under the title
@@ -21,23 +24,100 @@ type section struct {
 }
 
 // A block is one of: lines of prose, key-value pairs, a list of items (each
-// one or more lines), or a table; caption heads any of them.
+// one or more lines), a table, or code; caption heads any of them, facts
+// (short "key: value" settings, such as a benchmark's configuration) come
+// right under it, and notes (remarks on what the block shows) end it. A
+// folded block holds detail a long page may keep closed.
 type block struct {
-	caption string
-	lines   []string
-	pairs   [][2]string
-	items   [][]string
-	table   *table
+	caption  string
+	facts    [][2]string
+	lines    []string
+	pairs    [][2]string
+	items    [][]string
+	numbered bool // the items are ranked: number them
+	table    *table
+	code     []string
+	notes    []string
+	folded   bool
 }
 
+// A table has a heading per column; groups head runs of columns above
+// them. A column may continue the one before it: its cells belong to the
+// same fact (a value, its interval, its footnote marks), which text aligns
+// as a column of its own and Markdown joins into one cell.
 type table struct {
 	header []string
 	right  []bool // right-align the column (numbers)
 	code   []bool // code in Markdown (function names, paths)
-	rows   [][]string
+	joined []bool // the column continues the one before it
+	groups [][]Span
+	rows   []row
+	notes  []string // footnotes, numbered in order of first use
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// A row is cells, or when cells is nil a line across the table (a heading
+// inside it); strong marks the cells that matter most (a regression).
+type row struct {
+	cells  []string
+	strong []bool
+	line   string
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, row{cells: cells}) }
+
+// addStrong adds a row whose cells at the given indexes matter most.
+func (t *table) addStrong(cells []string, strong ...int) {
+	r := row{cells: cells, strong: make([]bool, len(cells))}
+	for _, i := range strong {
+		r.strong[i] = true
+	}
+	t.rows = append(t.rows, r)
+}
+
+// addLine adds a line across the table.
+func (t *table) addLine(text string) { t.rows = append(t.rows, row{line: text}) }
+
+// note returns the footnote marks ("¹ ²") for msgs, numbering each
+// distinct message once per table in order of first use; "" for none.
+func (t *table) note(msgs ...string) string {
+	var marks []string
+	for _, m := range msgs {
+		n := 0
+		for i, have := range t.notes {
+			if have == m {
+				n = i + 1
+				break
+			}
+		}
+		if n == 0 {
+			t.notes = append(t.notes, m)
+			n = len(t.notes)
+		}
+		marks = append(marks, Superscript(n))
+	}
+	return strings.Join(marks, " ")
+}
+
+func (t *table) is(flags []bool, i int) bool { return i < len(flags) && flags[i] }
+
+// itemPrefix starts line j of item n: a bullet or the item's number,
+// then the continuation lines indented under the item's text.
+func (b block) itemPrefix(n, j int) string {
+	head := "- "
+	if b.numbered {
+		head = strconv.Itoa(n+1) + ". "
+	}
+	if j > 0 {
+		return strings.Repeat(" ", width(head))
+	}
+	return head
+}
+
+func (b block) hasBody() bool { return b.hasBodyBesidesNotes() || len(b.notes) > 0 }
+
+func (b block) hasBodyBesidesNotes() bool {
+	return len(b.facts)+len(b.lines)+len(b.pairs)+len(b.items)+len(b.code) > 0 || b.table != nil
+}
 
 func (d *doc) add(s section) {
 	if len(s.blocks) > 0 {
@@ -46,7 +126,9 @@ func (d *doc) add(s section) {
 }
 
 // writeText lays the doc out for a terminal: upper-case section titles,
-// two-space indents, columns aligned by padding.
+// what a title heads indented by two spaces (a doc without titles, such
+// as a benchstat-style comparison, starts at the margin), columns aligned
+// by padding, footnotes under their table.
 func (d *doc) writeText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	if d.title != "" {
@@ -55,19 +137,28 @@ func (d *doc) writeText(w io.Writer) error {
 	for _, m := range d.meta {
 		bw.WriteString(m + "\n")
 	}
-	for _, s := range d.sections {
-		if s.title != "" { // an untitled section continues the title
+	for si, s := range d.sections {
+		indent := ""
+		if d.title != "" || s.title != "" {
+			indent = "  "
+		}
+		if s.title != "" { // an untitled section continues the one before
 			bw.WriteString("\n" + strings.ToUpper(s.title) + "\n")
+		} else if si > 0 && len(d.sections[si-1].blocks) > 0 {
+			bw.WriteString("\n")
 		}
 		for i, b := range s.blocks {
-			if i > 0 && (b.caption != "" || b.table != nil) {
+			if i > 0 && (b.caption != "" || b.table != nil || len(b.facts) > 0) {
 				bw.WriteString("\n")
 			}
 			if b.caption != "" {
-				bw.WriteString("  " + b.caption + "\n")
+				bw.WriteString(indent + b.caption + "\n")
+			}
+			for _, f := range b.facts {
+				bw.WriteString(indent + f[0] + ": " + f[1] + "\n")
 			}
 			for _, l := range b.lines {
-				bw.WriteString("  " + l + "\n")
+				bw.WriteString(indent + l + "\n")
 			}
 			if len(b.pairs) > 0 {
 				kw := 0
@@ -75,39 +166,50 @@ func (d *doc) writeText(w io.Writer) error {
 					kw = max(kw, width(p[0]))
 				}
 				for _, p := range b.pairs {
-					bw.WriteString("  " + pad(p[0], kw, false) + "  " + p[1] + "\n")
+					bw.WriteString(indent + pad(p[0], kw, false) + "  " + p[1] + "\n")
 				}
 			}
-			for _, it := range b.items {
+			for n, it := range b.items {
 				for j, l := range it {
-					prefix := "  - "
-					if j > 0 {
-						prefix = "    "
-					}
-					bw.WriteString(prefix + l + "\n")
+					bw.WriteString(indent + b.itemPrefix(n, j) + l + "\n")
 				}
 			}
 			if b.table != nil {
-				writeTextTable(bw, b.table)
+				writeTextTable(bw, indent, b.table)
+			}
+			for _, l := range b.code {
+				bw.WriteString(strings.TrimRight(indent+"    "+l, " ") + "\n")
+			}
+			for _, n := range b.notes {
+				bw.WriteString(indent + "note: " + n + "\n")
 			}
 		}
 	}
 	return bw.Flush()
 }
 
-func writeTextTable(w *bufio.Writer, t *table) {
-	tt := &TextTable{Indent: "  "}
+func writeTextTable(w *bufio.Writer, indent string, t *table) {
+	tt := &TextTable{Indent: indent, Groups: t.groups}
 	for i, h := range t.header {
 		a := Left
-		if t.right[i] {
+		if t.is(t.right, i) {
 			a = Right
 		}
 		tt.Columns = append(tt.Columns, TextColumn{Heading: h, Align: a})
 	}
 	for _, r := range t.rows {
-		tt.AddRow(r...)
+		if r.cells == nil {
+			tt.AddLine(r.line)
+			continue
+		}
+		// Strong cells show as they are: a terminal's bold cannot be
+		// relied on, and benchstat's layout has none.
+		tt.AddRow(r.cells...)
 	}
 	tt.WriteText(w) // a bufio.Writer reports its errors on Flush
+	for i, n := range t.notes {
+		w.WriteString(strings.TrimRight(indent+Superscript(i+1)+" "+n, " ") + "\n")
+	}
 }
 
 // writeMarkdown lays the doc out as GitHub-flavoured Markdown.
@@ -123,57 +225,113 @@ func (d *doc) writeMarkdown(w io.Writer) error {
 		}
 		bw.WriteString(mdText(m) + end)
 	}
+	started := d.title != "" || len(d.meta) > 0
 	for _, s := range d.sections {
 		if s.title != "" {
 			bw.WriteString("\n### " + mdText(s.title) + "\n")
+			started = true
 		}
 		for _, b := range s.blocks {
-			bw.WriteString("\n")
-			if b.caption != "" {
-				bw.WriteString("**" + mdText(b.caption) + "**\n\n")
-			}
-			for _, l := range b.lines {
-				bw.WriteString(mdText(l) + "  \n")
-			}
-			for _, p := range b.pairs {
-				bw.WriteString("- **" + mdText(p[0]) + "**: " + mdText(p[1]) + "\n")
-			}
-			for _, it := range b.items {
-				for j, l := range it {
-					prefix := "- "
-					if j > 0 {
-						prefix = "  " // continuation of the list item
-						bw.WriteString("  \n")
-					}
-					bw.WriteString(prefix + mdText(l))
-				}
+			if started {
 				bw.WriteString("\n")
 			}
-			if b.table != nil {
-				writeMarkdownTable(bw, b.table)
+			started = true
+			if b.folded {
+				bw.WriteString("<details><summary>" + mdText(b.caption) + "</summary>\n\n")
+			} else if b.caption != "" {
+				bw.WriteString("**" + mdText(b.caption) + "**\n")
+				if b.hasBody() {
+					bw.WriteString("\n")
+				}
+			}
+			writeMarkdownBlock(bw, b)
+			if b.folded {
+				bw.WriteString("\n</details>\n")
 			}
 		}
 	}
 	return bw.Flush()
 }
 
+func writeMarkdownBlock(bw *bufio.Writer, b block) {
+	var facts []string
+	for _, f := range b.facts {
+		if v := strings.TrimSpace(f[1]); v != "" {
+			facts = append(facts, mdText(f[0])+": "+mdCode(v))
+		}
+	}
+	if len(facts) > 0 {
+		bw.WriteString(strings.Join(facts, " · ") + "\n\n")
+	}
+	for _, l := range b.lines {
+		bw.WriteString(mdText(l) + "  \n")
+	}
+	for _, p := range b.pairs {
+		bw.WriteString("- **" + mdText(p[0]) + "**: " + mdText(p[1]) + "\n")
+	}
+	for n, it := range b.items {
+		for j, l := range it {
+			if j > 0 {
+				bw.WriteString("  \n") // a hard break continues the list item
+			}
+			bw.WriteString(b.itemPrefix(n, j) + mdText(l))
+		}
+		bw.WriteString("\n")
+	}
+	if b.table != nil {
+		writeMarkdownTable(bw, b.table)
+	}
+	if len(b.code) > 0 {
+		fence := "```"
+		for strings.Contains(strings.Join(b.code, "\n"), fence) {
+			fence += "`"
+		}
+		bw.WriteString(fence + "\n" + strings.Join(b.code, "\n") + "\n" + fence + "\n")
+	}
+	for i, n := range b.notes {
+		if i > 0 || b.hasBodyBesidesNotes() {
+			bw.WriteString("\n") // a quote of its own for each note
+		}
+		bw.WriteString("> " + mdText(n) + "\n")
+	}
+}
+
+// writeMarkdownTable writes t as a GitHub table: joined columns share a
+// cell, group headings lead the heading of the column they start at, a
+// line across the table is a row of its own.
 func writeMarkdownTable(w *bufio.Writer, t *table) {
-	cell := func(i int, c string) string {
-		if c == "" {
-			return ""
+	var starts []int // the first table column of each Markdown column
+	for i := range t.header {
+		if i == 0 || !t.is(t.joined, i) {
+			starts = append(starts, i)
 		}
-		if t.code[i] {
-			return mdCode(c)
+	}
+	// A column that starts its innermost group carries the headings of
+	// every group over it, as one Markdown heading row must.
+	heading := func(col int) string {
+		var parts []string
+		for _, level := range t.groups {
+			for _, s := range level {
+				if s.Start <= col && col < s.Start+s.Len && s.Text != "" {
+					parts = append(parts, s.Text)
+				}
+			}
 		}
-		return mdCell(c)
+		if len(t.groups) > 0 && !startsSpan(t.groups[len(t.groups)-1], col) {
+			parts = nil
+		}
+		if h := t.header[col]; h != "" {
+			parts = append(parts, h)
+		}
+		return strings.Join(parts, " ")
 	}
 	w.WriteString("|")
-	for _, h := range t.header {
-		w.WriteString(" " + mdText(h) + " |")
+	for _, c := range starts {
+		w.WriteString(" " + mdCell(heading(c)) + " |")
 	}
 	w.WriteString("\n|")
-	for i := range t.header {
-		if t.right[i] {
+	for _, c := range starts {
+		if t.is(t.right, c) {
 			w.WriteString("---:|")
 		} else {
 			w.WriteString("---|")
@@ -181,12 +339,49 @@ func writeMarkdownTable(w *bufio.Writer, t *table) {
 	}
 	w.WriteString("\n")
 	for _, r := range t.rows {
+		if r.cells == nil {
+			w.WriteString("| **" + mdCell(r.line) + "** |" + strings.Repeat(" |", len(starts)-1) + "\n")
+			continue
+		}
 		w.WriteString("|")
-		for i, c := range r {
-			w.WriteString(" " + cell(i, c) + " |")
+		for k, c := range starts {
+			end := len(t.header)
+			if k+1 < len(starts) {
+				end = starts[k+1]
+			}
+			var parts []string
+			for i := c; i < end && i < len(r.cells); i++ {
+				if r.cells[i] == "" {
+					continue
+				}
+				s := mdCell(r.cells[i])
+				if t.is(t.code, i) {
+					s = mdCode(r.cells[i])
+				}
+				if t.is(r.strong, i) {
+					s = "**" + s + "**"
+				}
+				parts = append(parts, s)
+			}
+			w.WriteString(" " + strings.Join(parts, " ") + " |")
 		}
 		w.WriteString("\n")
 	}
+	if len(t.notes) > 0 {
+		w.WriteString("\n")
+		for i, n := range t.notes {
+			w.WriteString(Superscript(i+1) + " " + mdText(n) + "  \n")
+		}
+	}
+}
+
+func startsSpan(spans []Span, col int) bool {
+	for _, s := range spans {
+		if s.Start == col {
+			return true
+		}
+	}
+	return false
 }
 
 // mdText escapes the characters that would turn plain text into Markdown

@@ -18,6 +18,11 @@ import (
 // The JSON form without a profile is {"diagnostics": [...], "warnings":
 // [...]}; with a profile it is {"sample_type", "unit", "total",
 // "hot_lines": [...], "warnings"}. Arrays are always present.
+//
+// The text is not yet laid out through the document layer (document.go):
+// it has only a text form, shaped like the compiler's own -m listing (a
+// source line, its reasons indented under it), which the document would
+// give as items once a Markdown form is wanted.
 func WriteEscape(w io.Writer, f Format, l *escape.Listing) error {
 	switch f {
 	case JSON:

@@ -10,6 +10,13 @@ import (
 	"github.com/perfscope/perfscope/internal/units"
 )
 
+// Findings are not yet laid out through the document layer (document.go):
+// a finding's evidence nests lists that hold code (its source line, a
+// stack folded away in Markdown) inside a numbered entry, which the
+// document does not model yet, and its summary arrives as a sentence with
+// its numbers already written by the rule that found it; both are to move
+// here, after which text and Markdown come from one layout.
+
 // RenderFindings writes diagnosed findings, in the order given (Diagnose
 // ranks them by severity), in format f. The JSON form is
 // {"findings": [...]} with findings.Finding's field names.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -19,15 +18,10 @@ import (
 // "exit_code"; in judgements, "resolution" is the relative half-width of
 // the noisier median's 95% confidence interval (null when unbounded).
 func WriteGate(w io.Writer, f Format, r *gate.Report) error {
-	switch f {
-	case JSON:
+	if f == JSON {
 		return writeJSON(w, gateJSON(r))
-	case Markdown:
-		return writeGateMarkdown(w, r)
-	case Text:
-		return writeGateText(w, r)
 	}
-	return fmt.Errorf("unknown format %q", f)
+	return renderDoc(w, f, gateDoc(r))
 }
 
 // gateJSON is the JSON form of a gate report: its own fields, with null
@@ -176,9 +170,10 @@ func middle(xs []float64, unit string) string {
 	return measure.TableValue(xs[len(xs)/2], unit)
 }
 
-// gateSections are the short tables that lead a Markdown report, in
-// order: what fails first, then what got better, then what could not be
-// judged. Every judgement is in at most one of them.
+// gateSections are the short tables that lead a report, in order: what
+// fails first, then what got better, then what could not be judged.
+// Every judgement is in at most one of them; every measurement then
+// follows in full.
 var gateSections = []struct {
 	title    string
 	verdicts []gate.Verdict
@@ -189,78 +184,41 @@ var gateSections = []struct {
 	{"On one side only", []gate.Verdict{gate.Added, gate.Removed}},
 }
 
-// writeGateText lays the report out for a terminal or CI log: one table,
-// with a "pkg:" line before each package's rows (as benchstat does for
-// configuration), which keeps the rows short.
-func writeGateText(w io.Writer, r *gate.Report) error {
-	bw := bufio.NewWriter(w)
-	d := r.Decision
-	fmt.Fprintf(bw, "gate: base %s vs head %s\n", r.Base, r.Head)
-	fmt.Fprintf(bw, "%s\n\n", gateMethod(r))
-	tt := &TextTable{Columns: []TextColumn{
-		{Heading: "benchmark"}, {Heading: "base", Align: Right}, {Heading: "head", Align: Right}, {Heading: "change", Align: Right},
-		{Heading: "threshold", Align: Right}, {Heading: "verdict"}, {Heading: "test"},
-	}}
-	for i, j := range d.Judgements {
-		if i == 0 || j.Package != d.Judgements[i-1].Package {
-			tt.AddLine("pkg: " + j.Package)
-		}
-		row := gateRow(j, false)
-		row[5] = strings.ToUpper(row[5])
-		tt.AddRow(row...)
-	}
-	if err := tt.WriteText(bw); err != nil {
-		return err
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(bw, "note: %s\n", n)
-	}
-	fmt.Fprintf(bw, "\n%s\n", gateOutcome(d))
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write gate report: %w", err)
-	}
-	return nil
-}
-
-// writeGateMarkdown lays the report out as a pull-request comment: the
-// outcome as the heading, the judgements that matter, then every
-// measurement folded away.
-func writeGateMarkdown(w io.Writer, r *gate.Report) error {
-	bw := bufio.NewWriter(w)
+// gateDoc lays the report out: the outcome as the title, what was
+// compared and how, the judgements that matter, then every measurement
+// under a line per package (as benchstat does for configuration), which
+// keeps the rows short; a regression's change and verdict are strong, its
+// verdict in capitals.
+func gateDoc(r *gate.Report) *doc {
 	d := r.Decision
 	icon := map[int]string{0: "✅", 1: "❌", 2: "⚠️"}[d.ExitCode()]
-	fmt.Fprintf(bw, "### %s perfscope gate — %s\n\n", icon, gateOutcome(d))
-	fmt.Fprintf(bw, "Base %s vs head %s; %s.\n\n", mdText(r.Base), mdText(r.Head), mdText(gateMethod(r)))
-	table := func(keep func(gate.Judgement) bool) {
-		bw.WriteString("| benchmark | base | head | change | threshold | verdict | test |\n| --- | --: | --: | --: | --: | --- | --- |\n")
-		for _, j := range d.Judgements {
+	doc := &doc{title: icon + " perfscope gate — " + gateOutcome(d), meta: []string{"base " + r.Base + " vs head " + r.Head, gateMethod(r)}}
+	table := func(keep func(gate.Judgement) bool, byPackage bool) *table {
+		t := &table{header: []string{"benchmark", "base", "head", "change", "threshold", "verdict", "test"}, right: []bool{false, true, true, true, true, false, false}}
+		for i, j := range d.Judgements {
 			if !keep(j) {
 				continue
 			}
-			cells := gateRow(j, true)
-			cells[0] = mdCell(cells[0])
-			if j.Verdict == gate.Regression {
-				cells[3], cells[5] = "**"+cells[3]+"**", "**"+cells[5]+"**"
+			if byPackage && (i == 0 || j.Package != d.Judgements[i-1].Package) {
+				t.addLine("pkg: " + j.Package)
 			}
-			bw.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+			cells := gateRow(j, !byPackage)
+			if j.Verdict == gate.Regression {
+				cells[5] = strings.ToUpper(cells[5])
+				t.addStrong(cells, 3, 5)
+				continue
+			}
+			t.add(cells...)
 		}
+		return t
 	}
 	for _, sec := range gateSections {
 		in := func(j gate.Judgement) bool { return slices.Contains(sec.verdicts, j.Verdict) }
 		if slices.ContainsFunc(d.Judgements, in) {
-			fmt.Fprintf(bw, "#### %s\n\n", sec.title)
-			table(in)
-			bw.WriteString("\n")
+			doc.add(section{title: sec.title, blocks: []block{{table: table(in, false)}}})
 		}
 	}
-	bw.WriteString("<details><summary>All measurements</summary>\n\n")
-	table(func(gate.Judgement) bool { return true })
-	bw.WriteString("\n</details>\n")
-	for _, n := range r.Notes {
-		fmt.Fprintf(bw, "\n> %s\n", mdText(n))
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write gate report: %w", err)
-	}
-	return nil
+	all := block{caption: "every benchmark and unit, by package", table: table(func(gate.Judgement) bool { return true }, true), folded: true}
+	doc.add(section{title: "All measurements", blocks: []block{all, {notes: r.Notes}}})
+	return doc
 }

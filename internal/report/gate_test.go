@@ -35,7 +35,7 @@ func TestWriteGate(t *testing.T) {
 	if err := WriteGate(&text, Text, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pkg: example.com/a", "pkg: example.com/b", "BenchmarkPad-2 sec/op", "REGRESSION", "ADDED", "+200.00%", "note: example.com/b", "FAIL: 1 regression"} {
+	for _, want := range []string{"pkg: example.com/a", "pkg: example.com/b", "BenchmarkPad-2 sec/op", "REGRESSION", "added", "+200.00%", "note: example.com/b", "FAIL: 1 regression"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -43,7 +43,7 @@ func TestWriteGate(t *testing.T) {
 	if err := WriteGate(&md, Markdown, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### ❌ perfscope gate — FAIL: 1 regression", "**regression**", "**+200.00%**", "<details>", "example.com/a BenchmarkPad-2 sec/op"} {
+	for _, want := range []string{"## ❌ perfscope gate — FAIL: 1 regression", "**REGRESSION**", "| **pkg: example.com/a** |", "**+200.00%**", "<details>", "example.com/a BenchmarkPad-2 sec/op"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"slices"
@@ -13,25 +12,26 @@ import (
 	"github.com/perfscope/perfscope/internal/measure"
 )
 
-// WriteHistory renders per-commit series in format f: in Text one table
-// per metric and line (branch and machine), a line per commit with the
-// median, its confidence interval, the change from the commit before and a
-// mark where the metric changed, after a line saying which commits were
-// judged and which filters applied; with changedOnly, only the marked
-// commits (and metrics that have one). The JSON form is history.Result:
-// {"series": [history.Series...], "window": N, "filters": [...]}, every
-// commit included.
+// WriteHistory renders per-commit series in format f: in text and
+// Markdown a line saying which commits were judged and which filters
+// applied, then one table per metric and line (branch and machine), a row
+// per commit with the median, its confidence interval, the change from the
+// commit before and a mark where the metric changed; with changedOnly, only
+// the marked commits (and metrics that have one). The JSON form is
+// history.Result: {"series": [history.Series...], "window": N, "filters":
+// [...]}, every commit included.
 func WriteHistory(w io.Writer, f Format, res *history.Result, changedOnly bool) error {
-	switch f {
-	case JSON:
+	if f == JSON {
 		out := *res
 		out.Series = nonNil(out.Series)
 		return writeJSON(w, out)
-	case Text:
-	default:
-		return fmt.Errorf("history has no %s form: use text or json", f)
 	}
-	tw := bufio.NewWriter(w)
+	return renderDoc(w, f, historyDoc(res, changedOnly))
+}
+
+// historyDoc lays out one block per metric and line: its name, how noisy
+// it is, a row per commit and its warnings as notes.
+func historyDoc(res *history.Result, changedOnly bool) *doc {
 	judged := "every commit of each series judged"
 	if res.Window > 0 {
 		judged = fmt.Sprintf("the latest %d commits of each series judged", res.Window)
@@ -39,23 +39,18 @@ func WriteHistory(w io.Writer, f Format, res *history.Result, changedOnly bool) 
 	if len(res.Filters) > 0 {
 		judged += "; only " + strings.Join(res.Filters, ", ")
 	}
-	fmt.Fprintf(tw, "%s\n\n", judged)
-	first := true
+	var blocks []block
 	for _, s := range res.Series {
 		if changedOnly && !slices.ContainsFunc(s.Commits, func(c history.Commit) bool { return c.Changed }) {
 			continue
 		}
-		if !first {
-			fmt.Fprintln(tw)
-		}
-		first = false
-		fmt.Fprintf(tw, "%s %s  %s  (branch %s, machine %s)\n", s.Package, s.Name, s.Unit, orNone(s.Branch), s.Machine)
+		b := block{caption: fmt.Sprintf("%s %s  %s  (branch %s, machine %s)", s.Package, s.Name, s.Unit, orNone(s.Branch), s.Machine)}
 		switch {
 		case s.Noise != nil && *s.Noise == 0:
-			fmt.Fprintln(tw, "no noise between commits: every significant change is marked")
+			b.lines = []string{"no noise between commits: every significant change is marked"}
 		case s.Noise != nil:
-			fmt.Fprintf(tw, "noise ±%.1f%% per commit; changes beyond %+.1f%% / %+.1f%% are marked\n",
-				100**s.Noise, 100**s.Threshold, 100*(1/(1+*s.Threshold)-1))
+			b.lines = []string{fmt.Sprintf("noise ±%.1f%% per commit; changes beyond %+.1f%% / %+.1f%% are marked",
+				100**s.Noise, 100**s.Threshold, 100*(1/(1+*s.Threshold)-1))}
 		}
 		centers := make([]float64, len(s.Commits))
 		for i, c := range s.Commits {
@@ -68,7 +63,7 @@ func WriteHistory(w io.Writer, f Format, res *history.Result, changedOnly bool) 
 			}
 			return scale.Format(*v)
 		}
-		tt := &TextTable{Columns: []TextColumn{{Heading: "commit"}, {Heading: "date"}, {Heading: "median"}, {Heading: "95% CI"}, {Heading: "n"}, {Heading: "vs previous"}, {}}}
+		tt := &table{header: []string{"commit", "date", "median", "95% CI", "n", "vs previous", ""}, code: []bool{true}}
 		for _, c := range s.Commits {
 			if changedOnly && !c.Changed {
 				continue
@@ -85,20 +80,21 @@ func WriteHistory(w io.Writer, f Format, res *history.Result, changedOnly bool) 
 			default:
 				vs = fmt.Sprintf("%s  p=%.3f", measure.FormatChange(*c.Delta), *c.P)
 			}
-			tt.AddRow(ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
-				"["+orUnknown(c.Lo)+", "+orUnknown(c.Hi)+"]", strconv.Itoa(c.N), vs, historyMark(c))
+			cells := []string{ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
+				"[" + orUnknown(c.Lo) + ", " + orUnknown(c.Hi) + "]", strconv.Itoa(c.N), vs, historyMark(c)}
+			if c.Changed && c.Better == -1 {
+				tt.addStrong(cells, 6)
+				continue
+			}
+			tt.add(cells...)
 		}
-		if err := tt.WriteText(tw); err != nil {
-			return fmt.Errorf("write history: %w", err)
-		}
-		for _, warn := range s.Warnings {
-			fmt.Fprintf(tw, "note: %s\n", warn)
-		}
+		b.table = tt
+		b.notes = s.Warnings
+		blocks = append(blocks, b)
 	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	return nil
+	d := &doc{meta: []string{judged}}
+	d.add(section{blocks: blocks})
+	return d
 }
 
 // historyMark names a marked change in words, and says when runs of the

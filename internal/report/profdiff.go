@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"strings"
 
@@ -13,10 +11,18 @@ import (
 // WriteProfileDiffs renders profile diffs, the part of a comparison that
 // says where the time or memory went, in format f: for each diff, its
 // totals and the functions that changed most by flat and by cum value
-// (Markdown lists them by flat only, to keep a PR comment short). In JSON
-// the diffs travel inside the comparison they belong to.
+// (the list by cum folded away in Markdown, to keep a PR comment short).
+// In JSON the diffs travel inside the comparison they belong to.
 func WriteProfileDiffs(w io.Writer, f Format, diffs []*profdiff.Diff) error {
-	bw := bufio.NewWriter(w)
+	d := &doc{}
+	d.add(section{blocks: profileDiffBlocks(diffs)})
+	return renderDoc(w, f, d)
+}
+
+// profileDiffBlocks lays out each diff: a caption with its totals, the
+// functions by flat, then by cum.
+func profileDiffBlocks(diffs []*profdiff.Diff) []block {
+	var blocks []block
 	for _, d := range diffs {
 		_, unit, _ := strings.Cut(d.SampleType, "/")
 		v := func(x int64) string { return units.Value(x, unit) }
@@ -26,39 +32,24 @@ func WriteProfileDiffs(w io.Writer, f Format, diffs []*profdiff.Diff) error {
 			}
 			return v(x)
 		}
-		switch f {
-		case Markdown:
-			fmt.Fprintf(bw, "#### Where it changed (%s profile, %s)\n\nTotal %s → %s.\n\n", mdText(d.Kind), mdText(d.SampleType), v(d.BaseTotal), v(d.HeadTotal))
+		blocks = append(blocks, block{caption: "where it changed (" + d.Kind + " profile, " + d.SampleType + ", head − base): total " + v(d.BaseTotal) + " → " + v(d.HeadTotal)})
+		if len(d.ByFlat) == 0 && len(d.ByCum) == 0 {
+			blocks[len(blocks)-1].lines = []string{"no function changed"}
+		}
+		for _, list := range []struct {
+			title  string
+			fns    []profdiff.FunctionDelta
+			folded bool
+		}{{"by flat", d.ByFlat, false}, {"by cum", d.ByCum, true}} {
+			if len(list.fns) == 0 {
+				continue
+			}
 			t := &table{header: []string{"function", "flat Δ", "cum Δ"}, right: []bool{false, true, true}, code: []bool{true, false, false}}
-			for _, fn := range d.ByFlat {
+			for _, fn := range list.fns {
 				t.add(fn.Function, delta(fn.Flat), delta(fn.Cum))
 			}
-			writeMarkdownTable(bw, t)
-			bw.WriteString("\n")
-		case Text:
-			fmt.Fprintf(bw, "\nwhere it changed (%s profile, %s, head − base): total %s → %s\n", d.Kind, d.SampleType, v(d.BaseTotal), v(d.HeadTotal))
-			for _, list := range []struct {
-				title string
-				fns   []profdiff.FunctionDelta
-			}{{"by flat", d.ByFlat}, {"by cum", d.ByCum}} {
-				if len(list.fns) == 0 {
-					continue
-				}
-				t := &table{header: []string{list.title, "flat Δ", "cum Δ"}, right: []bool{false, true, true}}
-				for _, fn := range list.fns {
-					t.add(fn.Function, delta(fn.Flat), delta(fn.Cum))
-				}
-				writeTextTable(bw, t)
-			}
-			if len(d.ByFlat) == 0 && len(d.ByCum) == 0 {
-				bw.WriteString("  no function changed\n")
-			}
-		default:
-			return fmt.Errorf("unknown format %q", f)
+			blocks = append(blocks, block{caption: list.title, table: t, folded: list.folded})
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write profile diffs: %w", err)
-	}
-	return nil
+	return blocks
 }

@@ -19,7 +19,7 @@ func TestWriteProfileDiffs(t *testing.T) {
 	if err := WriteProfileDiffs(&text, Text, diffs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"where it changed (cpu profile, cpu/nanoseconds, head − base): total 150ms → 340ms", "x.pad", "+200ms", "-10ms", "by cum", "main.main", "total 2 KiB → 2 KiB\n  no function changed"} {
+	for _, want := range []string{"where it changed (cpu profile, cpu/nanoseconds, head − base): total 150ms → 340ms", "x.pad", "+200ms", "-10ms", "by cum", "main.main", "total 2 KiB → 2 KiB\nno function changed"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
@@ -27,7 +27,7 @@ func TestWriteProfileDiffs(t *testing.T) {
 	if err := WriteProfileDiffs(&md, Markdown, diffs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"#### Where it changed (cpu profile, cpu/nanoseconds)", "Total 150ms → 340ms.", "| `x.(*T).log` | -10ms | -10ms |"} {
+	for _, want := range []string{"**where it changed (cpu profile, cpu/nanoseconds, head − base): total 150ms → 340ms**", "| `x.(*T).log` | -10ms | -10ms |", "<details><summary>by cum</summary>", "| `main.main` | 0s | +190ms |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
