@@ -17,7 +17,8 @@ import (
 // WriteHistory renders per-commit series in format f: in Text one table
 // per metric, a line per commit with the median, its confidence interval,
 // the change from the commit before and a mark where the metric changed;
-// with changedOnly, only the marked commits (and metrics that have one).
+// with changedOnly, only the marked commits (and metrics that have one),
+// or a line saying there are none.
 // The JSON form is {"series": [history.Series...]}, every commit included.
 func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bool) error {
 	switch f {
@@ -84,6 +85,12 @@ func WriteHistory(w io.Writer, f Format, series []history.Series, changedOnly bo
 		for _, warn := range s.Warnings {
 			fmt.Fprintf(tw, "note: %s\n", warn)
 		}
+	}
+	if changedOnly && first {
+		// Nothing marked: say so, not an empty output that reads as a
+		// failure to run.
+		fmt.Fprintf(tw, "no commit marked changed in %d metric%s; without --changed every commit shows, with why none is marked\n",
+			len(series), plural(len(series)))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write history: %w", err)
