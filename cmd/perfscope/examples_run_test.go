@@ -486,16 +486,16 @@ func exampleCases() []exampleCase {
 	}
 }
 
-// TestEveryExampleRuns runs every example of every command's help and every
-// command the README shows, as a user would paste it into a shell: the
-// freshly built perfscope first on PATH, in a Go module of a service with
-// a git history and an origin, against real services, a real store and a
-// real dashboard. A shown line without a case in exampleCases fails the
-// test, so no example lands untested.
-func TestEveryExampleRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds perfscope and runs every example, loads and gates included")
-	}
+// TestEveryExampleHasACase checks, without running anything, that every
+// shown line has a case in exampleCases or a reason in notRunHere, and
+// that neither lists a line no longer shown: a new example fails here at
+// once, in -short runs too.
+func TestEveryExampleHasACase(t *testing.T) {
+	checkExampleCases(t)
+}
+
+func checkExampleCases(t *testing.T) []exampleCase {
+	t.Helper()
 	shown := shownLines(t)
 	cases := exampleCases()
 	byLine := map[string]exampleCase{}
@@ -504,13 +504,16 @@ func TestEveryExampleRuns(t *testing.T) {
 			t.Errorf("exampleCases has %q twice", c.line)
 		}
 		byLine[c.line] = c
+		if c.background && c.dir != "clone" {
+			t.Errorf("exampleCases: %q runs in the background but not in a clone of its own", c.line)
+		}
 	}
 	isShown := map[string]bool{}
 	for _, s := range shown {
 		isShown[s.line] = true
 		_, known := byLine[s.line]
 		if _, skipped := notRunHere[s.line]; !known && !skipped {
-			t.Errorf("help example %q (%s) has no setup: add one to exampleCases", s.line, strings.Join(s.sources, ", "))
+			t.Errorf("example %q (%s) has no setup: add one to exampleCases", s.line, strings.Join(s.sources, ", "))
 		}
 	}
 	for _, c := range cases {
@@ -523,6 +526,19 @@ func TestEveryExampleRuns(t *testing.T) {
 			t.Errorf("notRunHere has %q, which no help or README shows any more: remove it", l)
 		}
 	}
+	return cases
+}
+
+// TestEveryExampleRuns runs every example of every command's help and every
+// command the README shows, as a user would paste it into a shell: the
+// freshly built perfscope first on PATH, in a Go module of a service with
+// a git history and an origin, against real services, a real store and a
+// real dashboard.
+func TestEveryExampleRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds perfscope and runs every example, loads and gates included")
+	}
+	cases := checkExampleCases(t)
 	if t.Failed() {
 		return
 	}
