@@ -115,6 +115,14 @@ func TestHistoryCommand(t *testing.T) {
 	if strings.Contains(out, commits[8][:12]) || !strings.Contains(out, commits[9][:12]) || !strings.Contains(out, "need >= 5 commits") {
 		t.Errorf("--since 2025-03-10 keeps 3 commits and says they are too few:\n%s", out)
 	}
+
+	out, err = runHistory(t, "--db", db, "--unit", "sec/op", "--since", "2025-03-10T00:00:00Z", "--changed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "no commit marked changed in 1 metric; without --changed every commit shows"; !strings.Contains(out, "\n"+want) {
+		t.Errorf("--changed with nothing marked: got\n%s\nwant a line %q", out, want)
+	}
 }
 
 func TestHistoryCommandErrors(t *testing.T) {

@@ -17,7 +17,8 @@ import (
 // applied, then one table per metric and line (branch and machine), a row
 // per commit with the median, its confidence interval, the change from the
 // commit before and a mark where the metric changed; with changedOnly, only
-// the marked commits (and metrics that have one). The JSON form is
+// the marked commits (and metrics that have one), or a line saying there
+// are none. The JSON form is
 // history.Result: {"series": [history.Series...], "window": N, "filters":
 // [...]}, every commit included.
 func WriteHistory(w io.Writer, f Format, res *history.Result, changedOnly bool) error {
@@ -93,6 +94,12 @@ func historyDoc(res *history.Result, changedOnly bool) *doc {
 		blocks = append(blocks, b)
 	}
 	d := &doc{meta: []string{judged}}
+	if changedOnly && len(blocks) == 0 {
+		// Nothing marked: say so, not an empty output that reads as a
+		// failure to run.
+		d.meta = append(d.meta, fmt.Sprintf("no commit marked changed in %d metric%s; without --changed every commit shows, with why none is marked",
+			len(res.Series), plural(len(res.Series))))
+	}
 	d.add(section{blocks: blocks})
 	return d
 }
