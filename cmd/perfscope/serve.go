@@ -151,7 +151,7 @@ elements.`,
 	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
 	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
 	f.Int64Var(&maxProfileMB, "max-profile-size", maxProfileMB, "largest profile read, in MB once inflated")
-	f.StringVar(&sourceDir, "source-dir", "", "the only directory whose source files pages show, and the module built for the compiler's reasons (default: none, so no source shown and no compiler's reasons)")
+	f.StringVar(&sourceDir, "source-dir", "", "the only directory whose source files pages show, and the module built for the compiler's reasons (default: no source shown; reasons from the current module)")
 	return c
 }
 

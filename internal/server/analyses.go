@@ -107,11 +107,7 @@ func (s *Server) runAnalysis(saved *run.Run, opts profiles.Options, e *analysisE
 	defer release()
 	in := analysis.FromRun(saved)
 	in.Source = analysis.Source{Dir: s.cfg.SourceDir, Confined: true}
-	// Without a checkout of the services' source there is nothing of
-	// theirs to build: the module the server happens to run in is not
-	// the profiled service's.
-	noCompiler := s.cfg.NoCompiler || s.cfg.SourceDir == ""
-	e.res = analysis.Analyze(ctx, in, analysis.Options{Profiles: opts, NoCompiler: noCompiler})
+	e.res = analysis.Analyze(ctx, in, analysis.Options{Profiles: opts, NoCompiler: s.cfg.NoCompiler})
 	for _, err := range e.res.Warnings {
 		var le *fetch.LimitError
 		if errors.As(err, &le) {

@@ -105,9 +105,8 @@ type Config struct {
 	// compiler's reasons in findings, as 'perfscope report --source-dir',
 	// and the only directory whose files the pages show (findings'
 	// source lines, pprof's source view): never a file at a path an
-	// uploaded profile names. Default: none, so the pages show no source
-	// and findings no compiler's reasons (the module the server runs in
-	// is not the profiled services').
+	// uploaded profile names. Default: the compiler's reasons come from
+	// the current module, as for the CLI, and the pages show no source.
 	SourceDir string
 	// NoCompiler skips building the source for the compiler's reasons.
 	// Run pages then say so; findings that rest on those reasons (fmt
