@@ -149,8 +149,10 @@ better direction is unknown (throughput units, "/s", are higher-is-better).`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.BaseRef, "base", "", "base commit: anything git reads as one, such as main, v1.2.0, HEAD~1 or a hash (required)")
-	fl.IntVar(&set.Rounds, "rounds", gate.DefaultRounds, "interleaved rounds (samples per side)")
-	fl.IntVar(&set.MaxRounds, "max-rounds", gate.DefaultMaxRounds, "while too noisy or too few to decide, add rounds up to this many in all (set it to --rounds for a fixed number)")
+	// The defaults depend on the measure, so the flags' own are zero and
+	// their usage says what each measure takes (gate.LoadConfig).
+	fl.IntVar(&set.Rounds, "rounds", 0, fmt.Sprintf("interleaved rounds (samples per side); default %d measuring time, %d counting instructions", gate.DefaultRounds, gate.DefaultInstructionRounds))
+	fl.IntVar(&set.MaxRounds, "max-rounds", 0, fmt.Sprintf("while too noisy or too few to decide, add rounds up to this many in all (set it to --rounds for a fixed number); default %d measuring time, --rounds counting instructions", gate.DefaultMaxRounds))
 	fl.StringVar(&set.Benchtime, "benchtime", gate.DefaultBenchtime, "time per sample")
 	fl.StringVarP(&set.Bench, "bench", "b", ".", "regular expression of benchmarks to run")
 	fl.BoolVar(&benchmem, "benchmem", true, "B/op and allocs/op: always measured (accepted as go test spells it)")

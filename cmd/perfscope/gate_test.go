@@ -219,3 +219,20 @@ func TestMeasureFlagRejectsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestGateRoundsHelp checks that the help of --rounds and --max-rounds says
+// what each measure takes, not one default the instruction gate does not use.
+func TestGateRoundsHelp(t *testing.T) {
+	help := helpOf(t, []string{"gate", "--help"})
+	for _, want := range []string{
+		"default 20 measuring time, 5 counting instructions",
+		"default 40 measuring time, --rounds counting instructions",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("gate --help does not say %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, "(default 20)") || strings.Contains(help, "(default 40)") {
+		t.Errorf("gate --help shows one default for both measures:\n%s", help)
+	}
+}
