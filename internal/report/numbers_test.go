@@ -49,6 +49,7 @@ var numberFormattingAllowed = map[string]string{
 	"internal/profiles/goroutines.go:GoroutineGrowth": "a stack's grouping key",
 	"internal/store/schema.go:dialect.rebind":         "SQL placeholders ($1)",
 	"internal/testenv/testenv.go:PostgresSchema":      "a schema name",
+	"cmd/perfscope/gate.go:newGateCmd":                "the defaults in --rounds' and --max-rounds' usage, which depend on the measure",
 	"internal/benchstats/input.go:ResolveAll":         "an input's name (old.txt#2), as benchstat names repeated files",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
