@@ -1,0 +1,294 @@
+package profseries
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// A Window is the samples of one scrape over its window, or of several
+// scrapes merged, decoded.
+type Window struct {
+	// Start and End bound the window; equal for a snapshot.
+	Start, End time.Time
+	// Duration is the time the samples cover: End-Start for one scrape,
+	// the sum of the scrapes' for a merge (as pprof's Merge adds
+	// durations).
+	Duration time.Duration
+	Shape    Shape
+	Samples  []Sample
+}
+
+// Merge adds the samples of blocks by stack, as pprof's profile.Merge adds
+// profiles: the blocks must have compatible shapes; the result's window
+// spans theirs, its period is the largest, its comments the union, and
+// samples whose sums are all zero are dropped. Its samples are sorted by
+// stack.
+func Merge(blocks []Window) (Window, error) {
+	if len(blocks) == 0 {
+		return Window{}, fmt.Errorf("merge: no scrapes")
+	}
+	out := Window{Start: blocks[0].Start, End: blocks[0].End, Shape: blocks[0].Shape}
+	out.Shape.Comments = nil
+	seen := map[string]bool{}
+	sums := map[uint64][]int64{}
+	for _, b := range blocks {
+		if !out.Shape.Compatible(b.Shape) {
+			return Window{}, fmt.Errorf("merge: incompatible sample types %v and %v", out.Shape.SampleTypes, b.Shape.SampleTypes)
+		}
+		if b.Start.Before(out.Start) {
+			out.Start = b.Start
+		}
+		if b.End.After(out.End) {
+			out.End = b.End
+		}
+		out.Duration += b.Duration
+		out.Shape.Period = max(out.Shape.Period, b.Shape.Period)
+		if out.Shape.DefaultSampleType == "" {
+			out.Shape.DefaultSampleType = b.Shape.DefaultSampleType
+		}
+		if out.Shape.DocURL == "" {
+			out.Shape.DocURL = b.Shape.DocURL
+		}
+		for _, c := range b.Shape.Comments {
+			if !seen[c] {
+				seen[c] = true
+				out.Shape.Comments = append(out.Shape.Comments, c)
+			}
+		}
+		for _, s := range b.Samples {
+			sum, ok := sums[s.Stack]
+			if !ok {
+				sum = make([]int64, len(s.Values))
+				sums[s.Stack] = sum
+			}
+			for i, v := range s.Values {
+				sum[i] += v
+			}
+		}
+	}
+	out.Samples = make([]Sample, 0, len(sums))
+	for id, vs := range sums {
+		if slices.ContainsFunc(vs, func(v int64) bool { return v != 0 }) {
+			out.Samples = append(out.Samples, Sample{Stack: id, Values: vs})
+		}
+	}
+	slices.SortFunc(out.Samples, func(a, b Sample) int { return cmp.Compare(a.Stack, b.Stack) })
+	return out, nil
+}
+
+// StackIDs returns the distinct stacks blocks refer to, ascending.
+func StackIDs(blocks ...Window) []uint64 {
+	seen := map[uint64]bool{}
+	var ids []uint64
+	for _, b := range blocks {
+		for _, s := range b.Samples {
+			if !seen[s.Stack] {
+				seen[s.Stack] = true
+				ids = append(ids, s.Stack)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Symbols are stacks resolved to pprof's locations, functions and
+// mappings: what turns blocks back into profiles.
+type Symbols struct {
+	stacks    map[uint64]stack
+	locations map[uint64]*profile.Location
+	functions map[uint64]*profile.Function
+	mappings  map[uint64]*profile.Mapping
+}
+
+// Resolve reads the stacks ids name, and everything they refer to, from
+// src. A missing item is an error: the store lost a symbol a block needs.
+func Resolve(src SymbolSource, ids []uint64) (*Symbols, error) {
+	sy := &Symbols{stacks: map[uint64]stack{}, locations: map[uint64]*profile.Location{},
+		functions: map[uint64]*profile.Function{}, mappings: map[uint64]*profile.Mapping{}}
+	contents, err := lookup(src, KindStack, ids)
+	if err != nil {
+		return nil, err
+	}
+	var locIDs []uint64
+	for _, id := range ids {
+		st, err := decodeStack(contents[id])
+		if err != nil {
+			return nil, fmt.Errorf("stack %d: %w", id, err)
+		}
+		sy.stacks[id] = st
+		locIDs = append(locIDs, st.locations...)
+	}
+	locIDs = distinct(locIDs)
+	if contents, err = lookup(src, KindLocation, locIDs); err != nil {
+		return nil, err
+	}
+	locs := make(map[uint64]location, len(locIDs))
+	var fnIDs, mapIDs []uint64
+	for _, id := range locIDs {
+		l, err := decodeLocation(contents[id])
+		if err != nil {
+			return nil, fmt.Errorf("location %d: %w", id, err)
+		}
+		locs[id] = l
+		if l.mapping != 0 {
+			mapIDs = append(mapIDs, l.mapping)
+		}
+		for _, ln := range l.lines {
+			if ln.function != 0 {
+				fnIDs = append(fnIDs, ln.function)
+			}
+		}
+	}
+	fnIDs, mapIDs = distinct(fnIDs), distinct(mapIDs)
+	if contents, err = lookup(src, KindFunction, fnIDs); err != nil {
+		return nil, err
+	}
+	for _, id := range fnIDs {
+		if sy.functions[id], err = decodeFunction(id, contents[id]); err != nil {
+			return nil, fmt.Errorf("function %d: %w", id, err)
+		}
+	}
+	if contents, err = lookup(src, KindMapping, mapIDs); err != nil {
+		return nil, err
+	}
+	for _, id := range mapIDs {
+		if sy.mappings[id], err = decodeMapping(id, contents[id]); err != nil {
+			return nil, fmt.Errorf("mapping %d: %w", id, err)
+		}
+	}
+	for id, l := range locs {
+		pl := &profile.Location{ID: id, Address: l.address, IsFolded: l.folded, Mapping: sy.mappings[l.mapping]}
+		for _, ln := range l.lines {
+			pl.Line = append(pl.Line, profile.Line{Function: sy.functions[ln.function], Line: ln.line, Column: ln.column})
+		}
+		sy.locations[id] = pl
+	}
+	return sy, nil
+}
+
+func lookup(src SymbolSource, k Kind, ids []uint64) (map[uint64][]byte, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	contents, err := src.Lookup(k, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read %ss: %w", k, err)
+	}
+	for _, id := range ids {
+		if _, ok := contents[id]; !ok {
+			return nil, fmt.Errorf("read %ss: %s %d is missing", k, k, id)
+		}
+	}
+	return contents, nil
+}
+
+func distinct(ids []uint64) []uint64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// Profile builds the pprof profile of b. Every stack of b must be among
+// those sy resolved. The profile has only the locations, functions and
+// mappings its samples use, numbered by their ids in the store.
+func (sy *Symbols) Profile(b Window) (*profile.Profile, error) {
+	p := &profile.Profile{
+		PeriodType:        &profile.ValueType{Type: b.Shape.PeriodType.Type, Unit: b.Shape.PeriodType.Unit},
+		Period:            b.Shape.Period,
+		DefaultSampleType: b.Shape.DefaultSampleType,
+		DropFrames:        b.Shape.DropFrames,
+		KeepFrames:        b.Shape.KeepFrames,
+		DocURL:            b.Shape.DocURL,
+		Comments:          slices.Clone(b.Shape.Comments),
+		TimeNanos:         b.Start.UnixNano(),
+		DurationNanos:     int64(b.Duration),
+	}
+	if b.Start.IsZero() {
+		p.TimeNanos = 0
+	}
+	for _, st := range b.Shape.SampleTypes {
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: st.Type, Unit: st.Unit})
+	}
+	used := map[uint64]bool{}
+	p.Sample = make([]*profile.Sample, 0, len(b.Samples))
+	for _, s := range b.Samples {
+		st, ok := sy.stacks[s.Stack]
+		if !ok {
+			return nil, fmt.Errorf("build profile: stack %d was not resolved", s.Stack)
+		}
+		ps := &profile.Sample{Value: slices.Clone(s.Values), Label: st.labels, NumLabel: st.numLabels, NumUnit: st.numUnits,
+			Location: make([]*profile.Location, len(st.locations))}
+		for i, id := range st.locations {
+			ps.Location[i] = sy.locations[id]
+			used[id] = true
+		}
+		p.Sample = append(p.Sample, ps)
+	}
+	fns, maps := map[*profile.Function]bool{}, map[*profile.Mapping]bool{}
+	for _, id := range distinct(mapsKeys(used)) {
+		l := sy.locations[id]
+		p.Location = append(p.Location, l)
+		if l.Mapping != nil && !maps[l.Mapping] {
+			maps[l.Mapping] = true
+			p.Mapping = append(p.Mapping, l.Mapping)
+		}
+		for _, ln := range l.Line {
+			if ln.Function != nil && !fns[ln.Function] {
+				fns[ln.Function] = true
+				p.Function = append(p.Function, ln.Function)
+			}
+		}
+	}
+	deriveMappingFlags(p)
+	// pprof takes the first mapping for the main binary: the one interned
+	// first, which is the first mapping of the first profile stored.
+	slices.SortFunc(p.Mapping, func(a, b *profile.Mapping) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(p.Function, func(a, b *profile.Function) int { return cmp.Compare(a.ID, b.ID) })
+	return p, nil
+}
+
+func mapsKeys(m map[uint64]bool) []uint64 {
+	ks := make([]uint64, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// deriveMappingFlags sets each mapping's Has* flags from the symbols its
+// locations have, which is what the flags promise pprof: a mapping whose
+// every location has functions is not symbolized again.
+func deriveMappingFlags(p *profile.Profile) {
+	type flags struct{ functions, filenames, lines bool }
+	fs := map[*profile.Mapping]*flags{}
+	for _, m := range p.Mapping {
+		fs[m] = &flags{true, true, true}
+	}
+	for _, l := range p.Location {
+		f := fs[l.Mapping]
+		if f == nil {
+			continue
+		}
+		if len(l.Line) == 0 {
+			f.functions, f.filenames, f.lines = false, false, false
+		}
+		for _, ln := range l.Line {
+			if ln.Function == nil {
+				f.functions, f.filenames = false, false
+			} else if ln.Function.Filename == "" {
+				f.filenames = false
+			}
+			if ln.Line == 0 {
+				f.lines = false
+			}
+		}
+	}
+	for m, f := range fs {
+		m.HasFunctions, m.HasFilenames, m.HasLineNumbers = f.functions, f.filenames, f.lines
+		m.HasInlineFrames = f.functions && f.lines
+	}
+}

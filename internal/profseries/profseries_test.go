@@ -1,0 +1,257 @@
+package profseries
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// realProfiles reads the committed profiles of one type (capture.sh), in
+// scrape order.
+func realProfiles(t testing.TB, typ string) []*profile.Profile {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "leftpad", typ+"-*.pb.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no committed %s profiles (%v)", typ, err)
+	}
+	sort.Strings(files)
+	var ps []*profile.Profile
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.ParseData(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// capturedTypes are the types capture.sh records.
+var capturedTypes = []string{CPU, Allocs, Heap, Goroutine, Mutex, Block}
+
+// sampleKey writes everything that identifies a sample in pprof: its
+// locations with their mappings and lines, and its labels.
+func sampleKey(s *profile.Sample) string {
+	var b strings.Builder
+	for _, l := range s.Location {
+		// Addresses relative to the mapping's start, as pprof's Merge
+		// compares them; mapping flags are per profile (see
+		// mappingContent).
+		addr := l.Address
+		if m := l.Mapping; m != nil {
+			addr -= m.Start
+			fmt.Fprintf(&b, " map[%#x@%#x %s %s]", m.Limit-m.Start, m.Offset, m.File, m.BuildID)
+		}
+		fmt.Fprintf(&b, "%#x folded=%v", addr, l.IsFolded)
+		for _, ln := range l.Line {
+			fmt.Fprintf(&b, " %s|%s|%s:%d:%d@%d", ln.Function.Name, ln.Function.SystemName, ln.Function.Filename, ln.Line, ln.Column, ln.Function.StartLine)
+		}
+		b.WriteByte(';')
+	}
+	for _, k := range sortedKeys(s.Label) {
+		fmt.Fprintf(&b, " %s=%q", k, s.Label[k])
+	}
+	for _, k := range sortedKeys(s.NumLabel) {
+		fmt.Fprintf(&b, " %s=%v%v", k, s.NumLabel[k], s.NumUnit[k])
+	}
+	return b.String()
+}
+
+// samplesOf lists p's samples as key and values, sorted: two profiles with
+// the same samples, in any order, give the same list.
+func samplesOf(p *profile.Profile) []string {
+	out := make([]string, len(p.Sample))
+	for i, s := range p.Sample {
+		out[i] = sampleKey(s) + fmt.Sprint(s.Value)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sums adds p's values per sample key.
+func sums(p *profile.Profile) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, s := range p.Sample {
+		k := sampleKey(s)
+		if out[k] == nil {
+			out[k] = make([]int64, len(s.Value))
+		}
+		for i, v := range s.Value {
+			out[k][i] += v
+		}
+	}
+	return out
+}
+
+// window interns and encodes p and decodes it back, as the store does.
+func window(t testing.TB, c *Codec, d *Dictionary, p *profile.Profile) (Window, int) {
+	t.Helper()
+	shapeID, samples, err := Intern(p, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := c.Encode(samples, len(p.SampleType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := c.Decode(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := d.Lookup(KindShape, []uint64{shapeID})
+	shape, err := DecodeShape(sc[shapeID])
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(0, p.TimeNanos).UTC()
+	return Window{Start: start, End: start.Add(time.Duration(p.DurationNanos)), Duration: time.Duration(p.DurationNanos), Shape: shape, Samples: decoded}, len(block)
+}
+
+// TestRoundTrip: a real profile interned, encoded, decoded and rebuilt has
+// exactly the samples, values and stacks it had, and is a valid profile.
+func TestRoundTrip(t *testing.T) {
+	c, d := NewCodec(), NewDictionary()
+	for _, typ := range capturedTypes {
+		for i, p := range realProfiles(t, typ) {
+			w, _ := window(t, c, d, p)
+			sy, err := Resolve(d, StackIDs(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := sy.Profile(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := got.CheckValid(); err != nil {
+				t.Fatalf("%s %d: rebuilt profile invalid: %v", typ, i, err)
+			}
+			if want, have := samplesOf(p), samplesOf(got); !slices.Equal(want, have) {
+				t.Errorf("%s %d: %d samples in, %d out, or they differ", typ, i, len(want), len(have))
+			}
+			header := func(p *profile.Profile) string {
+				return fmt.Sprintf("%d %s %d %d %s %s %v %s %s", p.Period, p.DefaultSampleType, p.TimeNanos, p.DurationNanos,
+					valueTypes(p.SampleType), valueTypes([]*profile.ValueType{p.PeriodType}), p.Comments, p.DropFrames, p.KeepFrames)
+			}
+			if header(got) != header(p) {
+				t.Errorf("%s %d: header\n%s\nwant\n%s", typ, i, header(got), header(p))
+			}
+		}
+	}
+	// Scrapes repeat: the dictionary holds each item once.
+	t.Logf("interned: %d functions, %d mappings, %d locations, %d stacks, %d shapes",
+		d.Len(KindFunction), d.Len(KindMapping), d.Len(KindLocation), d.Len(KindStack), d.Len(KindShape))
+	// allocs and heap, mutex and block have the same sample types.
+	if d.Len(KindShape) != 4 {
+		t.Errorf("%d shapes for the 6 types, want 4", d.Len(KindShape))
+	}
+}
+
+// TestMergeEqualsPprof: merging scrapes gives, per stack, the values
+// pprof's own profile.Merge gives.
+func TestMergeEqualsPprof(t *testing.T) {
+	c, d := NewCodec(), NewDictionary()
+	for _, typ := range capturedTypes {
+		ps := realProfiles(t, typ)
+		var ws []Window
+		for _, p := range ps {
+			w, _ := window(t, c, d, p)
+			ws = append(ws, w)
+		}
+		got, err := MergedProfile(ws, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.CheckValid(); err != nil {
+			t.Fatalf("%s: merged profile invalid: %v", typ, err)
+		}
+		copies := make([]*profile.Profile, len(ps))
+		for i, p := range ps {
+			copies[i] = p.Copy()
+		}
+		want, err := profile.Merge(copies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws2, gs := sums(want), sums(got)
+		if len(ws2) != len(gs) {
+			t.Errorf("%s: pprof merges into %d stacks, we into %d", typ, len(ws2), len(gs))
+		}
+		for k, v := range ws2 {
+			if !slices.Equal(gs[k], v) {
+				t.Errorf("%s: stack %.200s: pprof %v, we %v", typ, k, v, gs[k])
+				break
+			}
+		}
+		if got.DurationNanos != want.DurationNanos || got.TimeNanos != want.TimeNanos || got.Period != want.Period {
+			t.Errorf("%s: header: time %d/%d duration %d/%d period %d/%d", typ, got.TimeNanos, want.TimeNanos, got.DurationNanos, want.DurationNanos, got.Period, want.Period)
+		}
+	}
+	if _, err := Merge([]Window{{Shape: Shape{SampleTypes: []ValueType{{"a", "b"}}}}, {Shape: Shape{SampleTypes: []ValueType{{"c", "d"}}}}}); err == nil {
+		t.Error("incompatible windows merged")
+	}
+}
+
+// TestBlockCorrupt: a damaged block is an error, never a panic or a
+// wrong answer taken for a right one.
+func TestBlockCorrupt(t *testing.T) {
+	c, d := NewCodec(), NewDictionary()
+	_, samples, err := Intern(realProfiles(t, CPU)[0], d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := c.Encode(samples, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]byte{nil, {7}, block[:len(block)/2], append(bytes.Clone(block), 0)} {
+		if _, err := c.Decode(bad); err == nil {
+			t.Errorf("corrupt block of %d bytes decoded", len(bad))
+		}
+	}
+}
+
+func FuzzBlock(f *testing.F) {
+	c := NewCodec()
+	f.Add([]byte{blockRaw, 2, 1, 1, 1, modeVarints, 2, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		samples, err := c.Decode(b)
+		if err != nil {
+			return
+		}
+		columns := 0
+		if len(samples) > 0 {
+			columns = len(samples[0].Values)
+		}
+		again, err := c.Encode(slices.Clone(samples), columns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := c.Decode(again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(back) != fmt.Sprint(samples) {
+			t.Fatalf("re-encoding changed the samples")
+		}
+	})
+}
+
+func valueTypes(vs []*profile.ValueType) string {
+	var parts []string
+	for _, v := range vs {
+		parts = append(parts, v.Type+"/"+v.Unit)
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,202 @@
+package profseries
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// A Query names what to read: one profile type of the series Selector
+// chooses, over the scrapes that start in [From, To).
+type Query struct {
+	Type       string
+	Selector   Selector
+	From, To   time.Time
+	SampleType string // for tables and series: "" is the profile's default
+}
+
+// Check reports a query that cannot be answered, in one line.
+func (q Query) Check() error {
+	if !slices.Contains(Types, q.Type) {
+		return fmt.Errorf("unknown profile type %q (want one of %v)", q.Type, Types)
+	}
+	if !q.To.After(q.From) {
+		return fmt.Errorf("empty time range: from %s to %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// MergedProfile merges windows (see Merge) into one pprof profile, its
+// symbols read from src.
+func MergedProfile(windows []Window, src SymbolSource) (*profile.Profile, error) {
+	w, err := Merge(windows)
+	if err != nil {
+		return nil, err
+	}
+	sy, err := Resolve(src, StackIDs(w))
+	if err != nil {
+		return nil, err
+	}
+	return sy.Profile(w)
+}
+
+// Top ranks the functions of the merged windows by flat or cum value of
+// one sample type, n rows at most (0: all), with the profiles package's
+// function table: the numbers agree with every other table perfscope shows.
+func Top(windows []Window, src SymbolSource, sampleType string, order profiles.Order, n int) (*profiles.FuncTable, error) {
+	p, err := MergedProfile(windows, src)
+	if err != nil {
+		return nil, err
+	}
+	t, err := profiles.Functions(p, sampleType, nil)
+	if err != nil {
+		return nil, err
+	}
+	return t.Top(order, n, false), nil
+}
+
+// A FunctionPoint is one function's share of one time step.
+type FunctionPoint struct {
+	// Start is the step's start; the step covers [Start, Start+step).
+	Start time.Time `json:"start"`
+	// Flat and Cum are the function's own and inclusive values in the
+	// step; FlatShare and CumShare their fractions of Total, the step's
+	// total of the sample type.
+	Flat      int64   `json:"flat"`
+	Cum       int64   `json:"cum"`
+	Total     int64   `json:"total"`
+	FlatShare float64 `json:"flat_share"`
+	CumShare  float64 `json:"cum_share"`
+	// Scrapes counts the scrapes the step merges; a step without any is
+	// left out of the series rather than shown as a zero share.
+	Scrapes int `json:"scrapes"`
+}
+
+// FunctionSeries is the share of one function (by its name as pprof shows
+// it) of one sample type in every step of the windows, each step's
+// windows merged: steps are aligned to multiples of step since the Unix
+// epoch. A step where the function does not appear has shares of 0.
+func FunctionSeries(windows []Window, src SymbolSource, function, sampleType string, step time.Duration) ([]FunctionPoint, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("function series: step %v must be positive", step)
+	}
+	sy, err := Resolve(src, StackIDs(windows...))
+	if err != nil {
+		return nil, err
+	}
+	byStep := map[int64][]Window{}
+	for _, w := range windows {
+		k := w.Start.UnixNano() / int64(step)
+		byStep[k] = append(byStep[k], w)
+	}
+	keys := make([]int64, 0, len(byStep))
+	for k := range byStep {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	points := make([]FunctionPoint, 0, len(keys))
+	for _, k := range keys {
+		m, err := Merge(byStep[k])
+		if err != nil {
+			return nil, err
+		}
+		p, err := sy.Profile(m)
+		if err != nil {
+			return nil, err
+		}
+		t, err := profiles.Functions(p, sampleType, nil)
+		if err != nil {
+			return nil, err
+		}
+		pt := FunctionPoint{Start: time.Unix(0, k*int64(step)).UTC(), Total: t.Total, Scrapes: len(byStep[k])}
+		if r, ok := t.Find(function); ok {
+			pt.Flat, pt.Cum, pt.FlatShare, pt.CumShare = r.Flat, r.Cum, r.FlatShare, r.CumShare
+		}
+		points = append(points, pt)
+	}
+	return points, nil
+}
+
+// A ShareDiff is one function's change between two time ranges, in shares
+// of each range's total: ranges of different lengths, or of different
+// load, compare.
+type ShareDiff struct {
+	Function string `json:"function"`
+	// BaseFlat, HeadFlat, BaseCum and HeadCum are the function's shares
+	// in each range.
+	BaseFlat float64 `json:"base_flat_share"`
+	HeadFlat float64 `json:"head_flat_share"`
+	BaseCum  float64 `json:"base_cum_share"`
+	HeadCum  float64 `json:"head_cum_share"`
+	// Flat and Cum are head minus base, in shares (0.05 is 5 points).
+	Flat float64 `json:"flat_delta"`
+	Cum  float64 `json:"cum_delta"`
+}
+
+// A RangeDiff is how the profile of one range differs from another's,
+// normalized.
+type RangeDiff struct {
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// BaseTotal and HeadTotal are each range's total, for saying how much
+	// the load itself changed; the shares are fractions of them.
+	BaseTotal int64 `json:"base_total"`
+	HeadTotal int64 `json:"head_total"`
+	// Functions lists every function of either range, largest change of
+	// flat share first (ties by cum, then name).
+	Functions []ShareDiff `json:"functions"`
+}
+
+// Diff compares the merged base and head windows function by function, in
+// shares of each side's total.
+func Diff(base, head []Window, src SymbolSource, sampleType string) (*RangeDiff, error) {
+	tables := make([]*profiles.FuncTable, 2)
+	for i, ws := range [][]Window{base, head} {
+		p, err := MergedProfile(ws, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", [...]string{"base", "head"}[i], err)
+		}
+		if tables[i], err = profiles.Functions(p, sampleType, nil); err != nil {
+			return nil, fmt.Errorf("%s: %w", [...]string{"base", "head"}[i], err)
+		}
+		sampleType = tables[i].SampleType
+	}
+	d := &RangeDiff{SampleType: tables[1].SampleType, Unit: tables[1].Unit, BaseTotal: tables[0].Total, HeadTotal: tables[1].Total}
+	byName := map[string]*ShareDiff{}
+	get := func(name string) *ShareDiff {
+		s, ok := byName[name]
+		if !ok {
+			s = &ShareDiff{Function: name}
+			byName[name] = s
+		}
+		return s
+	}
+	for _, r := range tables[0].Rows {
+		s := get(r.Function)
+		s.BaseFlat, s.BaseCum = r.FlatShare, r.CumShare
+	}
+	for _, r := range tables[1].Rows {
+		s := get(r.Function)
+		s.HeadFlat, s.HeadCum = r.FlatShare, r.CumShare
+	}
+	for _, s := range byName {
+		s.Flat, s.Cum = s.HeadFlat-s.BaseFlat, s.HeadCum-s.BaseCum
+		d.Functions = append(d.Functions, *s)
+	}
+	slices.SortFunc(d.Functions, func(a, b ShareDiff) int {
+		if c := cmp.Compare(math.Abs(b.Flat), math.Abs(a.Flat)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(math.Abs(b.Cum), math.Abs(a.Cum)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Function, b.Function)
+	})
+	return d, nil
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# capture.sh records the real profiles the tests of this package read: the
+# naive leftpad example under load, scraped as a continuous profiler does,
+# every 10 s for ROUNDS rounds: CPU over the interval, allocs, mutex and
+# block as deltas over the interval, heap and goroutine as snapshots.
+#
+#   bash internal/profseries/testdata/capture.sh [ROUNDS]   (from the module root)
+set -euo pipefail
+rounds=${1:-4}
+out=internal/profseries/testdata/leftpad
+bin=$(mktemp -d)/perfscope
+go build -o "$bin" ./cmd/perfscope
+mkdir -p "$out"
+log=$(mktemp)
+"$bin" example leftpad --mode naive --addr 127.0.0.1:0 --pprof-addr 127.0.0.1:0 >"$log" 2>&1 &
+svc=$!
+trap 'kill $svc 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q '/v1/leftpad/' "$log" && break; sleep 0.1; done
+api=$(grep -o 'http://127.0.0.1:[0-9]*/v1/leftpad/[^'"'"']*' "$log" | head -1)
+pprof=$(grep -o 'http://127.0.0.1:[0-9]*/debug/pprof/' "$log" | head -1)
+echo "api $api pprof $pprof"
+"$bin" load -c 8 -d $((rounds * 10 + 15))s "$api" >/dev/null 2>&1 &
+load=$!
+sleep 2
+for r in $(seq -w 1 "$rounds"); do
+	pids=()
+	for p in "cpu profile" "allocs allocs" "mutex mutex" "block block"; do
+		set -- $p
+		curl -sf -o "$out/$1-$r.pb.gz" "${pprof}$2?seconds=10" &
+		pids+=($!)
+	done
+	sleep 5
+	curl -sf -o "$out/heap-$r.pb.gz" "${pprof}heap"
+	curl -sf -o "$out/goroutine-$r.pb.gz" "${pprof}goroutine"
+	wait "${pids[@]}"
+done
+kill $load 2>/dev/null || true
+ls -l "$out"
