@@ -407,3 +407,25 @@ func (r *reader) done(what string) error {
 	}
 	return nil
 }
+
+// StackLocations returns the location ids of a stack's interned content:
+// what a store keeps while the stack is kept.
+func StackLocations(content []byte) ([]uint64, error) {
+	s, err := decodeStack(content)
+	return s.locations, err
+}
+
+// LocationRefs returns the function and mapping ids of a location's
+// interned content.
+func LocationRefs(content []byte) (functions, mappings []uint64, err error) {
+	l, err := decodeLocation(content)
+	if l.mapping != 0 {
+		mappings = append(mappings, l.mapping)
+	}
+	for _, ln := range l.lines {
+		if ln.function != 0 {
+			functions = append(functions, ln.function)
+		}
+	}
+	return functions, mappings, err
+}

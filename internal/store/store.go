@@ -77,12 +77,13 @@ type DB struct {
 	*BenchHistory
 	*RunIndex
 	*TokenStore
+	*ProfileSeries
 	b *sqlDB
 }
 
 // newDB returns the store over the connection b.
 func newDB(b *sqlDB) *DB {
-	return &DB{BenchHistory: &BenchHistory{b: b}, RunIndex: &RunIndex{b: b}, TokenStore: &TokenStore{b: b}, b: b}
+	return &DB{BenchHistory: &BenchHistory{b: b}, RunIndex: &RunIndex{b: b}, TokenStore: &TokenStore{b: b}, ProfileSeries: newProfileSeries(b), b: b}
 }
 
 // Close closes the connection every kind shares.

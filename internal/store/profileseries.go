@@ -1,0 +1,570 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// ProfileSeries keeps the profiles of live targets over time (see the
+// package doc): Append stores a scrape; MergedProfile, Top,
+// FunctionSeries and Diff answer a profseries.Query; ProfileTargets lists
+// what is stored; ApplyRetention compacts and drops old data.
+type ProfileSeries struct {
+	b     *sqlDB
+	codec *profseries.Codec
+	// Retention is applied by ApplyRetention; DefaultRetention unless
+	// changed before use.
+	Retention Retention
+
+	mu    sync.Mutex
+	cache symbolCache
+}
+
+// symbolCache remembers ids this process has seen, so a scrape that
+// repeats the last one's stacks costs no query for them. It is dropped
+// whenever a collection (ApplyRetention, here or in another process) may
+// have removed items: the gc_epoch in prof_meta says so.
+type symbolCache struct {
+	epoch     int64
+	ids       [5]map[uint64]uint64 // per kind: hash to id
+	lastSeen  map[uint64]int64     // stack id to the last_seen this process wrote
+	series    map[string]int64
+	processes map[profseries.Process]int64
+	shapes    map[int64]profseries.Shape
+	days      map[int64]bool // PostgreSQL partitions known to exist
+}
+
+func (c *symbolCache) reset(epoch int64) {
+	c.epoch = epoch
+	for k := range c.ids {
+		c.ids[k] = map[uint64]uint64{}
+	}
+	c.lastSeen = map[uint64]int64{}
+	c.series = map[string]int64{}
+	c.processes = map[profseries.Process]int64{}
+	if c.shapes == nil {
+		c.shapes = map[int64]profseries.Shape{}
+	}
+	if c.days == nil {
+		c.days = map[int64]bool{}
+	}
+}
+
+func newProfileSeries(b *sqlDB) *ProfileSeries {
+	ps := &ProfileSeries{b: b, codec: profseries.NewCodec(), Retention: DefaultRetention}
+	ps.cache.reset(-1)
+	return ps
+}
+
+// symbolTables names the table of each kind.
+var symbolTables = [...]string{
+	profseries.KindFunction: "prof_functions",
+	profseries.KindMapping:  "prof_mappings",
+	profseries.KindLocation: "prof_locations",
+	profseries.KindStack:    "prof_stacks",
+	profseries.KindShape:    "prof_shapes",
+}
+
+// lastSeenSlack is how stale a stack's last_seen may be: a scrape updates
+// it only when it is older than this, and collection keeps stacks seen
+// this long before the oldest block (see collectSymbols).
+const lastSeenSlack = time.Hour
+
+// Append stores one scrape in one transaction: a crash loses at most the
+// scrape in flight. Storing a scrape of the same series, start and process
+// again stores nothing.
+func (ps *ProfileSeries) Append(ctx context.Context, s *profseries.Scrape) error {
+	if err := checkScrape(s); err != nil {
+		return fmt.Errorf("store scrape: %w", err)
+	}
+	if err := ps.ensurePartition(ctx, s.Start); err != nil {
+		return fmt.Errorf("store scrape: %w", err)
+	}
+	// One scrape at a time per process: the cache is shared, and SQLite
+	// writes one at a time anyway.
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	err := ps.append(ctx, s)
+	if err != nil {
+		ps.cache.reset(-1) // ids learnt in a rolled back transaction are not stored
+		return fmt.Errorf("store scrape of %s %s: %w", s.Type, s.Target, err)
+	}
+	return nil
+}
+
+func checkScrape(s *profseries.Scrape) error {
+	switch {
+	case s == nil || s.Profile == nil:
+		return errors.New("no profile")
+	case len(s.Target) == 0:
+		return errors.New("target has no labels")
+	case s.Start.IsZero() || s.End.Before(s.Start):
+		return fmt.Errorf("bad window %v to %v", s.Start, s.End)
+	}
+	for _, t := range profseries.Types {
+		if s.Type == t {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown profile type %q", s.Type)
+}
+
+func (ps *ProfileSeries) append(ctx context.Context, s *profseries.Scrape) error {
+	tx, err := ps.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := ps.lock(ctx, tx, false); err != nil {
+		return err
+	}
+	if err := ps.checkEpoch(ctx, tx); err != nil {
+		return err
+	}
+	seriesID, err := ps.seriesID(ctx, tx, s.Target, s.Type)
+	if err != nil {
+		return err
+	}
+	processID, err := ps.processID(ctx, tx, s.Process)
+	if err != nil {
+		return err
+	}
+	t := &txSymbols{ctx: ctx, tx: tx, ps: ps, seen: nanos(s.Start)}
+	shapeID, samples, err := profseries.Intern(s.Profile, t)
+	if err != nil {
+		return err
+	}
+	if err := t.touch(); err != nil {
+		return err
+	}
+	block, err := ps.codec.Encode(samples, len(s.Profile.SampleType))
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
+		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
+		VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		seriesID, nanos(s.Start), nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block); err != nil {
+		return fmt.Errorf("insert block: %w", err)
+	}
+	return tx.Commit()
+}
+
+// lock takes, on PostgreSQL, the lock that keeps a collection of unused
+// symbols from running while a scrape refers to them: shared for writers,
+// exclusive for collection. SQLite's transactions already run one at a
+// time.
+func (ps *ProfileSeries) lock(ctx context.Context, tx *sql.Tx, exclusive bool) error {
+	if ps.b.d.name != "postgres" {
+		return nil
+	}
+	q := `SELECT pg_advisory_xact_lock_shared(7368013)`
+	if exclusive {
+		q = `SELECT pg_advisory_xact_lock(7368013)`
+	}
+	_, err := tx.ExecContext(ctx, q)
+	return err
+}
+
+func (ps *ProfileSeries) checkEpoch(ctx context.Context, tx *sql.Tx) error {
+	var epoch int64
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+		return fmt.Errorf("read collection epoch: %w", err)
+	}
+	if epoch != ps.cache.epoch {
+		ps.cache.reset(epoch)
+	}
+	return nil
+}
+
+// labelsKey is the canonical text of a label set, as stored.
+func labelsKey(ls profseries.Labels) string {
+	pairs := make([][2]string, len(ls))
+	for i, l := range ls {
+		pairs[i] = [2]string{l.Name, l.Value}
+	}
+	b, _ := json.Marshal(pairs)
+	return string(b)
+}
+
+func parseLabelsKey(s string) (profseries.Labels, error) {
+	var pairs [][2]string
+	if err := json.Unmarshal([]byte(s), &pairs); err != nil {
+		return nil, fmt.Errorf("stored labels %q: %w", s, err)
+	}
+	ls := make(profseries.Labels, len(pairs))
+	for i, p := range pairs {
+		ls[i] = profseries.Label{Name: p[0], Value: p[1]}
+	}
+	return ls, nil
+}
+
+func (ps *ProfileSeries) seriesID(ctx context.Context, tx *sql.Tx, target profseries.Labels, typ string) (int64, error) {
+	key := labelsKey(target)
+	if id, ok := ps.cache.series[typ+key]; ok {
+		return id, nil
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_series (labels, type) VALUES (?, ?) ON CONFLICT (labels, type) DO NOTHING`), key, typ); err != nil {
+		return 0, fmt.Errorf("add series: %w", err)
+	}
+	var id int64
+	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT id FROM prof_series WHERE labels = ? AND type = ?`), key, typ).Scan(&id); err != nil {
+		return 0, fmt.Errorf("find series: %w", err)
+	}
+	ps.cache.series[typ+key] = id
+	return id, nil
+}
+
+func (ps *ProfileSeries) processID(ctx context.Context, tx *sql.Tx, p profseries.Process) (int64, error) {
+	if id, ok := ps.cache.processes[p]; ok {
+		return id, nil
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_processes (build_id, generation) VALUES (?, ?) ON CONFLICT (build_id, generation) DO NOTHING`), p.BuildID, p.Generation); err != nil {
+		return 0, fmt.Errorf("add process: %w", err)
+	}
+	var id int64
+	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT id FROM prof_processes WHERE build_id = ? AND generation = ?`), p.BuildID, p.Generation).Scan(&id); err != nil {
+		return 0, fmt.Errorf("find process: %w", err)
+	}
+	ps.cache.processes[p] = id
+	return id, nil
+}
+
+// txSymbols is the symbol table of one Append's transaction.
+type txSymbols struct {
+	ctx    context.Context
+	tx     *sql.Tx
+	ps     *ProfileSeries
+	seen   int64    // the scrape's start: stacks' last_seen
+	stale  []uint64 // stacks whose last_seen is to be moved to seen
+	staled map[uint64]bool
+}
+
+func (t *txSymbols) Intern(k profseries.Kind, hash uint64, content []byte) (uint64, error) {
+	c := &t.ps.cache
+	id, ok := c.ids[k][hash]
+	if !ok {
+		var err error
+		if id, err = t.lookupOrInsert(k, hash, content); err != nil {
+			return 0, err
+		}
+		c.ids[k][hash] = id
+		if k == profseries.KindStack {
+			c.lastSeen[id] = t.seen
+		}
+	}
+	if k == profseries.KindStack && c.lastSeen[id] < t.seen-int64(lastSeenSlack) && !t.staled[id] {
+		if t.staled == nil {
+			t.staled = map[uint64]bool{}
+		}
+		t.staled[id] = true
+		t.stale = append(t.stale, id)
+	}
+	return id, nil
+}
+
+func (t *txSymbols) lookupOrInsert(k profseries.Kind, hash uint64, content []byte) (uint64, error) {
+	table := symbolTables[k]
+	find := func() (uint64, bool, error) {
+		var id int64
+		var data []byte
+		err := t.tx.QueryRowContext(t.ctx, t.ps.b.q(`SELECT id, data FROM `+table+` WHERE hash = ?`), int64(hash)).Scan(&id, &data)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		if !bytes.Equal(data, content) {
+			return 0, false, fmt.Errorf("two %ss with hash %x", k, hash)
+		}
+		return uint64(id), true, nil
+	}
+	id, ok, err := find()
+	if err != nil || ok {
+		return id, err
+	}
+	cols, args := `hash, data`, []any{int64(hash), content}
+	if k == profseries.KindStack {
+		cols, args = cols+`, last_seen`, append(args, t.seen)
+	}
+	if _, err := t.tx.ExecContext(t.ctx, t.ps.b.q(`INSERT INTO `+table+` (`+cols+`) VALUES (?, ?`+strings.Repeat(", ?", len(args)-2)+`) ON CONFLICT (hash) DO NOTHING`), args...); err != nil {
+		return 0, fmt.Errorf("add %s: %w", k, err)
+	}
+	if id, ok, err = find(); err == nil && !ok {
+		err = fmt.Errorf("%s %x vanished", k, hash)
+	}
+	return id, err
+}
+
+// touch moves the last_seen of the stacks this scrape used that were
+// stale.
+func (t *txSymbols) touch() error {
+	for ids := range chunks(t.stale, 500) {
+		q, args := inList(`UPDATE prof_stacks SET last_seen = ? WHERE last_seen < ? AND id IN `, ids, t.seen, t.seen)
+		if _, err := t.tx.ExecContext(t.ctx, t.ps.b.q(q), args...); err != nil {
+			return fmt.Errorf("mark stacks seen: %w", err)
+		}
+		for _, id := range ids {
+			t.ps.cache.lastSeen[id] = t.seen
+		}
+	}
+	return nil
+}
+
+// chunks yields ids n at a time.
+func chunks(ids []uint64, n int) func(func([]uint64) bool) {
+	return func(yield func([]uint64) bool) {
+		for len(ids) > 0 {
+			m := min(n, len(ids))
+			if !yield(ids[:m]) {
+				return
+			}
+			ids = ids[m:]
+		}
+	}
+}
+
+// inList appends "(?, ?, ...)" for ids to q, and ids to args.
+func inList(q string, ids []uint64, args ...any) (string, []any) {
+	var b strings.Builder
+	b.WriteString(q)
+	b.WriteByte('(')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('?')
+		args = append(args, int64(id))
+	}
+	b.WriteByte(')')
+	return b.String(), args
+}
+
+// readSymbols is the SymbolSource of reads.
+type readSymbols struct {
+	ctx context.Context
+	ps  *ProfileSeries
+}
+
+func (r readSymbols) Lookup(k profseries.Kind, ids []uint64) (map[uint64][]byte, error) {
+	out := make(map[uint64][]byte, len(ids))
+	for part := range chunks(ids, 500) {
+		q, args := inList(`SELECT id, data FROM `+symbolTables[k]+` WHERE id IN `, part)
+		err := r.ps.b.each(r.ctx, q, args, func(rows *sql.Rows) error {
+			var id int64
+			var data []byte
+			if err := rows.Scan(&id, &data); err != nil {
+				return err
+			}
+			out[uint64(id)] = data
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// A ProfileTarget is one stored series: a target's profile type, and the
+// time its stored scrapes span.
+type ProfileTarget struct {
+	Labels      profseries.Labels `json:"labels"`
+	Type        string            `json:"type"`
+	First, Last time.Time
+	// Scrapes counts stored blocks: scrapes, or windows of merged scrapes
+	// once compacted.
+	Scrapes int64 `json:"scrapes"`
+	// Bytes is the size of the stored blocks (symbols not included).
+	Bytes int64 `json:"bytes"`
+}
+
+// ProfileTargets lists the stored series sel chooses ("" type: every
+// type), by labels then type.
+func (ps *ProfileSeries) ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]ProfileTarget, error) {
+	var out []ProfileTarget
+	q := `SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), COUNT(*), SUM(LENGTH(b.data))
+		FROM prof_series s JOIN prof_blocks b ON b.series_id = s.id`
+	var args []any
+	if typ != "" {
+		q += ` WHERE s.type = ?`
+		args = append(args, typ)
+	}
+	q += ` GROUP BY s.labels, s.type ORDER BY s.labels, s.type`
+	err := ps.b.each(ctx, ps.lengthFn(q), args, func(rows *sql.Rows) error {
+		var key string
+		var t ProfileTarget
+		var first, last int64
+		if err := rows.Scan(&key, &t.Type, &first, &last, &t.Scrapes, &t.Bytes); err != nil {
+			return err
+		}
+		ls, err := parseLabelsKey(key)
+		if err != nil {
+			return err
+		}
+		if sel.Matches(ls) {
+			t.Labels, t.First, t.Last = ls, fromNanos(first), fromNanos(last)
+			out = append(out, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list profile series: %w", err)
+	}
+	return out, nil
+}
+
+// lengthFn writes LENGTH for the engine: PostgreSQL's is octet_length
+// for bytea.
+func (ps *ProfileSeries) lengthFn(q string) string {
+	if ps.b.d.name == "postgres" {
+		return strings.ReplaceAll(q, "LENGTH(", "octet_length(")
+	}
+	return q
+}
+
+// Windows reads the decoded blocks of q: every stored block of a series
+// q's selector chooses whose start is in [q.From, q.To). Blocks compacted
+// into windows are read as their windows, which start at a multiple of
+// their resolution.
+func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	type series struct{ id int64 }
+	var ids []uint64
+	err := ps.b.each(ctx, `SELECT id, labels FROM prof_series WHERE type = ?`, []any{q.Type}, func(rows *sql.Rows) error {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			return err
+		}
+		ls, err := parseLabelsKey(key)
+		if err != nil {
+			return err
+		}
+		if q.Selector.Matches(ls) {
+			ids = append(ids, uint64(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read profile series: %w", err)
+	}
+	var windows []profseries.Window
+	for part := range chunks(ids, 500) {
+		sq, args := inList(`SELECT start_time, end_time, duration, shape_id, data FROM prof_blocks
+			WHERE start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
+		err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+			var start, end, duration, shapeID int64
+			var data []byte
+			if err := rows.Scan(&start, &end, &duration, &shapeID, &data); err != nil {
+				return err
+			}
+			samples, err := ps.codec.Decode(data)
+			if err != nil {
+				return err
+			}
+			shape, err := ps.shape(ctx, shapeID)
+			if err != nil {
+				return err
+			}
+			windows = append(windows, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read profile blocks: %w", err)
+		}
+	}
+	return windows, nil
+}
+
+func (ps *ProfileSeries) shape(ctx context.Context, id int64) (profseries.Shape, error) {
+	ps.mu.Lock()
+	s, ok := ps.cache.shapes[id]
+	ps.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	contents, err := readSymbols{ctx, ps}.Lookup(profseries.KindShape, []uint64{uint64(id)})
+	if err != nil {
+		return s, err
+	}
+	c, ok := contents[uint64(id)]
+	if !ok {
+		return s, fmt.Errorf("shape %d is missing", id)
+	}
+	if s, err = profseries.DecodeShape(c); err != nil {
+		return s, err
+	}
+	ps.mu.Lock()
+	ps.cache.shapes[id] = s
+	ps.mu.Unlock()
+	return s, nil
+}
+
+// ErrNoProfiles is returned by the queries when nothing is stored for
+// the series and range asked.
+var ErrNoProfiles = errors.New("no profiles stored")
+
+func (ps *ProfileSeries) windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
+	ws, err := ps.Windows(ctx, q)
+	if err == nil && len(ws) == 0 {
+		err = fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	return ws, err
+}
+
+// MergedProfile merges every scrape q chooses into one pprof profile.
+func (ps *ProfileSeries) MergedProfile(ctx context.Context, q profseries.Query) (*profile.Profile, error) {
+	ws, err := ps.windows(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return profseries.MergedProfile(ws, readSymbols{ctx, ps})
+}
+
+// Top ranks the functions of the merged profile of q by q.SampleType.
+func (ps *ProfileSeries) Top(ctx context.Context, q profseries.Query, order profiles.Order, n int) (*profiles.FuncTable, error) {
+	ws, err := ps.windows(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return profseries.Top(ws, readSymbols{ctx, ps}, q.SampleType, order, n)
+}
+
+// FunctionSeries is one function's share of q.SampleType per step.
+func (ps *ProfileSeries) FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error) {
+	ws, err := ps.windows(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return profseries.FunctionSeries(ws, readSymbols{ctx, ps}, function, q.SampleType, step)
+}
+
+// Diff compares the merged profiles of base and head in shares; the two
+// queries differ only in their range, as a rule.
+func (ps *ProfileSeries) Diff(ctx context.Context, base, head profseries.Query) (*profseries.RangeDiff, error) {
+	bw, err := ps.windows(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	hw, err := ps.windows(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	return profseries.Diff(bw, hw, readSymbols{ctx, ps}, head.SampleType)
+}

@@ -1,0 +1,443 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// Retention says how long profile series are kept at each resolution, and
+// the most their data may take.
+type Retention struct {
+	// Raw is how long scrapes are kept as they came (every 10 s by
+	// default); older ones are merged into windows of one minute.
+	Raw time.Duration
+	// Minute is how long one-minute windows are kept; older ones are
+	// merged into windows of ten minutes.
+	Minute time.Duration
+	// TenMinutes is how long ten-minute windows are kept: older data is
+	// deleted.
+	TenMinutes time.Duration
+	// Budget bounds the bytes of stored blocks and symbols; over it, the
+	// oldest day of data is dropped until under. 0: no budget.
+	Budget int64
+}
+
+// DefaultRetention keeps scrapes as they came for 3 days, one-minute
+// windows to 15 days, ten-minute windows to 60 days, and at most 8 GiB.
+// Measured on the leftpad example (TestProfileSeriesSize), a target with
+// every default type takes a few MB a day at full resolution, so the
+// budget holds hundreds of targets for the whole 60 days; it is the
+// floor under a disk that must never fill.
+var DefaultRetention = Retention{Raw: 3 * 24 * time.Hour, Minute: 15 * 24 * time.Hour, TenMinutes: 60 * 24 * time.Hour, Budget: 8 << 30}
+
+// The resolutions blocks are stored at: 0 for a scrape as it came.
+const (
+	resolutionMinute     = int64(time.Minute)
+	resolutionTenMinutes = int64(10 * time.Minute)
+)
+
+// day is the span of one PostgreSQL partition, and what the budget drops
+// at a time.
+const day = int64(24 * time.Hour)
+
+// A RetentionReport says what ApplyRetention did.
+type RetentionReport struct {
+	Compacted int   // blocks merged into coarser windows
+	Deleted   int   // blocks deleted for age or budget
+	Collected int   // stacks no block refers to any more, removed
+	Bytes     int64 // bytes of blocks and symbols after
+}
+
+// ApplyRetention compacts and deletes what r keeps no longer at time now
+// (a parameter, so that a month can be simulated), drops the oldest data
+// while over the budget, and removes the symbols no block needs any more.
+// Each series' compaction is one transaction: a crash leaves each window
+// either merged or not.
+func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (RetentionReport, error) {
+	var rep RetentionReport
+	r := ps.Retention
+	var series []int64
+	if err := ps.b.each(ctx, `SELECT id FROM prof_series ORDER BY id`, nil, func(rows *sql.Rows) error {
+		series = append(series, 0)
+		return rows.Scan(&series[len(series)-1])
+	}); err != nil {
+		return rep, fmt.Errorf("retention: %w", err)
+	}
+	for _, id := range series {
+		for _, step := range []struct {
+			from, to int64
+			age      time.Duration
+		}{{0, resolutionMinute, r.Raw}, {resolutionMinute, resolutionTenMinutes, r.Minute}} {
+			if step.age <= 0 {
+				continue
+			}
+			n, err := ps.compact(ctx, id, step.from, step.to, nanos(now.Add(-step.age)))
+			if err != nil {
+				return rep, fmt.Errorf("retention: compact series %d: %w", id, err)
+			}
+			rep.Compacted += n
+		}
+	}
+	if r.TenMinutes > 0 {
+		n, err := ps.deleteBefore(ctx, nanos(now.Add(-r.TenMinutes)))
+		if err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		rep.Deleted += n
+	}
+	var err error
+	if rep.Collected, err = ps.collectSymbols(ctx); err != nil {
+		return rep, fmt.Errorf("retention: %w", err)
+	}
+	for {
+		if rep.Bytes, err = ps.storedBytes(ctx); err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		if r.Budget <= 0 || rep.Bytes <= r.Budget {
+			return rep, nil
+		}
+		var oldest sql.NullInt64
+		if err := ps.b.db.QueryRowContext(ctx, `SELECT MIN(start_time) FROM prof_blocks`).Scan(&oldest); err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		if !oldest.Valid {
+			return rep, nil // symbols alone over the budget: nothing to drop
+		}
+		n, err := ps.deleteBefore(ctx, (oldest.Int64/day+1)*day)
+		if err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		rep.Deleted += n
+		c, err := ps.collectSymbols(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("retention: %w", err)
+		}
+		rep.Collected += c
+	}
+}
+
+// compact merges the blocks of one series at resolution from that end
+// before cutoff into windows of resolution to, per process and shape.
+func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff int64) (int, error) {
+	tx, err := ps.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	type key struct{ window, process, shape int64 }
+	type group struct {
+		ws  []profseries.Window
+		raw int64
+	}
+	groups := map[key]*group{}
+	var keys []key
+	// Only whole windows: one that cutoff cuts waits for the next pass.
+	limit := cutoff / to * to
+	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
+		WHERE series_id = ? AND resolution = ? AND start_time < ?`), series, from, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for rows.Next() {
+		var start, end, duration, process, shapeID, raw int64
+		var data []byte
+		if err := rows.Scan(&start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		samples, err := ps.codec.Decode(data)
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		shape, err := ps.shape(ctx, shapeID)
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		k := key{start / to * to, process, shapeID}
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		g.ws = append(g.ws, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples})
+		g.raw += raw
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	for _, k := range keys {
+		g := groups[k]
+		// A window of the coarser resolution may exist already, when a
+		// scrape arrived after its window was merged: merge into it.
+		var end, duration, raw int64
+		var data []byte
+		err := tx.QueryRowContext(ctx, ps.b.q(`SELECT end_time, duration, raw_bytes, data FROM prof_blocks
+			WHERE series_id = ? AND resolution = ? AND start_time = ? AND process_id = ? AND shape_id = ?`),
+			series, to, k.window, k.process, k.shape).Scan(&end, &duration, &raw, &data)
+		switch {
+		case err == nil:
+			samples, err := ps.codec.Decode(data)
+			if err != nil {
+				return 0, err
+			}
+			g.ws = append(g.ws, profseries.Window{Start: fromNanos(k.window), End: fromNanos(end), Duration: time.Duration(duration), Shape: g.ws[0].Shape, Samples: samples})
+			g.raw += raw
+			if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time = ? AND process_id = ? AND shape_id = ?`),
+				series, to, k.window, k.process, k.shape); err != nil {
+				return 0, err
+			}
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, err
+		}
+		m, err := profseries.Merge(g.ws)
+		if err != nil {
+			return 0, err
+		}
+		block, err := ps.codec.Encode(m.Samples, len(m.Shape.SampleTypes))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
+			(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			series, to, k.window, nanos(m.End), int64(m.Duration), k.process, k.shape, len(m.Samples), g.raw, block); err != nil {
+			return 0, fmt.Errorf("insert window: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time < ?`), series, from, limit); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// deleteBefore deletes every block that starts before t: on PostgreSQL,
+// whole day partitions are dropped, and the rows of a partition t cuts
+// deleted.
+func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error) {
+	var n int
+	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks WHERE start_time < ?`), t).Scan(&n); err != nil {
+		return 0, err
+	}
+	if ps.b.d.name == "postgres" {
+		days, err := ps.partitions(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range days {
+			if (d+1)*day <= t {
+				if _, err := ps.b.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+partitionName(d)); err != nil {
+					return 0, fmt.Errorf("drop partition: %w", err)
+				}
+				ps.mu.Lock()
+				delete(ps.cache.days, d)
+				ps.mu.Unlock()
+			}
+		}
+	}
+	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE start_time < ?`), t); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// collectSymbols removes stacks no block refers to, then the locations,
+// functions and mappings no remaining stack refers to, and shapes and
+// processes no block names. A stack's last_seen is the start of the
+// newest scrape that used it (at most lastSeenSlack stale) and blocks go
+// oldest first, so a stack last seen before the oldest block is used by
+// none. It bumps the collection epoch, so every process drops the ids it
+// remembered.
+func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
+	tx, err := ps.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := ps.lock(ctx, tx, true); err != nil {
+		return 0, err
+	}
+	var oldest sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MIN(start_time) FROM prof_blocks`).Scan(&oldest); err != nil {
+		return 0, err
+	}
+	q, args := `DELETE FROM prof_stacks`, []any{}
+	if oldest.Valid {
+		q, args = ps.b.q(`DELETE FROM prof_stacks WHERE last_seen < ?`), []any{oldest.Int64 - int64(lastSeenSlack)}
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("collect stacks: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if n > 0 {
+		if err := ps.collectUnreferenced(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
+	for _, stmt := range []string{
+		`DELETE FROM prof_shapes WHERE id NOT IN (SELECT DISTINCT shape_id FROM prof_blocks)`,
+		`DELETE FROM prof_processes WHERE id NOT IN (SELECT DISTINCT process_id FROM prof_blocks)`,
+		`DELETE FROM prof_series WHERE id NOT IN (SELECT DISTINCT series_id FROM prof_blocks)`,
+		`UPDATE prof_meta SET value = value + 1 WHERE name = 'gc_epoch'`,
+	} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return 0, fmt.Errorf("collect: %w", err)
+		}
+	}
+	return int(n), tx.Commit()
+}
+
+// collectUnreferenced removes the locations no stack refers to, then the
+// functions and mappings no location refers to, reading the remaining
+// stacks and locations (far fewer than blocks).
+func (ps *ProfileSeries) collectUnreferenced(ctx context.Context, tx *sql.Tx) error {
+	refs := func(table string, decode func([]byte) ([]uint64, []uint64, error)) (a, b map[uint64]bool, err error) {
+		a, b = map[uint64]bool{}, map[uint64]bool{}
+		rows, err := tx.QueryContext(ctx, `SELECT data FROM `+table)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var data []byte
+			if err := rows.Scan(&data); err != nil {
+				return nil, nil, err
+			}
+			x, y, err := decode(data)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", table, err)
+			}
+			for _, id := range x {
+				a[id] = true
+			}
+			for _, id := range y {
+				b[id] = true
+			}
+		}
+		return a, b, rows.Err()
+	}
+	sweep := func(table string, keep map[uint64]bool) error {
+		var gone []uint64
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM `+table)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			if !keep[uint64(id)] {
+				gone = append(gone, uint64(id))
+			}
+		}
+		rows.Close()
+		for part := range chunks(gone, 500) {
+			q, args := inList(`DELETE FROM `+table+` WHERE id IN `, part)
+			if _, err := tx.ExecContext(ctx, ps.b.q(q), args...); err != nil {
+				return fmt.Errorf("collect %s: %w", table, err)
+			}
+		}
+		return nil
+	}
+	locs, _, err := refs("prof_stacks", func(b []byte) ([]uint64, []uint64, error) {
+		ids, err := profseries.StackLocations(b)
+		return ids, nil, err
+	})
+	if err != nil {
+		return err
+	}
+	if err := sweep("prof_locations", locs); err != nil {
+		return err
+	}
+	fns, maps, err := refs("prof_locations", profseries.LocationRefs)
+	if err != nil {
+		return err
+	}
+	if err := sweep("prof_functions", fns); err != nil {
+		return err
+	}
+	return sweep("prof_mappings", maps)
+}
+
+// storedBytes is the size of what profile series store: blocks and
+// symbols, as the bytes of their data; the budget is counted in these.
+func (ps *ProfileSeries) storedBytes(ctx context.Context) (int64, error) {
+	var total int64
+	for _, t := range append(slices.Clone(symbolTables[:]), "prof_blocks") {
+		var n sql.NullInt64
+		if err := ps.b.db.QueryRowContext(ctx, ps.lengthFn(`SELECT SUM(LENGTH(data)) FROM `+t)).Scan(&n); err != nil {
+			return 0, err
+		}
+		total += n.Int64
+	}
+	return total, nil
+}
+
+// partitionName is the PostgreSQL partition of blocks starting on day d
+// (days since the Unix epoch).
+func partitionName(d int64) string { return fmt.Sprintf("prof_blocks_d%d", d) }
+
+// ensurePartition creates, on PostgreSQL, the partition of the day t is in
+// and of the next, so writes never wait on one as time advances.
+func (ps *ProfileSeries) ensurePartition(ctx context.Context, t time.Time) error {
+	if ps.b.d.name != "postgres" {
+		return nil
+	}
+	d := nanos(t) / day
+	for _, d := range []int64{d, d + 1} {
+		ps.mu.Lock()
+		known := ps.cache.days[d]
+		ps.mu.Unlock()
+		if known {
+			continue
+		}
+		_, err := ps.b.db.ExecContext(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF prof_blocks FOR VALUES FROM (%d) TO (%d)`,
+			partitionName(d), d*day, (d+1)*day))
+		if err != nil {
+			// Another writer may have created it in between.
+			var exists bool
+			if qerr := ps.b.db.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL`, partitionName(d)).Scan(&exists); qerr != nil || !exists {
+				return fmt.Errorf("create partition %s: %w", partitionName(d), err)
+			}
+		}
+		ps.mu.Lock()
+		ps.cache.days[d] = true
+		ps.mu.Unlock()
+	}
+	return nil
+}
+
+// partitions lists the days of the existing partitions of prof_blocks.
+func (ps *ProfileSeries) partitions(ctx context.Context) ([]int64, error) {
+	var days []int64
+	err := ps.b.each(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = to_regclass('prof_blocks')`, nil, func(rows *sql.Rows) error {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		var d int64
+		if _, err := fmt.Sscanf(name, "prof_blocks_d%d", &d); err == nil {
+			days = append(days, d)
+		}
+		return nil
+	})
+	return days, err
+}
