@@ -32,31 +32,48 @@
 // neither engine speaks, and they are matched against the distinct names SQL
 // returns, never against runs or samples.
 //
-// # Where profile series will sit
+// # Profile series
 //
-// Continuous profiling adds a fourth kind, a profile-series store (profiles
-// of live targets over time), as ProfileSeries in this package, embedded in
-// DB beside the three above; its consumers (the scraper, the dashboard's
-// watch pages) declare their own interfaces of it, as the server does of
-// these. It reuses what the kinds share and changes none of them:
+// ProfileSeries, the fourth kind, keeps the profiles of live targets over
+// time; the scraper calls Append, the CLI and dashboard the reads, each
+// declaring its own interface of them:
 //
-//   - Its tables come as migrations appended to the one sequence, so older
-//     stores upgrade on open as they do now; its methods are named for what
-//     they read (ProfileSeries, MergedProfile, ...), apart from the others'.
-//   - A series is one target and its label set (a targets table, a series
-//     table keyed by target and canonical labels); functions, locations and
-//     stacks are stored once each, interned by hash (stacks as arrays of
-//     location ids), so a sample is a (series, time, stack, values) row
-//     packed into compact blocks per series and time window, as benchmark
-//     samples are packed per run and metric now.
-//   - Retention drops whole time partitions rather than deleting rows: on
-//     PostgreSQL, tables partitioned by range of time (the dialect gains the
-//     partition DDL); on SQLite, one samples table per window, created and
-//     dropped by the store. Symbols and stacks no sample refers to any more
-//     are removed by a compaction pass.
-//   - Reads answer a time range of one series or a label selector (merged
-//     profile, top, one function over time, range against range) with the
-//     range and selector as SQL conditions, as RunFilter is here.
+//	db.Append(ctx, *profseries.Scrape)                  one scrape, one transaction
+//	db.MergedProfile(ctx, profseries.Query{Type, Selector, From, To})
+//	db.Top(ctx, q, profiles.ByFlat, n)                  the function table of the merge
+//	db.FunctionSeries(ctx, q, function, step)           one function's share per step
+//	db.Diff(ctx, base, head)                            two ranges, in shares
+//	db.ProfileTargets(ctx, type, selector)              series stored, first and last time
+//	db.ApplyRetention(ctx, now)                         compaction, retention, budget
+//
+// The computation (interning, the block format, merge, top, series, diff)
+// is package profseries'; this kind only stores and reads:
+//
+//   - A series is one target's label set and one profile type
+//     (prof_series). Functions, mappings, locations, stacks (locations
+//     and sample labels) and shapes (sample types and header) are stored
+//     once each, keyed by content hash and numbered densely, so a block
+//     refers to small ids. A scrape is one row of prof_blocks: its window,
+//     process and shape, and its samples as one compressed columnar block.
+//     Selectors are matched in Go against the series' labels (few rows;
+//     regular expressions neither engine speaks), time ranges in SQL.
+//   - Retention (Retention, DefaultRetention: raw 3 days, one-minute
+//     windows to 15 days, ten-minute windows to 60 days, 8 GiB) merges
+//     old scrapes into coarser windows with profseries.Merge, per series,
+//     in one transaction each, and deletes what is older, oldest day first
+//     while over the budget. On PostgreSQL prof_blocks is partitioned by
+//     day of start time: Append creates today's and tomorrow's partition,
+//     retention drops whole partitions. On SQLite the primary key (series,
+//     resolution, start) keeps a series' blocks in time order, so
+//     compaction and retention delete key ranges, and SQLite reuses the
+//     freed pages without VACUUM: the file stops growing once retention
+//     deletes as much as arrives (TestProfileSeriesMonth).
+//   - Symbols no block refers to are collected: a stack's last_seen is the
+//     start of the newest scrape that used it, blocks go oldest first, so
+//     stacks last seen before the oldest block go, then the locations,
+//     functions and mappings no remaining stack names. Collection bumps
+//     an epoch that makes every writer drop the ids it remembers, and on
+//     PostgreSQL excludes writers with an advisory lock.
 //
 // Writes are one transaction each: a run is stored whole or not at all.
 package store
