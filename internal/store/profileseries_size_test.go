@@ -36,9 +36,13 @@ func TestProfileSeriesSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var blocks int64
+	if err := s.b.db.QueryRow(`SELECT SUM(LENGTH(data)) FROM prof_blocks`).Scan(&blocks); err != nil {
+		t.Fatal(err)
+	}
 	perRow, share := float64(stored)/float64(rows), float64(stored)/float64(raw)
-	t.Logf("an hour of 10 s scrapes of %d types: %d sample rows, %d raw pprof bytes, %d stored (blocks and symbols): %.2f bytes per row, %.2f%% of raw",
-		len(scrapedTypes), rows, raw, stored, perRow, 100*share)
+	t.Logf("an hour of 10 s scrapes of %d types: %d sample rows, %d raw pprof bytes, %d stored (%d in blocks, %.2f bytes per row; %d in symbols): %.2f bytes per row, %.2f%% of raw",
+		len(scrapedTypes), rows, raw, stored, blocks, float64(blocks)/float64(rows), stored-blocks, perRow, 100*share)
 	if stored == 0 || share >= 1 {
 		t.Errorf("stored %d bytes for %d raw", stored, raw)
 	}
