@@ -169,4 +169,3 @@ func newTarget(recs map[string]*recorded) http.Handler {
 	})
 	return mux
 }
-
