@@ -164,7 +164,7 @@ func startLimited(ctx context.Context, opts Options, lim limits) (*Server, error
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("expose: listen on %s: %w", opts.Addr, err)
+		return nil, fmt.Errorf("expose: %w", err) // net names the address
 	}
 	// The address decided before listening came from the configured host;
 	// check what was actually bound too, in case a name resolved elsewhere.

@@ -52,7 +52,7 @@ next the command that profiles it:
 				return usagef("unknown example %q: use leftpad or txsummary", args[0])
 			}
 			stdout := demo.WithProfileHint(cmd.OutOrStdout(), args[0])
-			code := run(cmd.Context(), args[1:], stdout, cmd.ErrOrStderr())
+			code := run(cmd.Context(), args[1:], stdout, demo.WithPortHint(cmd.ErrOrStderr()))
 			_ = stdout.Flush()
 			if code != 0 {
 				return exitError{code: code}

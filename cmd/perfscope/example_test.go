@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -100,6 +102,34 @@ func TestExampleHelpAndErrors(t *testing.T) {
 	}
 	if _, code := perfCLI(t, "example", "nosuch"); code != 2 {
 		t.Errorf("example nosuch: exit %d, want 2", code)
+	}
+	// A port another program holds: the error says which flag moves it.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	taken := held.Addr().String()
+	dir := t.TempDir()
+	for flag, args := range map[string][]string{
+		"--pprof-addr": {"--addr", "127.0.0.1:0", "--pprof-addr", taken},
+		"--addr":       {"--addr", taken, "--pprof-addr", "127.0.0.1:0"},
+	} {
+		args = append([]string{"example", "leftpad", "--log", filepath.Join(dir, "access.log"), "--statsd", ""}, args...)
+		root := newRootCmd()
+		var out strings.Builder
+		root.SetOut(io.Discard)
+		root.SetErr(&out)
+		err := runLine(context.Background(), root, args)
+		var ee exitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		want := "hint: another program holds the port: choose another with " + flag + ", or " + flag + " 127.0.0.1:0 for any free one"
+		if code != 1 || !strings.Contains(out.String(), "address already in use") || !strings.Contains(out.String(), want) {
+			t.Errorf("%s on a taken port: exit %d (%v), want 1 and %q:\n%s", flag, code, err, want, &out)
+		}
 	}
 }
 

@@ -81,6 +81,9 @@ type GateBuild struct {
 	worktree   *Worktree
 	bins       string
 	start      time.Time // of the first round
+	// warm holds the binaries measured warm from now on (see
+	// RunInterleaved).
+	warm map[string]bool
 }
 
 // BuildGate builds the test binaries of the base (checked out into a
@@ -132,7 +135,7 @@ func BuildGate(ctx context.Context, opts GateOptions) (*GateBuild, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &GateBuild{Run: run, opts: opts, worktree: wt}
+	g := &GateBuild{Run: run, opts: opts, worktree: wt, warm: make(map[string]bool)}
 	built := false
 	defer func() {
 		if !built {
@@ -172,11 +175,12 @@ func (g *GateBuild) Measure(ctx context.Context, rounds int) error {
 	}
 	raw, err := RunInterleaved(ctx, InterleaveOptions{
 		Base: g.base, Head: g.head, Rounds: rounds, FirstRound: run.Rounds + 1,
-		Bench: g.opts.Bench, Benchtime: g.opts.Benchtime, Progress: g.opts.Progress,
+		Bench: g.opts.Bench, Benchtime: g.opts.Benchtime, Progress: g.opts.Progress, Warm: g.warm,
 	})
 	if raw != nil {
 		run.Raw.Base = append(run.Raw.Base, raw.Base...)
 		run.Raw.Head = append(run.Raw.Head, raw.Head...)
+		run.Raw.Cold = mergeSorted(run.Raw.Cold, raw.Cold)
 	}
 	run.Base, _ = Parse(bytes.NewReader(run.Raw.Base), "base")
 	run.Head, _ = Parse(bytes.NewReader(run.Raw.Head), "head")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -114,12 +115,20 @@ type InterleaveOptions struct {
 	Bench, Benchtime string
 	// Progress, if set, is called as benchmarks start and finish.
 	Progress func(Progress)
+	// Warm carries, from one call to the next, the binaries (by path)
+	// that run every benchmark twice and keep the second; nil starts
+	// afresh. See RunInterleaved.
+	Warm map[string]bool
 }
 
 // Interleaved holds what an interleaved run measured, per side, in Go
 // benchmark format (one file per side, which benchstat reads).
 type Interleaved struct {
 	Base, Head []byte
+	// Cold names the benchmarks whose first operation in a process took
+	// longer than the whole benchtime, so that their result was that one
+	// cold operation: it is discarded, and they are measured warm.
+	Cold []string
 }
 
 // Save writes the raw output as dir/base.txt and dir/head.txt, files that
@@ -141,6 +150,14 @@ func (r *Interleaved) Save(dir string) error {
 // scaling) hits both sides equally instead of biasing one. Within a round
 // the side that goes first alternates (base, head, head, base, ...) so
 // that neither side always runs just after the other's warm-up.
+//
+// A benchmark whose first operation takes longer than a benchtime given
+// as a duration runs once and reports that operation, measured cold (a
+// cache filled, a pool grown, code paged in): 68 ms/op where the warm
+// operation takes 775 ns. Such a result is discarded, the benchmark named
+// in Cold, and from then on its binary runs with -test.count 2 and only
+// each benchmark's second result is kept — measured after one whole run
+// warmed the process. opts.Warm carries that across calls.
 func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, error) {
 	heads := make(map[string]Binary)
 	for _, b := range opts.Head {
@@ -165,10 +182,16 @@ func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, 
 			pairs = append(pairs, pair{head: h})
 		}
 	}
-	args := []string{"-test.run", "^$", "-test.bench", opts.Bench, "-test.benchmem", "-test.count", "1"}
+	args := []string{"-test.run", "^$", "-test.bench", opts.Bench, "-test.benchmem"}
 	if opts.Benchtime != "" {
 		args = append(args, "-test.benchtime", opts.Benchtime)
 	}
+	byDuration := !strings.HasSuffix(opts.Benchtime, "x")
+	warm := opts.Warm
+	if warm == nil {
+		warm = make(map[string]bool)
+	}
+	cold := make(map[string]bool)
 	first := max(opts.FirstRound, 1)
 	for round := first; round < first+opts.Rounds; round++ {
 		for i, p := range pairs {
@@ -192,15 +215,78 @@ func RunInterleaved(ctx context.Context, opts InterleaveOptions) (*Interleaved, 
 						opts.Progress(p)
 					}
 				}
-				if err := runBinary(ctx, bin, args, newProgressWriter(buf, ev, report), nil); err != nil {
-					out.Base, out.Head = base.Bytes(), head.Bytes()
+				count := "1"
+				if warm[bin.Path] {
+					count = "2"
+				}
+				var got bytes.Buffer
+				err := runBinary(ctx, bin, append(args, "-test.count", count), newProgressWriter(&got, ev, report), nil)
+				kept, coldNow := warmResults(got.Bytes(), warm[bin.Path], byDuration)
+				buf.Write(kept)
+				for _, name := range coldNow {
+					cold[name] = true
+					warm[bin.Path] = true
+				}
+				if err != nil {
+					out.Base, out.Head, out.Cold = base.Bytes(), head.Bytes(), sortedKeys(cold)
 					return &out, fmt.Errorf("%s round %d: %w", side, round, err)
 				}
 			}
 		}
 	}
-	out.Base, out.Head = base.Bytes(), head.Bytes()
+	out.Base, out.Head, out.Cold = base.Bytes(), head.Bytes(), sortedKeys(cold)
 	return &out, nil
+}
+
+// warmResults keeps what one run of a test binary measured warm. A run
+// with -test.count 2 (twice) keeps each benchmark's second result only.
+// Otherwise, when the benchtime is a duration, a result of one iteration
+// was one cold operation longer than the benchtime: it is dropped and
+// named in cold. Every line that is not a result is kept as it is.
+func warmResults(out []byte, twice, byDuration bool) (kept []byte, cold []string) {
+	seen := make(map[string]bool)
+	var b bytes.Buffer
+	for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+		f := strings.Fields(string(line))
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			b.Write(line)
+			continue
+		}
+		if _, err := strconv.ParseInt(f[1], 10, 64); err != nil {
+			b.Write(line)
+			continue
+		}
+		name := f[0]
+		switch {
+		case twice && !seen[name]:
+			seen[name] = true
+			continue
+		case !twice && byDuration && f[1] == "1":
+			cold = append(cold, name)
+			continue
+		}
+		b.Write(line)
+	}
+	return b.Bytes(), cold
+}
+
+// mergeSorted returns the sorted union of two sorted lists.
+func mergeSorted(a, b []string) []string {
+	m := make(map[string]bool, len(a)+len(b))
+	for _, s := range append(a, b...) {
+		m[s] = true
+	}
+	return sortedKeys(m)
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // runBinary runs a test binary in its package's directory, as "go test"

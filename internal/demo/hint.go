@@ -104,3 +104,38 @@ func (h *HintWriter) flush() error {
 	_, err := h.w.Write(line)
 	return err
 }
+
+// PortHint is what to do about an example's error line that says a port is
+// taken: which flag moves it, and that port 0 picks a free one. Any other
+// line gets "".
+func PortHint(line string) string {
+	if !strings.Contains(line, "address already in use") {
+		return ""
+	}
+	flag := "--addr"
+	if strings.Contains(line, "pprof") {
+		flag = "--pprof-addr"
+	}
+	return "another program holds the port: choose another with " + flag + ", or " + flag + " 127.0.0.1:0 for any free one"
+}
+
+// WithPortHint returns a writer that passes an example's error output to w
+// and follows a write that says a port is taken with the line PortHint
+// gives: the examples' default ports (8080, 6060) are ones other programs
+// often hold.
+func WithPortHint(w io.Writer) io.Writer { return portHintWriter{w} }
+
+type portHintWriter struct{ w io.Writer }
+
+func (p portHintWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if err != nil {
+		return n, err
+	}
+	if hint := PortHint(string(b)); hint != "" {
+		if _, err := io.WriteString(p.w, "hint: "+hint+"\n"); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -245,7 +245,7 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 	}
 	for _, i := range tested {
 		j := &d.Judgements[i]
-		if j.Verdict == Unchanged && j.Threshold > 0 && j.Resolution > j.Threshold {
+		if j.Verdict == Unchanged && tooNoisy(*j) {
 			j.Verdict = TooNoisy
 		}
 	}
@@ -260,6 +260,15 @@ func Decide(ms []Measurement, cfg Config) *Decision {
 		}
 	}
 	return d
+}
+
+// tooNoisy reports whether a measurement the test did not find changed
+// cannot be called unchanged either: its medians are less certain than
+// the threshold, or they moved beyond the threshold and the samples could
+// not confirm it (B/op 11 → 15, +36%, p=0.85) — which a threshold of 0,
+// where any spread is "less certain", cannot tell by the first rule.
+func tooNoisy(j Judgement) bool {
+	return j.Threshold > 0 && j.Resolution > j.Threshold || math.Abs(j.Change) > j.Threshold
 }
 
 // direction is the verdict of a change already known to be real: a

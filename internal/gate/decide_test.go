@@ -50,6 +50,17 @@ func TestDecide(t *testing.T) {
 			want: []Verdict{Unchanged, Unchanged},
 		},
 		{
+			// Medians 11 → 15 B/op in samples that cross: the shift
+			// is not confirmed, so it is not "unchanged" either.
+			name: "noisy B/op moved beyond its threshold",
+			ms: []Measurement{
+				{Benchmark: "A", Unit: "B/op", Base: []float64{11, 15, 11, 15, 11, 11, 15, 11, 15, 11}, Head: []float64{15, 11, 15, 11, 15, 15, 11, 15, 11, 15}},
+				{Benchmark: "B", Unit: "B/op", Base: []float64{11, 15, 11, 15, 11, 11, 15, 11, 15, 11}, Head: []float64{11, 15, 11, 15, 11, 11, 15, 11, 15, 11}},
+			},
+			want: []Verdict{TooNoisy, Unchanged},
+			exit: 2,
+		},
+		{
 			name: "3x slower and more allocations",
 			ms: []Measurement{
 				{Benchmark: "A", Unit: "sec/op", Base: noisy(rng, 10, 100), Head: noisy(rng, 10, 300)},

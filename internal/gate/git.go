@@ -3,6 +3,8 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
@@ -102,6 +104,9 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	}
 	for _, p := range run.MissingInBase {
 		r.Notes = append(r.Notes, p+" does not exist in the base; its benchmarks are reported as added")
+	}
+	if cold := run.Raw.Cold; len(cold) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("measured warm, each run twice per process and the first discarded: %s (a first operation took longer than -benchtime %s)", strings.Join(cold, ", "), cfg.Benchtime))
 	}
 	return r, run, nil
 }
