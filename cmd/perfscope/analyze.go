@@ -49,10 +49,15 @@ func (f *reportFlags) check() error {
 // writeRunReport analyses a saved run and renders its report to w, as
 // profile, report and demo print it, and returns the analysis.
 func writeRunReport(ctx context.Context, w io.Writer, f reportFlags, r *run.Run) (*analysis.Result, error) {
+	return writeReport(ctx, w, f, analysis.FromRun(r))
+}
+
+// writeReport analyses in with f's source and options and renders its
+// report to w.
+func writeReport(ctx context.Context, w io.Writer, f reportFlags, in analysis.Input) (*analysis.Result, error) {
 	if f.opts.Status == nil {
 		f.opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 	}
-	in := analysis.FromRun(r)
 	in.Source = f.source
 	res := analysis.Analyze(ctx, in, f.opts)
 	return res, report.Write(w, report.Format(f.format), res.Analysis, res.Findings)

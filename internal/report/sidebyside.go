@@ -105,7 +105,7 @@ func change(m analysis.Metric) string {
 		return ""
 	}
 	if m.Unit == "fraction" {
-		return fmt.Sprintf("%+.1f pts", (*m.Head-*m.Base)*100)
+		return units.Points(*m.Head - *m.Base)
 	}
 	if m.Ratio == nil {
 		if *m.Head == 0 {

@@ -568,3 +568,17 @@ func (ps *ProfileSeries) Diff(ctx context.Context, base, head profseries.Query) 
 	}
 	return profseries.Diff(bw, hw, readSymbols{ctx, ps}, head.SampleType)
 }
+
+// SeriesLabels lists the label sets of the stored series of type typ that
+// sel chooses.
+func (ps *ProfileSeries) SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error) {
+	ts, err := ps.ProfileTargets(ctx, typ, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]profseries.Labels, len(ts))
+	for i, t := range ts {
+		out[i] = t.Labels
+	}
+	return out, nil
+}

@@ -186,3 +186,13 @@ func Sig(x float64) string {
 	}
 	return s
 }
+
+// Points formats a difference of two fractions (0.015) as signed
+// percentage points ("+1.5 pts").
+func Points(d float64) string {
+	s := strconv.FormatFloat(d*100, 'f', 1, 64)
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s + " pts"
+}
