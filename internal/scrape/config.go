@@ -112,7 +112,10 @@ type StaticConfig struct {
 // change (watched, and checked every RefreshInterval besides). Each file
 // is YAML (.yml, .yaml) or JSON (.json): a list of {targets, labels}
 // groups, as in a static_configs entry. The last element of a name may
-// be a glob (targets/*.json).
+// be a glob (targets/*.json). Write the files whole (a new file renamed
+// over the old one): a file read while half written lists what it held
+// then until it changes again; a file that does not parse keeps the
+// targets it listed before.
 type FileSDConfig struct {
 	Files           []string `yaml:"files"`
 	RefreshInterval Duration `yaml:"refresh_interval"`

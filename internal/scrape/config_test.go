@@ -9,14 +9,19 @@ import (
 	"time"
 )
 
-// writeFile writes data to name under dir and returns its path.
+// writeFile writes data to name under dir, as a new file renamed over
+// the old one (as tools that write target files should, so a watcher
+// never reads half a file), and returns its path.
 func writeFile(t *testing.T, dir, name, data string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+	if err := os.WriteFile(p+".new", []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p+".new", p); err != nil {
 		t.Fatal(err)
 	}
 	return p
