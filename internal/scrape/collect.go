@@ -1,0 +1,416 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// How the deltas of a cumulative profile type are made, as Health.Deltas
+// says.
+const (
+	deltaTarget     = "target"
+	deltaSubtracted = "subtracted"
+)
+
+// A collector is the state a target's scrapes carry from one to the
+// next: how deltas are made, the snapshots the next delta subtracts, and
+// the process they came from.
+type collector struct {
+	l     *loop
+	types []string
+
+	generation  int
+	buildID     string
+	deltas      map[string]string         // type → deltaTarget or deltaSubtracted; absent: not yet probed
+	unsupported map[string]bool           // types the target does not serve
+	last        map[string]fetch.Snapshot // the last cumulative snapshot of each subtracted type
+	clock       *fetch.Snapshot           // the last snapshot that shows a restart
+}
+
+func newCollector(l *loop) collector {
+	return collector{l: l, types: l.target.Job.Profiles, deltas: map[string]string{},
+		unsupported: map[string]bool{}, last: map[string]fetch.Snapshot{}}
+}
+
+// cumulative types are counted since the process started; their scrapes
+// are deltas.
+func cumulative(typ string) bool {
+	return typ == profseries.Allocs || typ == profseries.Mutex || typ == profseries.Block
+}
+
+// result is one profile type's outcome of a scrape.
+type result struct {
+	typ        string
+	p          *profile.Profile
+	start, end time.Time
+	err        error
+	snap       *fetch.Snapshot // the cumulative snapshot taken, for subtraction
+	raw        int64
+
+	// What the scrape learnt of the target, applied once every request
+	// is back: the type is not served; how its deltas are made.
+	unsupported bool
+	deltas      string
+}
+
+// scrape collects every profile type once: first the snapshots (at
+// once), then the profiles over window (CPU, deltas the target makes),
+// side by side. It returns how many profiles went to the sink and why
+// others were missed.
+func (c *collector) scrape(ctx context.Context, start time.Time, window time.Duration) (int, []TypeError) {
+	var snaps []string
+	var windowed []string
+	for _, t := range c.types {
+		switch {
+		case c.unsupported[t]:
+		case t == profseries.CPU:
+			windowed = append(windowed, t)
+		case cumulative(t) && c.deltas[t] != deltaSubtracted:
+			windowed = append(windowed, t)
+		default:
+			snaps = append(snaps, t)
+		}
+	}
+	// The restart clock: a snapshot of cumulative counters, taken each
+	// scrape. The heap snapshot carries them (alloc_*); else the allocs
+	// profile, taken for the purpose when no other snapshot is.
+	clockType := ""
+	switch {
+	case slices.Contains(snaps, profseries.Heap):
+		clockType = profseries.Heap
+	case slices.Contains(snaps, profseries.Allocs):
+		clockType = profseries.Allocs
+	case slices.ContainsFunc(c.types, cumulative):
+		clockType = "clock"
+		snaps = append(snaps, clockType)
+	}
+
+	results := c.run(ctx, snaps, func(ctx context.Context, typ string) result { return c.snapshot(ctx, typ) })
+	c.learn(results)
+	// A restart shows in the clock (counters back) or in any profile's
+	// build id; the snapshots after it are baselines of the new process.
+	restarted := false
+	for _, r := range results {
+		if r.typ == clockType && r.snap != nil {
+			if c.clock != nil && wentBack(*c.clock, *r.snap) {
+				restarted = true
+			}
+			c.clock = r.snap
+		}
+		if r.p != nil && c.newBuild(r.p) {
+			restarted = true
+		}
+	}
+	if restarted {
+		c.restarted()
+	}
+	var out []result
+	for _, r := range results {
+		switch {
+		case r.typ == "clock":
+			continue
+		case r.err == nil && cumulative(r.typ):
+			prev, ok := c.last[r.typ]
+			c.last[r.typ] = *r.snap
+			if !ok {
+				continue // a baseline: the next scrape's delta starts here
+			}
+			d, err := fetch.DeltaBetween(prev, *r.snap)
+			if err == nil {
+				d = keepValues(d, deltaValues...)
+			}
+			if err == nil && hasNegative(d, cumulativeValues(d)) {
+				// Counters went back in this type alone: a restart the
+				// clock did not see. This snapshot is the new baseline.
+				c.restarted()
+				c.last[r.typ] = *r.snap
+				continue
+			}
+			r.p, r.err, r.start = d, err, prev.At
+		}
+		out = append(out, r)
+	}
+
+	winResults := c.run(ctx, windowed, func(ctx context.Context, typ string) result { return c.overWindow(ctx, typ, window) })
+	c.learn(winResults)
+	for _, r := range winResults {
+		if r.p != nil && c.newBuild(r.p) {
+			c.restarted() // a new binary answered: its profiles start a generation
+		}
+		if r.snap != nil {
+			c.last[r.typ] = *r.snap // the baseline of a target that makes no deltas
+			continue
+		}
+		out = append(out, r)
+	}
+
+	got := 0
+	var errs []TypeError
+	for _, r := range out {
+		if r.err == nil && r.p != nil {
+			r.err = c.l.s.sink.Append(ctx, &profseries.Scrape{
+				Target:   c.l.target.Labels,
+				Type:     r.typ,
+				Start:    r.start,
+				End:      r.end,
+				Process:  profseries.Process{BuildID: c.buildID, Generation: c.generation},
+				Profile:  r.p,
+				RawBytes: r.raw,
+			})
+			if r.err != nil {
+				r.err = errors.New("store: " + oneLine(r.err))
+			}
+		}
+		if r.err != nil {
+			errs = append(errs, TypeError{Type: r.typ, Reason: oneLine(errors.New(fetch.Reason(r.err)))})
+			continue
+		}
+		if r.p != nil {
+			got++
+		}
+	}
+	c.publish()
+	return got, errs
+}
+
+// learn applies what requests found out about the target.
+func (c *collector) learn(rs []result) {
+	for _, r := range rs {
+		if r.unsupported {
+			c.unsupported[r.typ] = true
+		}
+		if r.deltas != "" {
+			c.deltas[r.typ] = r.deltas
+		}
+	}
+}
+
+// deltaValues are the sample types a delta keeps: those counted since
+// the process started. A delta of in-use values (heap's inuse_*) goes
+// down as well as up; heap stores them as snapshots instead.
+var deltaValues = []string{"alloc_", "contentions", "delay"}
+
+// run runs fn for each type side by side and returns the results in the
+// types' order.
+func (c *collector) run(ctx context.Context, types []string, fn func(context.Context, string) result) []result {
+	out := make([]result, len(types))
+	var wg sync.WaitGroup
+	for i, t := range types {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = fn(ctx, t)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// snapshot takes one snapshot: goroutine and goroutineleak as they are;
+// heap as its in-use values; the cumulative types (and the restart
+// clock) as they stand, for subtraction.
+func (c *collector) snapshot(ctx context.Context, typ string) result {
+	r := result{typ: typ}
+	if err := acquire(ctx, c.l.s.quick); err != nil {
+		r.err = err
+		return r
+	}
+	defer func() { <-c.l.s.quick }()
+	name := typ
+	if typ == "clock" {
+		name = profseries.Allocs
+	}
+	var n atomic.Int64
+	s, err := c.l.ep.Snapshot(withByteCounter(ctx, &n), name)
+	r.raw, r.start, r.end = n.Load(), s.At, s.At
+	if err != nil {
+		if typ == profseries.GoroutineLeak && notServed(err) {
+			return result{typ: typ, unsupported: true}
+		}
+		r.err = err
+		return r
+	}
+	switch {
+	case typ == profseries.Heap:
+		// The heap profile also carries the allocations since the
+		// process started (alloc_*): the clock reads them; the allocs
+		// type stores them as deltas. Heap stores what is in use now.
+		r.snap = &s
+		r.p = keepValues(s.Profile, "inuse_")
+	case typ == "clock" || cumulative(typ):
+		r.snap = &s
+	default:
+		r.p = s.Profile
+	}
+	return r
+}
+
+// overWindow takes one profile over the window: the CPU profile, or a
+// delta made by the target. A target that makes no deltas is asked for a
+// snapshot instead, the baseline of subtracting from then on.
+func (c *collector) overWindow(ctx context.Context, typ string, window time.Duration) result {
+	r := result{typ: typ}
+	if err := acquire(ctx, c.l.s.windowed); err != nil {
+		r.err = err
+		return r
+	}
+	var n atomic.Int64
+	cctx := withByteCounter(ctx, &n)
+	r.start = time.Now()
+	var p *profile.Profile
+	var err error
+	if typ == profseries.CPU {
+		p, err = c.l.ep.CPU(cctx, window)
+	} else {
+		p, err = c.l.ep.Delta(cctx, typ, window)
+	}
+	<-c.l.s.windowed
+	r.end, r.raw = time.Now(), n.Load()
+	switch {
+	case err == nil && typ != profseries.CPU:
+		r.deltas = deltaTarget
+		p = keepValues(p, deltaValues...)
+	case errors.Is(err, fetch.ErrNoDelta):
+		// The snapshot is the baseline: nothing to store yet, nothing
+		// wrong.
+		s := c.snapshot(ctx, typ)
+		s.deltas = deltaSubtracted
+		return s
+	}
+	if err == nil && p.DurationNanos > 0 {
+		r.start = r.end.Add(-time.Duration(p.DurationNanos))
+	}
+	r.p, r.err = p, err
+	return r
+}
+
+// restarted starts a new generation: the snapshots kept belong to the old
+// process, and what the target serves is asked again.
+func (c *collector) restarted() {
+	c.generation++
+	clear(c.last)
+	clear(c.deltas)
+	clear(c.unsupported)
+}
+
+// newBuild records the build id of p's main binary and reports whether
+// it changed.
+func (c *collector) newBuild(p *profile.Profile) bool {
+	if len(p.Mapping) == 0 || p.Mapping[0].BuildID == "" {
+		return false
+	}
+	id := p.Mapping[0].BuildID
+	changed := c.buildID != "" && c.buildID != id
+	c.buildID = id
+	return changed
+}
+
+// publish copies what the collector learnt into the target's health.
+func (c *collector) publish() {
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.h.Generation, l.h.BuildID = c.generation, c.buildID
+	clear(l.h.Deltas)
+	for k, v := range c.deltas {
+		l.h.Deltas[k] = v
+	}
+	l.h.Unsupported = l.h.Unsupported[:0]
+	for _, t := range c.types {
+		if c.unsupported[t] {
+			l.h.Unsupported = append(l.h.Unsupported, t)
+		}
+	}
+}
+
+// notServed reports whether the target does not have the profile: 404,
+// as net/http/pprof answers for a profile its Go does not make.
+func notServed(err error) bool {
+	var fe *fetch.Error
+	return errors.As(err, &fe) && fe.Status == http.StatusNotFound
+}
+
+// wentBack reports whether any cumulative counter of end is below start:
+// the process restarted between them (a counter of a running process only
+// grows; a stack it had is never forgotten).
+func wentBack(start, end fetch.Snapshot) bool {
+	d, err := fetch.DeltaBetween(start, end)
+	if err != nil {
+		return true // two profiles that do not subtract are not one process's
+	}
+	return hasNegative(d, cumulativeValues(d))
+}
+
+// cumulativeValues are the indexes of p's values counted since the
+// process started: allocations, contentions and delays (not heap in-use
+// values, which go down).
+func cumulativeValues(p *profile.Profile) []int {
+	var idx []int
+	for i, st := range p.SampleType {
+		if !strings.HasPrefix(st.Type, "inuse_") {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func hasNegative(p *profile.Profile, idx []int) bool {
+	for _, s := range p.Sample {
+		for _, i := range idx {
+			if s.Value[i] < 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keepValues returns a copy of p with only the sample types whose names
+// start with one of prefixes, and without the samples left with only
+// zeros. A profile with none of them is returned whole.
+func keepValues(p *profile.Profile, prefixes ...string) *profile.Profile {
+	var idx []int
+	for i, st := range p.SampleType {
+		for _, pre := range prefixes {
+			if strings.HasPrefix(st.Type, pre) {
+				idx = append(idx, i)
+				break
+			}
+		}
+	}
+	if len(idx) == 0 {
+		return p
+	}
+	q := p.Copy()
+	q.SampleType = nil
+	for _, i := range idx {
+		q.SampleType = append(q.SampleType, p.SampleType[i])
+	}
+	samples := q.Sample[:0]
+	for _, s := range q.Sample {
+		v := make([]int64, len(idx))
+		zero := true
+		for k, i := range idx {
+			v[k] = s.Value[i]
+			zero = zero && v[k] == 0
+		}
+		if !zero {
+			s.Value = v
+			samples = append(samples, s)
+		}
+	}
+	q.Sample = samples
+	q.DefaultSampleType = q.SampleType[len(q.SampleType)-1].Type
+	return q
+}

@@ -1,0 +1,57 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultWatchCheck is how often WatchFile looks at the file when no
+// notification came.
+const DefaultWatchCheck = 30 * time.Second
+
+// WatchFile calls reload each time the file at path changes (its
+// content, not merely its time), until ctx is done: watched through
+// fsnotify where the system tells (its directory, so that editors that
+// replace the file are seen), and compared every check in any case
+// (DefaultWatchCheck when zero). A reload's error goes to report; the
+// caller keeps its old configuration then, as Scraper.Reload does.
+func WatchFile(ctx context.Context, path string, check time.Duration, reload func() error, report func(error)) {
+	if check <= 0 {
+		check = DefaultWatchCheck
+	}
+	last, _ := os.ReadFile(path)
+	events := make(<-chan fsnotify.Event)
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		if w.Add(filepath.Dir(path)) == nil {
+			events = w.Events
+		}
+	}
+	abs, _ := filepath.Abs(path)
+	tick := time.NewTicker(check)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-events:
+			if a, _ := filepath.Abs(ev.Name); a != abs {
+				continue
+			}
+		case <-tick.C:
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || bytes.Equal(data, last) {
+			continue // a file being replaced is read when it is back
+		}
+		last = data
+		if err := reload(); err != nil && report != nil {
+			report(err)
+		}
+	}
+}
