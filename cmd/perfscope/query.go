@@ -87,8 +87,10 @@ func (f *queryFlags) query(cmd *cobra.Command, selector string) (*store.DB, prof
 	} else if !to.After(from) {
 		return nil, q, usagef("empty time range: --from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	if err := checkFormat(f.format, report.Formats()...); err != nil {
-		return nil, q, err
+	if f.format != "" {
+		if err := checkFormat(f.format, report.Formats()...); err != nil {
+			return nil, q, err
+		}
 	}
 	st, err := store.OpenReadOnly(cmd.Context(), f.db)
 	if err != nil {

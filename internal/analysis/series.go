@@ -44,7 +44,7 @@ var seriesKinds = map[string]string{
 // over the targets. There is no load result: the traffic was the
 // service's own. A type with nothing stored in the range is Missing.
 func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, from, to time.Time) (Input, error) {
-	set := profiles.Set{Profiles: map[string]*profile.Profile{}, KindSeconds: map[string]float64{}, Target: sel.String()}
+	set := profiles.Set{Profiles: map[string]*profile.Profile{}, KindSeconds: map[string]float64{}, Target: "profiles scraped from " + sel.String()}
 	var start, end time.Time
 	for typ, kind := range seriesKinds {
 		q := profseries.Query{Type: typ, Selector: sel, From: from, To: to}
@@ -74,7 +74,6 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 		start, end = from, to
 	}
 	set.Start, set.Seconds = start, end.Sub(start).Seconds()
-	set.Notes = append(set.Notes, fmt.Sprintf("profiles scraped from %s, merged over %s to %s", sel, start.Format(time.RFC3339), end.Format(time.RFC3339)))
 	return Input{Set: set}, nil
 }
 

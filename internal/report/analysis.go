@@ -15,6 +15,11 @@ import (
 // its title and its sections.
 func analysisDoc(a *profiles.Analysis) *doc {
 	d := &doc{title: "perfscope report: run " + a.Run.ID}
+	if a.Run.ID == "" {
+		// Not a saved run: profiles from elsewhere, such as a scraped
+		// range, named by their target.
+		d.title = "perfscope report: " + a.Run.Target
+	}
 	d.meta = runMeta(a)
 	d.add(loadSection(a.Run.Load, a.PerRequest))
 	d.add(cpuSection(a))
@@ -37,7 +42,7 @@ func runMeta(a *profiles.Analysis) []string {
 	if r.PprofUnverified {
 		meta = append(meta, "Profiles from "+r.PprofURL+", not proven to be the target's (--pprof-unverified)")
 	}
-	if r.Target != "" {
+	if r.Target != "" && r.ID != "" {
 		meta = append(meta, "target "+r.Target)
 	}
 	when := []string{}
