@@ -10,6 +10,7 @@ import (
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -174,7 +175,7 @@ func (s *Server) finished(saved *run.Run) (*analysisEntry, bool) {
 func (s *Server) analyseLatest(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	runs, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: homeRuns})
+	runs, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: web.HomeRuns})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.cfg.Logf("list the latest runs to analyse: %v", err)
