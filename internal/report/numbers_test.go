@@ -64,8 +64,6 @@ var numberFormattingAllowed = map[string]string{
 	"internal/bench/interleave.go:runBinary":           "an exit code in an error",
 	"internal/bench/instructions.go:CountBenchmarks":   "calls per operation in an error",
 	"internal/bench/parse.go:malformed":                "why a benchmark line is malformed",
-	"internal/server/upload_bench.go:benchLines.next":  "the line an upload is refused at, in a 400's message",
-	"internal/server/upload_bench.go:benchKeeper.keep": "the cap an upload passed and its line, in a 413's message",
 	"internal/server/upload_run.go:runReceiver.tarGz":  "the cap an upload passed, in a 413's message",
 	"internal/server/upload_run.go:runReceiver.save":   "the cap an upload passed, in a 413's message",
 	"internal/server/upload_run.go:Server.checkRunDir": "the memory limit a run passed, in a 413's message",

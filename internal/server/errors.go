@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -44,6 +45,13 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errAnalysing):
 		return http.StatusServiceUnavailable
+	}
+	var input *bench.InputError
+	if errors.As(err, &input) {
+		if input.Cap {
+			return http.StatusRequestEntityTooLarge
+		}
+		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
 }
