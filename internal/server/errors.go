@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
@@ -43,7 +44,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errAnalysing):
+	case errors.Is(err, analysis.ErrAnalysing):
 		return http.StatusServiceUnavailable
 	}
 	var input *bench.InputError

@@ -20,8 +20,8 @@ func (s *Server) summarize(ctx context.Context, pr store.ProfileRun) web.RunSumm
 	}
 	var res *analysis.Result
 	var tooLarge []string
-	if e, done := s.finished(saved); done {
-		res, tooLarge = e.res, e.tooLarge
+	if e, done := s.analyses.Finished(saved); done {
+		res, tooLarge = e.Result, e.TooLarge
 	}
 	return web.NewRunSummary(pr, saved, nil, res, tooLarge)
 }

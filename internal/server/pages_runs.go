@@ -94,7 +94,7 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	data := web.NewRunPage(saved, e.res, recent, e.tooLarge)
+	data := web.NewRunPage(saved, e.Result, recent, e.TooLarge)
 	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
 }
 
@@ -118,7 +118,7 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	handlers, err := s.pprof.handlers("run\x00"+saved.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.parsing(r.Context())
+		release, err := s.analyses.Parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -165,7 +165,7 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	handlers, err := s.pprof.handlers("diff\x00"+base.ID+"\x00"+head.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.parsing(r.Context())
+		release, err := s.analyses.Parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -238,5 +238,5 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*web.R
 	if err != nil {
 		return nil, err
 	}
-	return web.NewRunComparison(base, head, be.res, he.res), nil
+	return web.NewRunComparison(base, head, be.Result, he.Result), nil
 }
