@@ -41,6 +41,29 @@ func benchBlocks(cmp *benchstats.Comparison) []block {
 	return blocks
 }
 
+// A BenchTable is one table of a benchmark comparison as
+// WriteBenchComparison lays it out, for a format drawn outside this
+// package (the dashboard's comparison page): the same cells, footnotes and
+// geomean row as the CLI's tables.
+type BenchTable struct {
+	Unit string
+	// Config is the configuration of the table's results that differs
+	// from the table before it: all of it for the first.
+	Config []benchstats.KeyValue
+	// Table has one row per row of the comparison's table, in order,
+	// then the geomean row when there are several.
+	Table
+}
+
+// BenchTables lays out every table of cmp.
+func BenchTables(cmp *benchstats.Comparison) []BenchTable {
+	out := make([]BenchTable, len(cmp.Tables))
+	for i, t := range cmp.Tables {
+		out[i] = BenchTable{Unit: t.Unit, Config: changedConfig(cmp, i), Table: benchTable(t).cellTable()}
+	}
+	return out
+}
+
 // changedConfig returns the configuration of table i that differs from the
 // table before it: all of it for the first.
 func changedConfig(cmp *benchstats.Comparison, i int) []benchstats.KeyValue {

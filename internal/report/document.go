@@ -300,7 +300,91 @@ func writeMarkdownBlock(bw *bufio.Writer, b block) {
 // cell, group headings lead the heading of the column they start at, a
 // line across the table is a row of its own.
 func writeMarkdownTable(w *bufio.Writer, t *table) {
-	var starts []int // the first table column of each Markdown column
+	mt := t.cellTable()
+	w.WriteString("|")
+	for _, c := range mt.Columns {
+		w.WriteString(" " + mdCell(c.Heading) + " |")
+	}
+	w.WriteString("\n|")
+	for _, c := range mt.Columns {
+		if c.Right {
+			w.WriteString("---:|")
+		} else {
+			w.WriteString("---|")
+		}
+	}
+	w.WriteString("\n")
+	for _, r := range mt.Rows {
+		if r.Cells == nil {
+			w.WriteString("| **" + mdCell(r.Line) + "** |" + strings.Repeat(" |", len(mt.Columns)-1) + "\n")
+			continue
+		}
+		w.WriteString("|")
+		for _, c := range r.Cells {
+			parts := make([]string, len(c.Parts))
+			for i, p := range c.Parts {
+				s := mdCell(p.Text)
+				if p.Code {
+					s = mdCode(p.Text)
+				}
+				if p.Strong {
+					s = "**" + s + "**"
+				}
+				parts[i] = s
+			}
+			w.WriteString(" " + strings.Join(parts, " ") + " |")
+		}
+		w.WriteString("\n")
+	}
+	if len(mt.Notes) > 0 {
+		w.WriteString("\n")
+		for i, n := range mt.Notes {
+			w.WriteString(Superscript(i+1) + " " + mdText(n) + "  \n")
+		}
+	}
+}
+
+// A Table is a table of the document layer as a format that draws cells
+// rather than aligning characters shows it (Markdown, the dashboard's
+// HTML): a column joined to the one before it shares its cell, and group
+// headings lead the heading of the column they start at.
+type Table struct {
+	Columns []TableColumn
+	Rows    []TableRow
+	// Notes are the footnotes the cells' marks number, from 1.
+	Notes []string
+}
+
+// A TableColumn is a column's heading and whether it holds numbers,
+// aligned right.
+type TableColumn struct {
+	Heading string
+	Right   bool
+}
+
+// A TableRow is one cell per column, or when Cells is nil a line across
+// the table (a heading inside it).
+type TableRow struct {
+	Cells []TableCell
+	Line  string
+}
+
+// A TableCell is the non-empty parts of a fact: a value, its interval and
+// its footnote marks, or a change, its test and marks.
+type TableCell struct {
+	Parts []TablePart
+}
+
+// A TablePart is one text of a cell. Strong marks what matters most (a
+// regression), Code a function name or path.
+type TablePart struct {
+	Text         string
+	Strong, Code bool
+}
+
+// cellTable lays t out with joined columns in one cell.
+func (t *table) cellTable() Table {
+	var starts []int // the first table column of each cell
 	for i := range t.header {
 		if i == 0 || !t.is(t.joined, i) {
 			starts = append(starts, i)
@@ -325,54 +409,30 @@ func writeMarkdownTable(w *bufio.Writer, t *table) {
 		}
 		return strings.Join(parts, " ")
 	}
-	w.WriteString("|")
+	out := Table{Notes: t.notes}
 	for _, c := range starts {
-		w.WriteString(" " + mdCell(heading(c)) + " |")
+		out.Columns = append(out.Columns, TableColumn{Heading: heading(c), Right: t.is(t.right, c)})
 	}
-	w.WriteString("\n|")
-	for _, c := range starts {
-		if t.is(t.right, c) {
-			w.WriteString("---:|")
-		} else {
-			w.WriteString("---|")
-		}
-	}
-	w.WriteString("\n")
 	for _, r := range t.rows {
 		if r.cells == nil {
-			w.WriteString("| **" + mdCell(r.line) + "** |" + strings.Repeat(" |", len(starts)-1) + "\n")
+			out.Rows = append(out.Rows, TableRow{Line: r.line})
 			continue
 		}
-		w.WriteString("|")
+		row := TableRow{Cells: make([]TableCell, len(starts))}
 		for k, c := range starts {
 			end := len(t.header)
 			if k+1 < len(starts) {
 				end = starts[k+1]
 			}
-			var parts []string
 			for i := c; i < end && i < len(r.cells); i++ {
-				if r.cells[i] == "" {
-					continue
+				if r.cells[i] != "" {
+					row.Cells[k].Parts = append(row.Cells[k].Parts, TablePart{Text: r.cells[i], Strong: t.is(r.strong, i), Code: t.is(t.code, i)})
 				}
-				s := mdCell(r.cells[i])
-				if t.is(t.code, i) {
-					s = mdCode(r.cells[i])
-				}
-				if t.is(r.strong, i) {
-					s = "**" + s + "**"
-				}
-				parts = append(parts, s)
 			}
-			w.WriteString(" " + strings.Join(parts, " ") + " |")
 		}
-		w.WriteString("\n")
+		out.Rows = append(out.Rows, row)
 	}
-	if len(t.notes) > 0 {
-		w.WriteString("\n")
-		for i, n := range t.notes {
-			w.WriteString(Superscript(i+1) + " " + mdText(n) + "  \n")
-		}
-	}
+	return out
 }
 
 func startsSpan(spans []Span, col int) bool {

@@ -51,6 +51,8 @@ var numberFormattingAllowed = map[string]string{
 	"internal/testenv/testenv.go:PostgresSchema":      "a schema name",
 	"cmd/perfscope/gate.go:newGateCmd":                "the defaults in --rounds' and --max-rounds' usage, which depend on the measure",
 	"internal/benchstats/input.go:ResolveAll":         "an input's name (old.txt#2), as benchstat names repeated files",
+	"internal/server/metrics.go:metrics.serve":        "the Prometheus exposition format, read by a scraper",
+	"internal/server/series.go:cacheKey":              "a cache key",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
@@ -59,10 +61,13 @@ var numberFormattingAllowed = map[string]string{
 	"internal/findings/finding.go:Evidence.Where": "file:line",
 	"internal/findings/concat.go:short":           "file:line",
 	// Errors, built before fmt.Errorf or errors.New takes them.
-	"internal/bench/interleave.go:runBinary":         "an exit code in an error",
-	"internal/bench/instructions.go:CountBenchmarks": "calls per operation in an error",
-	"internal/bench/parse.go:malformed":              "why a benchmark line is malformed",
-	"internal/fetch/identity.go:identityAttempt":     "why an endpoint is refused as not the target's",
+	"internal/bench/interleave.go:runBinary":           "an exit code in an error",
+	"internal/bench/instructions.go:CountBenchmarks":   "calls per operation in an error",
+	"internal/bench/parse.go:malformed":                "why a benchmark line is malformed",
+	"internal/server/upload_run.go:runReceiver.tarGz":  "the cap an upload passed, in a 413's message",
+	"internal/server/upload_run.go:runReceiver.save":   "the cap an upload passed, in a 413's message",
+	"internal/server/upload_run.go:Server.checkRunDir": "the memory limit a run passed, in a 413's message",
+	"internal/fetch/identity.go:identityAttempt":       "why an endpoint is refused as not the target's",
 	// Warnings that travel with results (in JSON too), as benchmath's do.
 	"internal/history/series.go:NewSeries":       "a series that mixes machines, in its warnings",
 	"internal/fetch/bounded.go:LimitError.Error": "the limit a profile exceeded",
@@ -73,8 +78,6 @@ var numberFormattingAllowed = map[string]string{
 // readers where they compute them; each is to move into the rendering
 // layer, and nothing new may join them.
 var numberFormattingPending = map[string]string{
-	// The dashboard's view models, charts and formatters.
-	"internal/server/": "the dashboard's view models move to internal/report",
 	// A finding's summary and measures are sentences written by the rule
 	// that found it; they become values the renderer spells.
 	"internal/findings/": "summaries and measures are written by the rules",

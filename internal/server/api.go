@@ -259,7 +259,7 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		s.analysisUnavailable(w, r, saved, err)
 		return
 	}
-	res := e.res
+	res := e.Result
 	switch format {
 	case report.JSON:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
@@ -61,7 +62,7 @@ func testBenchUploadAndReads(t *testing.T, ts *testServer) {
 		t.Fatalf("benchmarks = %+v", benches)
 	}
 
-	var v seriesView
+	var v web.Series
 	ts.getJSON(t, "/api/v1/series?package=example.com/fixture&name=Parse-8&unit=sec/op&branch=main", &v)
 	if len(v.Commits) != 8 {
 		t.Fatalf("series has %d commits, want 8", len(v.Commits))
@@ -81,7 +82,7 @@ func testBenchUploadAndReads(t *testing.T, ts *testServer) {
 		t.Errorf("the slowdown: better %d, previous %q", c.Better, c.Previous)
 	}
 	// The same answer from the cache.
-	var again seriesView
+	var again web.Series
 	ts.getJSON(t, "/api/v1/series?package=example.com/fixture&name=Parse-8&unit=sec/op&branch=main", &again)
 	if len(again.Commits) != 8 || !again.Commits[5].Changed {
 		t.Errorf("cached series differs: %+v", &again)

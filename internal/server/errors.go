@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -42,8 +44,15 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errAnalysing):
+	case errors.Is(err, analysis.ErrAnalysing):
 		return http.StatusServiceUnavailable
+	}
+	var input *bench.InputError
+	if errors.As(err, &input) {
+		if input.Cap {
+			return http.StatusRequestEntityTooLarge
+		}
+		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
 }

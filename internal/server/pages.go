@@ -7,15 +7,11 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"path"
 	"regexp"
-	"strings"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/measure"
-	"github.com/perfscope/perfscope/internal/report"
-	"github.com/perfscope/perfscope/internal/units"
+	"github.com/perfscope/perfscope/internal/report/web"
 )
 
 //go:embed web
@@ -33,51 +29,7 @@ type pages struct {
 var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error"}
 
 func newPages(version string) (*pages, error) {
-	funcs := template.FuncMap{
-		"short": shortRef,
-		"when": func(t time.Time) string {
-			if t.IsZero() {
-				return ""
-			}
-			return t.UTC().Format("2006-01-02 15:04")
-		},
-		"pct": units.Percent,
-		// share writes a finding's severity as the CLI's report does.
-		"share": units.Percent,
-		"pctOf": func(f float64) float64 { return 100 * f },
-		"signedPct": func(p *float64) string {
-			if p == nil {
-				return ""
-			}
-			return signedPercent(*p)
-		},
-		"num":       units.Number,
-		"thousands": thousands,
-		"millis":    units.Millis,
-		"seconds":   units.Seconds,
-		"rate":      units.Rate,
-		// signedPctOf writes a relative change as "+12.3%" or "−4.5%".
-		"signedPctOf": signedPercent,
-		// loadFailure leads a run's page with why its load failed.
-		"loadFailure": report.LoadFailure,
-		"query": func(kv ...string) template.URL {
-			q := url.Values{}
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i+1] != "" {
-					q.Set(kv[i], kv[i+1])
-				}
-			}
-			return template.URL(q.Encode())
-		},
-		"pathEscape": url.PathEscape,
-		// shortFile keeps a source file's directory and name: the
-		// full path, in the title, is too long beside a flame graph.
-		"shortFile": func(file string) string {
-			dir, name := path.Split(file)
-			return path.Join(path.Base(dir), name)
-		},
-		"deref": func(p *float64) float64 { return deref(p, 0) },
-	}
+	funcs := web.Funcs()
 	p := &pages{version: version, tmpl: make(map[string]*template.Template)}
 	layout, err := fs.ReadFile(webFS, "web/layout.html")
 	if err != nil {
@@ -127,7 +79,7 @@ func (p *pages) render(w http.ResponseWriter, code int, name, title, nav string,
 	// Pages are tens of KiB, a trend over thousands of commits a few
 	// hundred KiB more than its chart: sized once, not grown by copying.
 	size := 64 << 10
-	if d, ok := data.(*trendData); ok {
+	if d, ok := data.(*web.Trend); ok {
 		size += 2 * len(d.Chart)
 	}
 	buf.Grow(size)
@@ -143,55 +95,12 @@ func (p *pages) render(w http.ResponseWriter, code int, name, title, nav string,
 	_, _ = w.Write(buf.Bytes())
 }
 
-// errorData is the error page's data.
-type errorData struct {
-	Status     int
-	Text, Msg  string
-	Hint       template.HTML // what to do about it, when the page knows
-	Back, Name string        // the page to go back to and its name
-}
-
 // errorPage renders an error as a page, for 404s and other failures of
 // page requests, with a link back to the section the request was in.
 func (p *pages) errorPage(w http.ResponseWriter, r *http.Request, code int, msg string, hint template.HTML) {
-	data := errorData{Status: code, Text: http.StatusText(code), Msg: msg, Hint: hint}
-	data.Back, data.Name = backTo(r.URL.Path)
-	p.render(w, code, "error", fmt.Sprintf("%d %s", code, http.StatusText(code)), "", data, time.Now())
+	data := web.NewErrorPage(code, r.URL.Path, msg, hint)
+	p.render(w, code, "error", data.Title(), "", data, time.Now())
 }
-
-// backTo is the list page a page belongs to, for the way back from an
-// error: runs and their profiles to the runs, trends to the benchmarks,
-// diffs to the comparison, anything else to the home page.
-func backTo(p string) (href, name string) {
-	switch {
-	case strings.HasPrefix(p, "/runs"):
-		return "/runs", "all runs"
-	case strings.HasPrefix(p, "/trend"), strings.HasPrefix(p, "/benchmarks"):
-		return "/benchmarks", "all benchmarks"
-	case strings.HasPrefix(p, "/diff"), strings.HasPrefix(p, "/compare"):
-		return "/compare", "compare"
-	}
-	return "/", "what changed"
-}
-
-// thousands writes a count of any integer type with thousands separators.
-func thousands(n any) string {
-	switch n := n.(type) {
-	case int:
-		return units.Thousands(int64(n))
-	case int64:
-		return units.Thousands(n)
-	}
-	return fmt.Sprint(n)
-}
-
-// signedPercent writes a relative change with its sign: "+12.3%", "-4.5%",
-// "from 0" (see measure.FormatChange).
-func signedPercent(f float64) string { return measure.FormatChange(f) }
-
-// formatUnit writes a value of a benchmark unit standing alone, as the CLI
-// does (see measure.Format).
-func formatUnit(v float64, unit string) string { return measure.Format(v, unit) }
 
 // exactRegexp is a regular expression matching exactly s, for filters
 // that take patterns but are given one value from a menu.

@@ -1,27 +1,21 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"os/exec"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
-	"github.com/perfscope/perfscope/internal/findings"
+	"github.com/perfscope/perfscope/internal/report/web"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -47,7 +41,7 @@ func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", struct{ Runs []store.ProfileRun }{runs}, start)
+	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.Runs{Runs: runs}, start)
 }
 
 // parseReportOptions reads the report options route, top and all.
@@ -95,56 +89,13 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		s.analysisUnavailable(w, r, saved, err)
 		return
 	}
-	res := e.res
-	a := res.Analysis
-	var text bytes.Buffer
-	if err := report.Write(&text, report.Text, a, res.Findings); err != nil {
-		fmt.Fprintf(&text, "\n(report incomplete: %v)", err)
-	}
-	others, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: 50})
+	recent, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: 50})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	for i := 0; i < len(others); i++ {
-		if others[i].ID == saved.ID {
-			others = append(others[:i], others[i+1:]...)
-			break
-		}
-	}
-	data := struct {
-		Run      *run.Run
-		Findings []findings.Finding
-		// CompilerSkipped says the findings lack the compiler's
-		// reasons: the server is configured not to build them.
-		CompilerSkipped bool
-		Routes          []profiles.RouteShare
-		// RoutesNote explains the routes' unlabelled row, if any.
-		RoutesNote string
-		Others     []store.ProfileRun
-		Report     string
-		// SourceFocus is the query of the source links: pprof lists
-		// every function of a profile without one, which takes seconds
-		// and pages; the hottest user functions are what a reader wants.
-		SourceFocus template.URL
-		// Flame is the profile whose flame graph the page shows beside
-		// the findings: CPU, or allocations when there is no CPU
-		// profile; "" when there is neither.
-		Flame string
-		// TooLarge says which profiles were beyond the server's limits.
-		TooLarge []string
-	}{saved, res.Findings, res.CompilerSkipped, a.Routes, report.UnlabelledRouteNote(a.Routes), others, text.String(), sourceFocus(a), flameKind(saved), e.tooLarge}
+	data := web.NewRunPage(saved, e.Result, recent, e.TooLarge)
 	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
-}
-
-// flameKind is the profile whose flame graph a run page shows.
-func flameKind(r *run.Run) string {
-	for _, kind := range []string{run.KindCPU, run.KindAllocs} {
-		if r.Has(kind) {
-			return kind
-		}
-	}
-	return ""
 }
 
 // pageRunPprof serves pprof's web UI for one profile of a run:
@@ -167,7 +118,7 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	handlers, err := s.pprof.handlers("run\x00"+saved.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.parsing(r.Context())
+		release, err := s.analyses.Parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -214,7 +165,7 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	handlers, err := s.pprof.handlers("diff\x00"+base.ID+"\x00"+head.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.parsing(r.Context())
+		release, err := s.analyses.Parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -252,13 +203,6 @@ func pprofStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
-// graphvizHint says how to install what pprof's graph view runs.
-const graphvizHint = template.HTML(`<p>pprof draws its call graph with Graphviz's <code>dot</code>, which is not installed on the machine serving this dashboard. Install it there and reload this page:</p>
-<pre class="report">sudo apt-get install graphviz     # Debian, Ubuntu
-sudo dnf install graphviz         # Fedora
-brew install graphviz             # macOS</pre>
-<p>The flame graph, top, source and peek views need no Graphviz.</p>`)
-
 // graphvizMissing answers pprof's graph view with a page saying how to
 // install Graphviz when its dot command is not on the PATH, instead of
 // pprof's bare 501, and reports whether it did.
@@ -269,19 +213,12 @@ func (s *Server) graphvizMissing(w http.ResponseWriter, r *http.Request, view st
 	if _, err := exec.LookPath("dot"); err == nil {
 		return false
 	}
-	s.pages.errorPage(w, r, http.StatusNotImplemented, "The graph view needs Graphviz.", graphvizHint)
+	s.pages.errorPage(w, r, http.StatusNotImplemented, "The graph view needs Graphviz.", web.GraphvizHint)
 	return true
 }
 
-// runComparison is two runs side by side.
-type runComparison struct {
-	Base, Head *run.Run
-	Rows       []report.SideBySideRow
-	Kinds      []string // profile kinds both runs have, for diff flame graphs
-}
-
 // compareRuns puts two runs side by side as 'perfscope demo' does.
-func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runComparison, error) {
+func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*web.RunComparison, error) {
 	if baseID == "" || headID == "" {
 		return nil, badRequest("choose two runs to compare")
 	}
@@ -301,33 +238,5 @@ func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*runCo
 	if err != nil {
 		return nil, err
 	}
-	rc := &runComparison{Base: base, Head: head, Rows: report.SideBySideRows(analysis.Beside(base.ID, be.res.Analysis, head.ID, he.res.Analysis))}
-	for _, pf := range head.Profiles {
-		if pf.File != "" && base.Has(pf.Kind) {
-			rc.Kinds = append(rc.Kinds, pf.Kind)
-		}
-	}
-	return rc, nil
-}
-
-// sourceFocus returns the query parameter that focuses pprof's source view
-// on the run's hottest user functions by cumulative CPU, or "" when the run
-// has no CPU profile.
-func sourceFocus(a *profiles.Analysis) template.URL {
-	if a.CPU == nil || a.CPU.Cum == nil {
-		return ""
-	}
-	var names []string
-	for _, r := range a.CPU.Cum.Rows {
-		if r.Class == profiles.User && r.Folded == 0 {
-			names = append(names, regexp.QuoteMeta(r.Function))
-		}
-		if len(names) == 5 {
-			break
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return template.URL("?" + url.Values{"f": {"^(" + strings.Join(names, "|") + ")$"}}.Encode())
+	return web.NewRunComparison(base, head, be.Result, he.Result), nil
 }

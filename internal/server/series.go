@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,46 +13,9 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/store"
 )
-
-// A seriesView is one benchmark metric's history as the API returns it and
-// the trend page draws it, with the trend chart cached alongside.
-type seriesView struct {
-	history.Series
-
-	// chart is the rendered trend chart, made once per cached view:
-	// for thousands of commits it costs more than everything else on a
-	// warm page.
-	chartOnce sync.Once
-	chart     template.HTML
-}
-
-// chartHTML returns the view's trend chart; link must depend only on what
-// the view was made from.
-func (v *seriesView) chartHTML(link func(base, head string) string) template.HTML {
-	v.chartOnce.Do(func() { v.chart = trendChart(v, link) })
-	return v.chart
-}
-
-// seriesCommit is one commit of a series view.
-type seriesCommit = history.Commit
-
-// A changesView is change detection's answer to one query, as history.Changes
-// gives it, with a view of each series for the charts.
-type changesView struct {
-	Result *history.Result
-	Views  []*seriesView
-}
-
-// commits counts the commits of every series, the view's cache cost.
-func (v *changesView) commits() int {
-	n := 0
-	for _, sv := range v.Views {
-		n += len(sv.Commits)
-	}
-	return n
-}
 
 // seriesQuery is what a series request asks for: one metric, on one line
 // unless the filter leaves several.
@@ -137,7 +99,7 @@ const seriesCacheCommits = 100_000
 type seriesEntry struct {
 	key     string
 	version store.Version
-	view    *changesView
+	view    *web.Changes
 	commits int
 }
 
@@ -145,7 +107,7 @@ func newSeriesCache(max int) *seriesCache {
 	return &seriesCache{max: max, order: list.New(), entries: make(map[string]*list.Element)}
 }
 
-func (c *seriesCache) get(key string, version store.Version) *changesView {
+func (c *seriesCache) get(key string, version store.Version) *web.Changes {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -161,13 +123,13 @@ func (c *seriesCache) get(key string, version store.Version) *changesView {
 	return e.view
 }
 
-func (c *seriesCache) put(key string, version store.Version, v *changesView) {
+func (c *seriesCache) put(key string, version store.Version, v *web.Changes) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[key]; ok {
 		c.remove(el)
 	}
-	n := v.commits()
+	n := v.Commits()
 	if n > c.max {
 		return
 	}
@@ -198,7 +160,7 @@ func (c *seriesCache) invalidate() {
 // changes answers a history query as history.Changes does, from the cache
 // when nothing changed. A query no benchmark matches is an error wrapping
 // errNotFound.
-func (s *Server) changes(ctx context.Context, q history.Query) (*changesView, error) {
+func (s *Server) changes(ctx context.Context, q history.Query) (*web.Changes, error) {
 	version, err := s.cfg.Store.BenchVersion(ctx)
 	if err != nil {
 		return nil, err
@@ -214,50 +176,22 @@ func (s *Server) changes(ctx context.Context, q history.Query) (*changesView, er
 	if err != nil {
 		return nil, err
 	}
-	v := &changesView{Result: res}
-	for _, hs := range res.Series {
-		v.Views = append(v.Views, &seriesView{Series: hs})
-	}
+	v := web.NewChanges(res)
 	s.cache.put(ck, version, v)
 	return v, nil
 }
 
 // series answers a series query: the metric's series on the query's branch
 // and machine, or when the filter leaves several lines, the one with the
-// newest commit, with a warning naming the others. A metric with no
+// newest commit, with a warning naming the others (web.PickLine). A metric with no
 // samples matching the filter is an error wrapping errNotFound.
-func (s *Server) series(ctx context.Context, q seriesQuery) (*seriesView, error) {
+func (s *Server) series(ctx context.Context, q seriesQuery) (*web.Series, error) {
 	cv, err := s.changes(ctx, q.changesQuery())
 	if err != nil && statusOf(err) != http.StatusNotFound {
 		return nil, err
 	}
-	if cv == nil || len(cv.Views) == 0 {
+	if cv == nil || len(cv.Series) == 0 {
 		return nil, notFound(fmt.Sprintf("no results of %s %s in %s match the filter", q.Key.Name, q.Key.Unit, q.Key.Package))
 	}
-	return pickLine(cv.Views), nil
-}
-
-// pickLine returns the series whose last commit is newest; when there are
-// others, a copy whose first warning names them.
-func pickLine(views []*seriesView) *seriesView {
-	best := views[0]
-	last := func(v *seriesView) time.Time { return v.Commits[len(v.Commits)-1].Time }
-	for _, v := range views[1:] {
-		if last(v).After(last(best)) {
-			best = v
-		}
-	}
-	if len(views) == 1 {
-		return best
-	}
-	var others []string
-	for _, v := range views {
-		if v != best {
-			others = append(others, fmt.Sprintf("branch %s on %s", v.Branch, v.Machine))
-		}
-	}
-	warn := fmt.Sprintf("showing branch %s on machine %s, the latest measured; also recorded: %s (choose a branch and machine)", best.Branch, best.Machine, strings.Join(others, "; "))
-	picked := &seriesView{Series: best.Series}
-	picked.Warnings = append([]string{warn}, best.Warnings...)
-	return picked
+	return web.PickLine(cv.Series), nil
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
@@ -129,7 +130,7 @@ type Server struct {
 	pprof    *pprofUIs
 	pages    *pages
 	menus    filterMenus
-	analyses *analyses
+	analyses *analysis.Shared
 	// runMu serialises the check-move-index of run uploads, so two
 	// uploads of the same id cannot both pass the check.
 	runMu sync.Mutex
@@ -182,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 		cache:    newSeriesCache(seriesCacheCommits),
 		pprof:    newPprofUIs(16),
 		pages:    pg,
-		analyses: newAnalyses(cfg.AnalysisSlots),
+		analyses: analysis.NewShared(analysis.SharedConfig{Slots: cfg.AnalysisSlots, Timeout: cfg.AnalysisTimeout, Source: analysis.Source{Dir: cfg.SourceDir, Confined: true}, NoCompiler: cfg.NoCompiler}),
 	}
 	s.routes()
 	return s, nil

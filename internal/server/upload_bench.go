@@ -1,58 +1,18 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"golang.org/x/perf/benchfmt"
 
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
-)
-
-// Caps of one benchmark upload, besides its size in bytes (--max-upload).
-// The body is read as a stream and refused at the line where it passes a
-// cap, before anything is stored, so a request over a cap costs the server
-// no more than the cap.
-const (
-	// maxBenchLine bounds a line, in bytes. A result line is a few hundred;
-	// benchfmt's reader takes no line of 64 KiB.
-	maxBenchLine = 32 << 10
-	// maxBenchResults bounds the result lines: 10,000 benchmarks of 10
-	// samples, or 100 of 1,000.
-	maxBenchResults = 100_000
-	// maxBenchMetrics bounds the distinct metrics, a benchmark's unit in
-	// its package (BenchmarkX's sec/op, B/op and allocs/op are three):
-	// storing a metric the store has not seen costs a few statements:
-	// PostgreSQL took 27 s for 50,000 new ones on a quiet 2-core machine,
-	// and 38 s for 10,000 on the same machine at a load average of 11,
-	// within the request's minute.
-	maxBenchMetrics = 10_000
-	// maxBenchConfig bounds the configuration in effect at a result line
-	// (the "key: value" lines before it), in bytes. It is compared at
-	// every result line; 'go test' writes a few hundred bytes of it.
-	maxBenchConfig = 16 << 10
-	// maxBenchMemory bounds the memory the results read take until they
-	// are stored, by the estimate of benchKeeper: lines, measurements,
-	// configuration and the metrics' names. A result line of 'go test
-	// -bench -benchmem' output counts about 400 bytes, so maxBenchResults
-	// of them fit twice; it stops lines of thousands of measurements, or
-	// a configuration changing at every line.
-	maxBenchMemory = 96 << 20
-	// maxBenchWarnings bounds the malformed lines the answer names one by
-	// one; it counts the others.
-	maxBenchWarnings = 100
 )
 
 // handleUploadBench stores one run of benchmarks: POST /api/v1/bench with a
@@ -87,7 +47,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	parsed, err := readBenchUpload(body)
+	parsed, err := bench.ReadBounded(body)
 	if err != nil {
 		s.uploadFailed(w, r, "bench", err)
 		return
@@ -120,180 +80,6 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		res.Warnings = append(res.Warnings, warning.Error())
 	}
 	writeJSON(w, http.StatusCreated, res)
-}
-
-// readBenchUpload reads the body of a benchmark upload within the caps.
-// Its errors are the client's: 400 for a body that is not benchmark text
-// or could not be read whole, 413 over a cap (a *http.MaxBytesError over
-// the size limit).
-func readBenchUpload(body io.Reader) (*bench.Results, error) {
-	in := &benchLines{br: bufio.NewReaderSize(body, maxBenchLine+1)}
-	keep := benchKeeper{metrics: make(map[string]struct{})}
-	err := bench.Scan(in, "upload", func(rec benchfmt.Record) {
-		if in.over == nil {
-			in.over = keep.add(rec)
-		}
-	})
-	switch {
-	case in.over != nil:
-		return nil, in.over
-	case in.err != nil && in.err != io.EOF:
-		return nil, in.err
-	case err != nil:
-		return nil, err
-	}
-	if keep.dropped > 0 {
-		keep.res.Warnings = append(keep.res.Warnings, fmt.Errorf("and %d more malformed lines", keep.dropped))
-	}
-	return &keep.res, nil
-}
-
-// benchLines is the body of a benchmark upload as benchfmt's reader reads
-// it: whole lines, each checked to be text no longer than maxBenchLine, so
-// that what the reader would fail on with a bare "token too long" or
-// "unexpected EOF" is refused first with its line and reason.
-type benchLines struct {
-	br   *bufio.Reader
-	line int    // lines read so far
-	rest []byte // checked bytes not yet read
-	err  error  // why reading stopped: io.EOF at the end of the body
-	over error  // a cap the results passed, which stops reading
-}
-
-func (b *benchLines) Read(p []byte) (int, error) {
-	for len(b.rest) == 0 {
-		if b.over != nil {
-			return 0, b.over
-		}
-		if b.err != nil {
-			return 0, b.err
-		}
-		b.rest, b.err = b.next()
-	}
-	n := copy(p, b.rest)
-	b.rest = b.rest[n:]
-	return n, nil
-}
-
-// next reads and checks one line.
-func (b *benchLines) next() ([]byte, error) {
-	line, err := b.br.ReadSlice('\n')
-	n := b.line + 1
-	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, badRequest(fmt.Sprintf("line %d is longer than %d bytes, the most a line of Go benchmark format may have here: is the body 'go test -bench' output?", n, maxBenchLine))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, badRequest(fmt.Sprintf("the body ended at line %d before its announced end: the upload was cut short, send it again", n))
-	case err != nil && err != io.EOF:
-		return nil, uploadReadError(fmt.Sprintf("read the body at line %d", n), err)
-	}
-	if len(line) == 0 {
-		return nil, err
-	}
-	b.line = n
-	if bytes.IndexByte(line, 0) >= 0 {
-		return nil, badRequest(fmt.Sprintf("line %d has a NUL byte: the body is binary, not Go benchmark format ('go test -bench' output)", n))
-	}
-	if !utf8.Valid(line) {
-		return nil, badRequest(fmt.Sprintf("line %d is not UTF-8 text: send Go benchmark format ('go test -bench' output)", n))
-	}
-	return line, err
-}
-
-// Estimates of the memory a kept result takes, in bytes: the Result and
-// its place in the list, each measurement, and per configuration key the
-// index that reading a key builds in each result (benchfmt's configPos).
-const (
-	keptResultBytes = 160
-	keptValueBytes  = 64
-	keptConfigBytes = 64
-)
-
-// benchKeeper keeps the results of an upload as they are read, within the
-// caps on results, metrics and memory.
-type benchKeeper struct {
-	res     bench.Results
-	dropped int // malformed lines beyond maxBenchWarnings
-	// metrics are the distinct package, name and unit triples seen.
-	metrics map[string]struct{}
-	key     []byte
-	memory  int
-	// config is the configuration of the last kept result, which the
-	// next ones share while the file's configuration lines stay the same:
-	// a copy per result would let a few long lines take memory as many
-	// times as there are results.
-	config []benchfmt.Config
-}
-
-// add keeps rec or returns the cap it would pass. Unit metadata lines are
-// left out: the store keeps none.
-func (k *benchKeeper) add(rec benchfmt.Record) error {
-	switch rec := rec.(type) {
-	case *benchfmt.SyntaxError:
-		if len(k.res.Warnings) < maxBenchWarnings {
-			k.res.Warnings = append(k.res.Warnings, rec)
-		} else {
-			k.dropped++
-		}
-	case *benchfmt.Result:
-		return k.keep(rec)
-	}
-	return nil
-}
-
-func (k *benchKeeper) keep(r *benchfmt.Result) error {
-	_, line := r.Pos()
-	split := "split the file into several uploads of the same commit, whose samples add up"
-	if len(k.res.Results) == maxBenchResults {
-		return tooLarge(fmt.Sprintf("more than %d result lines (line %d is one more): %s", maxBenchResults, line, split))
-	}
-	config := k.config
-	if !sameConfig(config, r.Config) {
-		size := 0
-		for _, c := range r.Config {
-			size += len(c.Key) + len(c.Value)
-		}
-		if size > maxBenchConfig {
-			return tooLarge(fmt.Sprintf("the configuration lines in effect at line %d take %d bytes, more than the %d a result may have", line, size, maxBenchConfig))
-		}
-		config = make([]benchfmt.Config, len(r.Config))
-		for i, c := range r.Config {
-			config[i] = benchfmt.Config{Key: c.Key, Value: bytes.Clone(c.Value), File: c.File}
-		}
-		k.memory += size + keptConfigBytes*len(config)
-	}
-	k.memory += keptResultBytes + len(r.Name) + keptValueBytes*len(r.Values) + keptConfigBytes*len(r.Config)
-	var pkg []byte
-	if i, ok := r.ConfigIndex("pkg"); ok {
-		pkg = r.Config[i].Value
-	}
-	for _, v := range r.Values {
-		k.key = append(append(append(append(append(k.key[:0], pkg...), 0), r.Name...), 0), v.Unit...)
-		if _, ok := k.metrics[string(k.key)]; ok {
-			continue
-		}
-		if len(k.metrics) == maxBenchMetrics {
-			return tooLarge(fmt.Sprintf("more than %d distinct metrics (a benchmark's unit; line %d has one more): %s", maxBenchMetrics, line, split))
-		}
-		k.metrics[string(k.key)] = struct{}{}
-		k.memory += 2 * len(k.key) // the name here and in the store
-	}
-	if k.memory > maxBenchMemory {
-		return tooLarge(fmt.Sprintf("the results up to line %d take more than the %d MiB of memory an upload may: %s", line, maxBenchMemory>>20, split))
-	}
-	k.config = config
-	k.res.Results = append(k.res.Results, &benchfmt.Result{
-		Config: config, Name: bytes.Clone(r.Name), Iters: r.Iters, Values: slices.Clone(r.Values),
-	})
-	return nil
-}
-
-// sameConfig reports whether two configurations have the same keys and
-// values in the same order.
-func sameConfig(a, b []benchfmt.Config) bool {
-	return slices.EqualFunc(a, b, func(x, y benchfmt.Config) bool {
-		return x.Key == y.Key && x.File == y.File && bytes.Equal(x.Value, y.Value)
-	})
 }
 
 // benchRunOf builds the run to store from the query parameters and the

@@ -43,8 +43,8 @@ func (l *lines) Read(p []byte) (int, error) {
 // while the server reads a benchmark upload, the race detector's shadow
 // memory included. earlyGrowth bounds a body refused within its first
 // lines. capGrowth bounds one read up to a cap: the results until then,
-// which maxBenchMemory bounds (96 MiB as the server counts them), or the
-// 100,000 results of maxBenchResults and the store's copy of their samples
+// which bench.MaxMemory bounds (96 MiB as the server counts them), or the
+// 100,000 results of bench.MaxResults and the store's copy of their samples
 // when they are stored, with the garbage the collector has yet to free.
 // Measured without -race and with it: refused early 0–4 and 0–12 MiB;
 // 100,000 results and 100,001 lines 35 and 129, measurements to the
@@ -224,26 +224,4 @@ func postCutShort(t *testing.T, ts *testServer, path, text string, length int) (
 		t.Fatal(err)
 	}
 	return resp.StatusCode, body
-}
-
-// FuzzReadBenchUpload feeds bodies to the reading of benchmark uploads:
-// never a panic, every refusal the client's (400 or 413), and what is kept
-// within the caps.
-func FuzzReadBenchUpload(f *testing.F) {
-	f.Add([]byte("goos: linux\npkg: x\nBenchmarkA-8  100  12 ns/op  0 B/op\n"))
-	f.Add([]byte("BenchmarkA 1 1 ns/op\x00\n"))
-	f.Add([]byte("caf\xe9\nBenchmarkA 1 1 ns/op"))
-	f.Add([]byte("note: " + strings.Repeat("n", maxBenchConfig) + "\nBenchmarkA 1 1 ns/op\n"))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		parsed, err := readBenchUpload(bytes.NewReader(body))
-		if err != nil {
-			if code := statusOf(err); code != http.StatusBadRequest && code != http.StatusRequestEntityTooLarge {
-				t.Fatalf("refused with status %d, not as the client's fault: %v", code, err)
-			}
-			return
-		}
-		if len(parsed.Results) > maxBenchResults || len(parsed.Warnings) > maxBenchWarnings+1 {
-			t.Fatalf("kept %d results and %d warnings", len(parsed.Results), len(parsed.Warnings))
-		}
-	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/fetch"
 )
@@ -77,7 +78,7 @@ func FuzzRunUpload(f *testing.F) {
 	}
 	// Small limits, so that the fuzzer reaches them.
 	const maxUpload = 256 << 10
-	s := &Server{cfg: Config{MaxUpload: maxUpload, ProfileLimits: fetch.Limits{MaxBytes: 128 << 10, MaxSamples: 1000, MaxLocations: 1000, MaxMemory: 8 << 20}}, analyses: newAnalyses(1)}
+	s := &Server{cfg: Config{MaxUpload: maxUpload, ProfileLimits: fetch.Limits{MaxBytes: 128 << 10, MaxSamples: 1000, MaxLocations: 1000, MaxMemory: 8 << 20}}, analyses: analysis.NewShared(analysis.SharedConfig{Slots: 1})}
 	f.Fuzz(func(t *testing.T, kind byte, body []byte) {
 		dir, err := os.MkdirTemp(base, "up")
 		if err != nil {

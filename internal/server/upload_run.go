@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
@@ -85,7 +86,7 @@ func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
 	s.metrics.upload("run", "ok", body.n)
 	saved.Dir = filepath.Join(s.cfg.DataDir, saved.ID)
 	saved.Limits = s.cfg.ProfileLimits
-	s.startAnalysis(saved, profiles.Options{})
+	s.analyses.Start(saved, profiles.Options{})
 	n := 0
 	for _, p := range saved.Profiles {
 		if p.File != "" {
@@ -305,7 +306,7 @@ func (s *Server) checkProfileFile(ctx context.Context, p string) (fetch.Stats, e
 		return fetch.Stats{}, err
 	}
 	defer f.Close()
-	release, err := s.analyses.parsing(ctx)
+	release, err := s.analyses.Parsing(ctx)
 	if err != nil {
 		return fetch.Stats{}, fmt.Errorf("check %s: %w", name, err)
 	}
@@ -400,7 +401,7 @@ func (s *Server) handleDeleteRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	s.analyses.forgetRun(id)
+	s.analyses.ForgetRun(id)
 	s.pprof.forgetRun(id)
 	res := api.RunDeleted{ID: id}
 	if rel, err := filepath.Rel(s.cfg.DataDir, pr.Dir); err == nil && rel == filepath.Base(pr.Dir) && rel == id {
@@ -417,7 +418,7 @@ func (s *Server) handleDeleteRun(w http.ResponseWriter, r *http.Request) {
 // 503 with the reason and when to ask again.
 func (s *Server) analysisUnavailable(w http.ResponseWriter, r *http.Request, saved *run.Run, err error) {
 	w.Header().Set("Retry-After", "5")
-	if errors.Is(err, errAnalysing) {
+	if errors.Is(err, analysis.ErrAnalysing) {
 		err = fmt.Errorf("run %s is still being analysed: reload in a few seconds", saved.ID)
 	}
 	s.fail(w, r, http.StatusServiceUnavailable, err)

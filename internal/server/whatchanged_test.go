@@ -20,6 +20,8 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/measure"
+	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -207,12 +209,12 @@ func TestOneAnswerForWhatChanged(t *testing.T) {
 		for _, ch := range cc.Changes {
 			changes++
 			checkComparison(t, ts, bin, dbPath, ch)
-			if i >= homeCommits {
+			if i >= web.HomeCommits {
 				continue // older than the home page shows
 			}
-			link := compareLink(ch.Previous, ch.Ref, url.Values{"branch": {ch.Line.Branch}, "machine": {ch.Line.Machine}})
-			if !strings.Contains(home, link) || !strings.Contains(home, signedPercent(ch.Delta)) {
-				t.Errorf("home page lacks %s %s %s at %s (%s)", ch.Name, ch.Unit, signedPercent(ch.Delta), ch.Ref, link)
+			link := web.CompareLink(ch.Previous, ch.Ref, url.Values{"branch": {ch.Line.Branch}, "machine": {ch.Line.Machine}})
+			if !strings.Contains(home, link) || !strings.Contains(home, measure.FormatChange(ch.Delta)) {
+				t.Errorf("home page lacks %s %s %s at %s (%s)", ch.Name, ch.Unit, measure.FormatChange(ch.Delta), ch.Ref, link)
 			}
 		}
 	}
@@ -229,8 +231,8 @@ func TestOneAnswerForWhatChanged(t *testing.T) {
 				continue
 			}
 			last = &s.Commits[i]
-			link := compareLink(c.Previous, c.Ref, keep)
-			if !strings.Contains(trend, link) || !strings.Contains(trend, signedPercent(*c.Delta)) {
+			link := web.CompareLink(c.Previous, c.Ref, keep)
+			if !strings.Contains(trend, link) || !strings.Contains(trend, measure.FormatChange(*c.Delta)) {
 				t.Errorf("trend of %s %s on %s/%s lacks the change at %s", s.Name, s.Unit, s.Branch, s.Machine, c.Ref)
 			}
 		}
@@ -238,8 +240,8 @@ func TestOneAnswerForWhatChanged(t *testing.T) {
 			t.Errorf("trend of %s %s on %s/%s lists %d changes, history %d", s.Name, s.Unit, s.Branch, s.Machine, n, want)
 		}
 		if last != nil {
-			cell := signedPercent(*last.Delta) + ` <span class="at">at ` + last.Ref[:7]
-			if !strings.Contains(list, compareLink(last.Previous, last.Ref, keep)) || !strings.Contains(list, cell) {
+			cell := measure.FormatChange(*last.Delta) + ` <span class="at">at ` + last.Ref[:7]
+			if !strings.Contains(list, web.CompareLink(last.Previous, last.Ref, keep)) || !strings.Contains(list, cell) {
 				t.Errorf("the list lacks the last change of %s %s on %s/%s (%s)", s.Name, s.Unit, s.Branch, s.Machine, cell)
 			}
 		}

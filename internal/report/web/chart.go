@@ -1,13 +1,16 @@
-package server
+package web
 
 import (
 	"fmt"
 	"html/template"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/gitstate"
+	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/measure"
 )
 
 // The trend chart is drawn on the server as inline SVG: no script, nothing
@@ -24,11 +27,11 @@ const (
 	chartYTicks, chartXLabelMax = 5, 6
 )
 
-// trendChart renders v as an SVG chart: the confidence band, the median
+// TrendChart renders v as an SVG chart: the confidence band, the median
 // line, one point per commit and the change points, each linked to the
 // comparison of its commit with the previous one. link makes that link from
 // the two refs.
-func trendChart(v *seriesView, link func(base, head string) string) template.HTML {
+func TrendChart(v *history.Series, link func(base, head string) string) template.HTML {
 	n := len(v.Commits)
 	if n == 0 {
 		return ""
@@ -68,7 +71,7 @@ func trendChart(v *seriesView, link func(base, head string) string) template.HTM
 	for _, val := range yTicks(lo, hi, v.Unit) {
 		yy := y(val)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(formatUnit(val, v.Unit)))
+			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(measure.Format(val, v.Unit)))
 	}
 	dateFormat := xDateFormat(v.Commits[0].Time, v.Commits[n-1].Time)
 	for _, i := range xLabelIndexes(n) {
@@ -209,9 +212,9 @@ func xLabelIndexes(n int) []int {
 // Sparkline geometry, in pixels: it sits in a table row.
 const sparkW, sparkH, sparkPad = 120.0, 26.0, 3.0
 
-// sparkline renders the medians of v's latest n commits as a small line,
+// Sparkline renders the medians of v's latest n commits as a small line,
 // with the changes among them marked and the latest value as a dot.
-func sparkline(v *seriesView, n int) template.HTML {
+func Sparkline(v *history.Series, n int) template.HTML {
 	commits := v.Commits[max(0, len(v.Commits)-n):]
 	if len(commits) == 0 {
 		return ""
@@ -240,7 +243,7 @@ func sparkline(v *seriesView, n int) template.HTML {
 	b.WriteString(`"/>`)
 	for i, c := range commits {
 		if c.Changed {
-			fmt.Fprintf(&b, `<circle class="change %s" cx="%.1f" cy="%.1f" r="2.5"/>`, betterClass(c.Better), x(i), y(c.Median))
+			fmt.Fprintf(&b, `<circle class="change %s" cx="%.1f" cy="%.1f" r="2.5"/>`, BetterClass(c.Better), x(i), y(c.Median))
 		}
 	}
 	last := len(commits) - 1
@@ -267,38 +270,16 @@ func (w *chartWriter) xy(x, y float64, sep byte) {
 }
 
 // pointTitle is a point's tooltip.
-func pointTitle(c seriesCommit, unit string) string {
-	s := shortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + formatUnit(c.Median, unit)
+func pointTitle(c history.Commit, unit string) string {
+	s := gitstate.ShortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + measure.Format(c.Median, unit)
 	if c.Lo != nil && c.Hi != nil {
-		s += "  [" + formatUnit(*c.Lo, unit) + ", " + formatUnit(*c.Hi, unit) + "]"
+		s += "  [" + measure.Format(*c.Lo, unit) + ", " + measure.Format(*c.Hi, unit) + "]"
 	}
 	if c.Delta != nil {
-		sign := ""
-		if *c.Delta >= 0 {
-			sign = "+"
-		}
-		s += "\n" + sign + strconv.FormatFloat(100**c.Delta, 'f', 1, 64) + "% vs previous"
+		s += "\n" + measure.FormatChange(*c.Delta) + " vs previous"
 		if c.P != nil {
 			s += "  p=" + strconv.FormatFloat(*c.P, 'f', 3, 64)
 		}
 	}
 	return s
-}
-
-func deref(p *float64, def float64) float64 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-// compareLink is the comparison page of two commits, keeping the filter.
-func compareLink(base, head string, keep url.Values) string {
-	q := url.Values{"base": {base}, "head": {head}}
-	for _, k := range []string{"branch", "machine"} {
-		if v := keep.Get(k); v != "" {
-			q.Set(k, v)
-		}
-	}
-	return "/compare?" + q.Encode()
 }

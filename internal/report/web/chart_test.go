@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"fmt"
@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/store"
 )
+
+var epoch = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // syntheticPoints is a metric over n commits: 2% noise around a level that
 // rises 30% at commit n/2.
@@ -35,7 +38,7 @@ func syntheticPoints(n int) []store.SeriesPoint {
 
 func TestTrendChart(t *testing.T) {
 	points := syntheticPoints(40)
-	v := &seriesView{Series: history.NewSeries(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, history.Line{Branch: "main", Machine: "ci"}, points, history.Options{})}
+	v := history.NewSeries(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, history.Line{Branch: "main", Machine: "ci"}, points, history.Options{})
 	var changed []int
 	for i, c := range v.Commits {
 		if c.Changed {
@@ -45,7 +48,7 @@ func TestTrendChart(t *testing.T) {
 	if len(changed) != 1 || changed[0] != 20 {
 		t.Fatalf("changed commits %v, want [20]", changed)
 	}
-	svg := string(trendChart(v, func(base, head string) string { return "/compare?base=" + base + "&head=" + head }))
+	svg := string(TrendChart(&v, func(base, head string) string { return "/compare?base=" + base + "&head=" + head }))
 	if n := strings.Count(svg, "<circle"); n != 40 {
 		t.Errorf("%d points drawn, want 40", n)
 	}
@@ -62,34 +65,10 @@ func TestTrendChart(t *testing.T) {
 // reading the store: change detection over 5,000 commits and the chart.
 func BenchmarkTrendPage(b *testing.B) {
 	points := syntheticPoints(5000)
-	link := func(base, head string) string { return compareLink(base, head, nil) }
+	link := func(base, head string) string { return CompareLink(base, head, nil) }
 	for b.Loop() {
-		v := &seriesView{Series: history.NewSeries(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, history.Line{Branch: "main", Machine: "ci"}, points, history.Options{})}
-		_ = trendChart(v, link)
-	}
-}
-
-func TestSeriesCacheBudget(t *testing.T) {
-	c := newSeriesCache(100)
-	view := func(n int) *changesView {
-		return &changesView{Views: []*seriesView{{Series: history.Series{Commits: make([]seriesCommit, n)}}}}
-	}
-	v1 := store.Version{MaxID: 1, Runs: 1}
-	c.put("a", v1, view(60))
-	c.put("b", v1, view(30))
-	if c.get("a", v1) == nil || c.get("b", v1) == nil {
-		t.Fatal("entries within the budget were dropped")
-	}
-	c.put("c", v1, view(30)) // 120 > 100: the least recently used, a, goes
-	if c.get("a", v1) != nil || c.get("b", v1) == nil || c.get("c", v1) == nil || c.size != 60 {
-		t.Errorf("after exceeding the budget: a %v, b %v, c %v, size %d", c.get("a", v1) != nil, c.get("b", v1) != nil, c.get("c", v1) != nil, c.size)
-	}
-	if c.get("b", store.Version{MaxID: 2, Runs: 2}) != nil || c.size != 30 {
-		t.Errorf("a stale entry was served or kept (size %d)", c.size)
-	}
-	c.put("huge", v1, view(101))
-	if c.get("huge", v1) != nil || c.size != 30 {
-		t.Errorf("an entry larger than the budget was kept (size %d)", c.size)
+		v := history.NewSeries(store.SeriesKey{Package: "p", Name: "X-8", Unit: "sec/op"}, history.Line{Branch: "main", Machine: "ci"}, points, history.Options{})
+		_ = TrendChart(&v, link)
 	}
 }
 
@@ -122,7 +101,7 @@ func TestAxisLabels(t *testing.T) {
 	} {
 		var got []string
 		for _, v := range yTicks(tc.lo, tc.hi, tc.unit) {
-			got = append(got, formatUnit(v, tc.unit))
+			got = append(got, measure.Format(v, tc.unit))
 		}
 		if fmt.Sprint(got) != tc.want {
 			t.Errorf("yTicks(%g, %g, %s) label %v; want %s", tc.lo, tc.hi, tc.unit, got, tc.want)
