@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 func init() { register(newHistoryCmd) }
@@ -79,7 +79,7 @@ Runs made on a work tree with uncommitted changes show as COMMIT+dirty.`,
 			}
 			f := store.Filter{Branch: branch, Machine: machine, Package: pkg, Name: bench, Unit: unit}
 			if since != "" {
-				t, err := parseSince(since, time.Now())
+				t, err := units.ParseInstant(since, time.Now())
 				if err != nil {
 					return usagef("--since: %v", err)
 				}
@@ -156,25 +156,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// parseSince reads --since: a date, an RFC 3339 time, or a duration before
-// now, which may use d (days) and w (weeks) as well as Go's units.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	for _, layout := range []string{time.DateOnly, time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, ok := strings.CutSuffix(s, suffix); ok {
-			if v, err := strconv.ParseFloat(n, 64); err == nil && v >= 0 {
-				return now.Add(-time.Duration(v * float64(unit))), nil
-			}
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a date (2025-03-01) nor a duration (72h, 30d, 2w)", s)
 }

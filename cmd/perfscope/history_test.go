@@ -167,21 +167,3 @@ func TestHistoryCommandErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestParseSince(t *testing.T) {
-	now := time.Date(2025, 3, 20, 12, 0, 0, 0, time.UTC)
-	for in, want := range map[string]time.Time{
-		"72h":                  now.Add(-72 * time.Hour),
-		"30d":                  now.Add(-30 * 24 * time.Hour),
-		"2w":                   now.Add(-14 * 24 * time.Hour),
-		"2025-03-01T10:00:00Z": time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC),
-	} {
-		got, err := parseSince(in, now)
-		if err != nil || !got.Equal(want) {
-			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	if got, err := parseSince("2025-03-01", now); err != nil || got.Day() != 1 {
-		t.Errorf("date: %v, %v", got, err)
-	}
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/store"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 func init() { register(newQueryCmd) }
@@ -65,27 +66,15 @@ func (f *queryFlags) query(cmd *cobra.Command, selector string) (*store.DB, prof
 	if err != nil {
 		return nil, profseries.Query{}, usagef("selector %s: %v", selector, err)
 	}
-	now := time.Now()
-	from, to := now, now
-	if f.from != "" {
-		if from, err = parseSince(f.from, now); err != nil {
-			return nil, profseries.Query{}, usagef("--from: %v", err)
-		}
-	} else if from, err = parseSince(f.since, now); err != nil {
-		return nil, profseries.Query{}, usagef("--since: %v", err)
-	}
-	if f.to != "" {
-		if to, err = parseSince(f.to, now); err != nil {
-			return nil, profseries.Query{}, usagef("--to: %v", err)
-		}
+	from, to, err := profseries.ParseRange(f.since, f.from, f.to, time.Now())
+	if err != nil {
+		return nil, profseries.Query{}, usagef("--%v", err)
 	}
 	q := profseries.Query{Type: f.typ, Selector: sel, From: from, To: to, SampleType: f.sampleType}
 	if f.withType {
 		if err := q.Check(); err != nil {
 			return nil, q, usagef("%v", err)
 		}
-	} else if !to.After(from) {
-		return nil, q, usagef("empty time range: --from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	if f.format != "" {
 		if err := checkFormat(f.format, report.Formats()...); err != nil {
@@ -275,10 +264,10 @@ their own range's total, so ranges of different length or load compare.`,
 				if baseFrom == "" || baseTo == "" {
 					return usagef("give both --base-from and --base-to, or neither (--ago)")
 				}
-				if base.From, err = parseSince(baseFrom, now); err != nil {
+				if base.From, err = units.ParseInstant(baseFrom, now); err != nil {
 					return usagef("--base-from: %v", err)
 				}
-				if base.To, err = parseSince(baseTo, now); err != nil {
+				if base.To, err = units.ParseInstant(baseTo, now); err != nil {
 					return usagef("--base-to: %v", err)
 				}
 				if err := base.Check(); err != nil {
