@@ -68,7 +68,7 @@ func (f *queryFlags) query(cmd *cobra.Command, selector string) (*store.DB, prof
 	}
 	from, to, err := profseries.ParseRange(f.since, f.from, f.to, time.Now())
 	if err != nil {
-		return nil, profseries.Query{}, usagef("--%v", err)
+		return nil, profseries.Query{}, usagef("%v", err)
 	}
 	q := profseries.Query{Type: f.typ, Selector: sel, From: from, To: to, SampleType: f.sampleType}
 	if f.withType {
