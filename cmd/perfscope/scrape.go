@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/scrape"
@@ -100,7 +101,7 @@ Configuration:
 		},
 	}
 	f := c.Flags()
-	sf.register(f)
+	sf.register(f, "config", "the scrape configuration (YAML; see above)")
 	f.StringVar(&db, "db", "", "the store: a SQLite file or a postgres://user:pass@host/db URL (default ~/.perfscope/perfscope.db)")
 	f.DurationVar(&statusEach, "status-every", time.Minute, "print the targets' health this often")
 	return c
@@ -109,17 +110,17 @@ Configuration:
 // scrapeFlags are the flags of a scraper, run alone or inside the
 // dashboard.
 type scrapeFlags struct {
-	config   string
-	shard    string
-	budgetGB float64
-	sh       scrape.Shard
+	config     string
+	configFlag string
+	shard      string
+	budgetGB   float64
+	sh         scrape.Shard
 }
 
-func (f *scrapeFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	Float64Var(*float64, string, float64, string)
-}) {
-	fs.StringVar(&f.config, "config", "", "the scrape configuration (YAML)")
+// register adds the flags, the configuration's as configFlag.
+func (f *scrapeFlags) register(fs *pflag.FlagSet, configFlag, configUsage string) {
+	f.configFlag = configFlag
+	fs.StringVar(&f.config, configFlag, "", configUsage)
 	fs.StringVar(&f.shard, "shard", "", "scrape only shard i of n of the targets (i/n, as 0/2 and 1/2 for two scrapers)")
 	fs.Float64Var(&f.budgetGB, "disk-budget", float64(store.DefaultRetention.Budget)/(1<<30), "the most GiB the stored profiles may take; the oldest are dropped beyond it")
 }
@@ -138,7 +139,7 @@ func (f *scrapeFlags) describe() string {
 // lives.
 func (f *scrapeFlags) start(cmd *cobra.Command, db string) (*store.DB, *scrape.Scraper, error) {
 	if f.config == "" {
-		return nil, nil, usagef("give the scrape configuration with --config FILE (see perfscope scrape --help)")
+		return nil, nil, usagef("give the scrape configuration with --%s FILE (see perfscope scrape --help)", f.configFlag)
 	}
 	if f.shard != "" {
 		sh, err := scrape.ParseShard(f.shard)

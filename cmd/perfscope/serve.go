@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/scrape"
 	"github.com/perfscope/perfscope/internal/server"
+	"github.com/perfscope/perfscope/internal/store"
 )
 
 func init() { register(newServeCmd) }
@@ -22,6 +24,7 @@ func newServeCmd() *cobra.Command {
 		maxUploadMB    int64
 		maxProfileMB   int64 = fetch.DefaultMaxBytes >> 20
 		timeout              = server.DefaultRequestTimeout
+		sf             scrapeFlags
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -103,12 +106,21 @@ elements.`,
 				data = filepath.Join(home, ".perfscope", "server-runs")
 			}
 			ctx := cmd.Context()
-			st, err := openServerStore(cmd, db, false)
+			var (
+				st  *store.DB
+				sc  *scrape.Scraper
+				err error
+			)
+			if sf.config != "" {
+				st, sc, err = sf.start(cmd, db)
+			} else {
+				st, err = openServerStore(cmd, db, false)
+			}
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			srv, err := server.New(server.Config{
+			cfg := server.Config{
 				Store:          st,
 				DataDir:        data,
 				PublicRead:     publicRead,
@@ -120,7 +132,16 @@ elements.`,
 				Logf: func(format string, args ...any) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "perfscope serve: "+format+"\n", args...)
 				},
-			})
+			}
+			if sc != nil {
+				cfg.Scraper = sc
+				go func() {
+					if err := sc.Run(ctx); err != nil {
+						cfg.Logf("scraper: %v", err)
+					}
+				}()
+			}
+			srv, err := server.New(cfg)
 			if err != nil {
 				return err
 			}
@@ -133,6 +154,9 @@ elements.`,
 				url = "http://localhost:" + port
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "perfscope dashboard on %s (store %s, runs in %s)\n", url, describeDB(db), data)
+			if sc != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "scraping %s into the same store\n", sf.describe())
+			}
 			if tokens, err := st.Tokens(ctx); err == nil && len(tokens) == 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "no API tokens yet: uploads need one ('perfscope token create --db %s')\n", describeDB(db))
 			}
@@ -151,6 +175,7 @@ elements.`,
 	f.Int64Var(&maxUploadMB, "max-upload", server.DefaultMaxUpload>>20, "largest upload accepted, in MB")
 	f.DurationVar(&timeout, "timeout", timeout, "longest time one request may take")
 	f.Int64Var(&maxProfileMB, "max-profile-size", maxProfileMB, "largest profile read, in MB once inflated")
+	sf.register(f, "scrape", "also scrape the targets of this configuration (as 'perfscope scrape --config') into the store the dashboard reads")
 	f.StringVar(&sourceDir, "source-dir", "", "the only directory whose source files pages show, and the module built for the compiler's reasons (default: no source shown; reasons from the current module)")
 	return c
 }

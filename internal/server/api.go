@@ -260,16 +260,21 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := e.Result
-	switch format {
+	setFormatType(w, format)
+	if err := report.Write(w, format, res.Analysis, res.Findings); err != nil {
+		s.cfg.Logf("write report of run %s: %v", saved.ID, err)
+	}
+}
+
+// setFormatType sets the content type of a report in format f.
+func setFormatType(w http.ResponseWriter, f report.Format) {
+	switch f {
 	case report.JSON:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	case report.Markdown:
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 	default:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	}
-	if err := report.Write(w, format, res.Analysis, res.Findings); err != nil {
-		s.cfg.Logf("write report of run %s: %v", saved.ID, err)
 	}
 }
 

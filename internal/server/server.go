@@ -43,6 +43,7 @@ type Backend interface {
 	benchHistory
 	runIndex
 	tokenChecker
+	profileSeries
 }
 
 // benchHistory is what the server records and reads of the benchmark
@@ -114,6 +115,9 @@ type Config struct {
 	// arguments boxed at the call) may show smaller shares than the
 	// CLI's.
 	NoCompiler bool
+	// Scraper, when set, is the scraper running beside the server
+	// (serve --scrape): its targets' health is served.
+	Scraper Scraper
 	// Version is perfscope's version, shown in page footers.
 	Version string
 	// Logf receives one line per failed request and server event; nil
@@ -208,6 +212,13 @@ func (s *Server) routes() {
 	api("DELETE /api/v1/runs/{id}", write, s.handleDeleteRun)
 	api("GET /api/v1/runs/{id}/report", read, s.handleRunReport)
 	api("GET /api/v1/runs/{id}/profiles/{kind}", read, s.handleProfile)
+	api("GET /api/v1/profiles/targets", read, s.handleProfileTargets)
+	api("GET /api/v1/profiles/merge", read, s.handleProfileMerge)
+	api("GET /api/v1/profiles/top", read, s.handleProfileTop)
+	api("GET /api/v1/profiles/function", read, s.handleProfileFunction)
+	api("GET /api/v1/profiles/diff", read, s.handleProfileDiff)
+	api("GET /api/v1/profiles/findings", read, s.handleProfileFindings)
+	api("GET /api/v1/scrape/targets", read, s.handleScrapeTargets)
 	api("/api/", read, s.handleAPINotFound)
 
 	s.mux.HandleFunc("GET /metrics", s.metrics.serve)
