@@ -41,7 +41,7 @@ func (k Kind) String() string {
 	case KindShape:
 		return "shape"
 	}
-	return fmt.Sprintf("kind(%d)", int(k))
+	return "unknown kind"
 }
 
 // Hash is the content hash an item is interned by: the first 8 bytes of

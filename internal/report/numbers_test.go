@@ -72,6 +72,10 @@ var numberFormattingAllowed = map[string]string{
 	"internal/history/series.go:NewSeries":       "a series that mixes machines, in its warnings",
 	"internal/fetch/bounded.go:LimitError.Error": "the limit a profile exceeded",
 	"internal/store/resolve.go:nearestStored":    "the stored commits nearest a missing one, in an error",
+
+	// SQL: PostgreSQL partitions of profile series, one per day.
+	"internal/store/profileseries_retention.go:partitionName":                 "a partition's table name",
+	"internal/store/profileseries_retention.go:ProfileSeries.ensurePartition": "a partition's bounds",
 }
 
 // numberFormattingPending lists packages that still write numbers for

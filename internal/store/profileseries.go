@@ -22,8 +22,11 @@ import (
 // FunctionSeries and Diff answer a profseries.Query; ProfileTargets lists
 // what is stored; ApplyRetention compacts and drops old data.
 type ProfileSeries struct {
-	b     *sqlDB
-	codec *profseries.Codec
+	b *sqlDB
+	// codec is made on first use: most commands that open a store never
+	// touch profile series.
+	codecOnce sync.Once
+	codecVal  *profseries.Codec
 	// Retention is applied by ApplyRetention; DefaultRetention unless
 	// changed before use.
 	Retention Retention
@@ -63,9 +66,14 @@ func (c *symbolCache) reset(epoch int64) {
 }
 
 func newProfileSeries(b *sqlDB) *ProfileSeries {
-	ps := &ProfileSeries{b: b, codec: profseries.NewCodec(), Retention: DefaultRetention}
+	ps := &ProfileSeries{b: b, Retention: DefaultRetention}
 	ps.cache.reset(-1)
 	return ps
+}
+
+func (ps *ProfileSeries) codec() *profseries.Codec {
+	ps.codecOnce.Do(func() { ps.codecVal = profseries.NewCodec() })
+	return ps.codecVal
 }
 
 // symbolTables names the table of each kind.
@@ -149,7 +157,7 @@ func (ps *ProfileSeries) append(ctx context.Context, s *profseries.Scrape) error
 	if err := t.touch(); err != nil {
 		return err
 	}
-	block, err := ps.codec.Encode(samples, len(s.Profile.SampleType))
+	block, err := ps.codec().Encode(samples, len(s.Profile.SampleType))
 	if err != nil {
 		return err
 	}
@@ -474,7 +482,7 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 			if err := rows.Scan(&start, &end, &duration, &shapeID, &data); err != nil {
 				return err
 			}
-			samples, err := ps.codec.Decode(data)
+			samples, err := ps.codec().Decode(data)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/profseries"
@@ -24,7 +25,7 @@ type Retention struct {
 	// deleted.
 	TenMinutes time.Duration
 	// Budget bounds the bytes of stored blocks and symbols; over it, the
-	// oldest day of data is dropped until under. 0: no budget.
+	// oldest hour of data is dropped until under. 0: no budget.
 	Budget int64
 }
 
@@ -42,9 +43,11 @@ const (
 	resolutionTenMinutes = int64(10 * time.Minute)
 )
 
-// day is the span of one PostgreSQL partition, and what the budget drops
-// at a time.
+// day is the span of one PostgreSQL partition.
 const day = int64(24 * time.Hour)
+
+// budgetStep is what the budget drops at a time: the oldest hour.
+const budgetStep = int64(time.Hour)
 
 // A RetentionReport says what ApplyRetention did.
 type RetentionReport struct {
@@ -109,7 +112,7 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 		if !oldest.Valid {
 			return rep, nil // symbols alone over the budget: nothing to drop
 		}
-		n, err := ps.deleteBefore(ctx, (oldest.Int64/day+1)*day)
+		n, err := ps.deleteBefore(ctx, (oldest.Int64/budgetStep+1)*budgetStep)
 		if err != nil {
 			return rep, fmt.Errorf("retention: %w", err)
 		}
@@ -152,7 +155,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 			rows.Close()
 			return 0, err
 		}
-		samples, err := ps.codec.Decode(data)
+		samples, err := ps.codec().Decode(data)
 		if err != nil {
 			rows.Close()
 			return 0, err
@@ -191,7 +194,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 			series, to, k.window, k.process, k.shape).Scan(&end, &duration, &raw, &data)
 		switch {
 		case err == nil:
-			samples, err := ps.codec.Decode(data)
+			samples, err := ps.codec().Decode(data)
 			if err != nil {
 				return 0, err
 			}
@@ -208,7 +211,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		if err != nil {
 			return 0, err
 		}
-		block, err := ps.codec.Encode(m.Samples, len(m.Shape.SampleTypes))
+		block, err := ps.codec().Encode(m.Samples, len(m.Shape.SampleTypes))
 		if err != nil {
 			return 0, err
 		}
@@ -392,7 +395,7 @@ func (ps *ProfileSeries) storedBytes(ctx context.Context) (int64, error) {
 
 // partitionName is the PostgreSQL partition of blocks starting on day d
 // (days since the Unix epoch).
-func partitionName(d int64) string { return fmt.Sprintf("prof_blocks_d%d", d) }
+func partitionName(d int64) string { return "prof_blocks_d" + strconv.FormatInt(d, 10) }
 
 // ensurePartition creates, on PostgreSQL, the partition of the day t is in
 // and of the next, so writes never wait on one as time advances.
@@ -408,8 +411,8 @@ func (ps *ProfileSeries) ensurePartition(ctx context.Context, t time.Time) error
 		if known {
 			continue
 		}
-		_, err := ps.b.db.ExecContext(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s PARTITION OF prof_blocks FOR VALUES FROM (%d) TO (%d)`,
-			partitionName(d), d*day, (d+1)*day))
+		_, err := ps.b.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+partitionName(d)+` PARTITION OF prof_blocks FOR VALUES FROM (`+
+			strconv.FormatInt(d*day, 10)+`) TO (`+strconv.FormatInt((d+1)*day, 10)+`)`)
 		if err != nil {
 			// Another writer may have created it in between.
 			var exists bool

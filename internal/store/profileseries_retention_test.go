@@ -138,9 +138,9 @@ func month(t *testing.T, s *DB, size func() int64, days int) {
 	if old > 0 {
 		t.Errorf("%d functions of days past retention are still stored", old)
 	}
-	// Over a smaller budget, the oldest days go first.
+	// Over a smaller budget, the oldest hours go first.
 	end := profEpoch.Add(time.Duration(days) * 24 * time.Hour)
-	s.Retention.Budget = 150 << 10
+	s.Retention.Budget = 300 << 10
 	rep, err := s.ApplyRetention(ctx, end)
 	if err != nil {
 		t.Fatal(err)

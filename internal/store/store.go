@@ -60,7 +60,7 @@
 //   - Retention (Retention, DefaultRetention: raw 3 days, one-minute
 //     windows to 15 days, ten-minute windows to 60 days, 8 GiB) merges
 //     old scrapes into coarser windows with profseries.Merge, per series,
-//     in one transaction each, and deletes what is older, oldest day first
+//     in one transaction each, and deletes what is older, oldest hour first
 //     while over the budget. On PostgreSQL prof_blocks is partitioned by
 //     day of start time: Append creates today's and tomorrow's partition,
 //     retention drops whole partitions. On SQLite the primary key (series,
