@@ -53,6 +53,8 @@ var numberFormattingAllowed = map[string]string{
 	"internal/benchstats/input.go:ResolveAll":         "an input's name (old.txt#2), as benchstat names repeated files",
 	"internal/server/metrics.go:metrics.serve":        "the Prometheus exposition format, read by a scraper",
 	"internal/server/series.go:cacheKey":              "a cache key",
+	"internal/scrape/decode.go:decoder.value":         "a configuration key's path (targets[2]) in an error naming the key",
+	"internal/scrape/target.go:Shard.String":          "a shard as --shard takes it (0/2)",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
@@ -265,7 +267,7 @@ func formatsNumber(info *types.Info, call *ast.CallExpr) string {
 	switch {
 	case pkg == "strconv" && (strings.HasPrefix(name, "Format") || strings.HasPrefix(name, "Append") || name == "Itoa") && name != "FormatBool" && name != "AppendBool" && !strings.HasPrefix(name, "AppendQuote"):
 		return "strconv." + name
-	case pkg == "github.com/perfscope/perfscope/internal/units":
+	case pkg == "github.com/perfscope/perfscope/internal/units" && !strings.HasPrefix(name, "Parse"):
 		return "units." + name
 	case pkg == "golang.org/x/perf/benchunit" && (name == "Scale" || name == "Format"):
 		return "benchunit." + name
