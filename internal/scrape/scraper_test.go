@@ -274,10 +274,15 @@ func TestReloadKeepsOldConfig(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reloads := make(chan error, 10)
-	go WatchFile(ctx, p, 50*time.Millisecond, func() error { err := s.Reload(p); reloads <- err; return err }, nil)
+	WatchFile(ctx, p, 50*time.Millisecond, func() error { err := s.Reload(p); reloads <- err; return err }, nil)
 	writeFile(t, dir, "scrape.yml", "global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: r\n    profiles: [goroutine]\n    static_configs: [{targets: ['"+b+"']}]\n")
-	if err := <-reloads; err != nil {
-		t.Fatalf("reload of a good file: %v", err)
+	select {
+	case err := <-reloads:
+		if err != nil {
+			t.Fatalf("reload of a good file: %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the changed file was never reloaded")
 	}
 	eventually(t, "the new target scraped", func() bool { return len(m.of(b, "goroutine")) > 0 })
 	eventually(t, "the old target stopped", func() bool { _, ok := healthOf(s, a); return !ok })

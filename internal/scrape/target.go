@@ -76,13 +76,6 @@ func (s Shard) Keeps(t Target) bool {
 	return s.N <= 1 || t.Hash()%uint64(s.N) == uint64(s.I)
 }
 
-func (s Shard) String() string {
-	if s.N <= 1 {
-		return "all targets"
-	}
-	return fmt.Sprintf("%d/%d", s.I, s.N)
-}
-
 // groupTargets returns the targets of a group of job j, with job and
 // instance labels unless the group sets them.
 func groupTargets(j *Job, g *StaticConfig) []Target {

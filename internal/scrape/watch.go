@@ -14,8 +14,9 @@ import (
 // notification came.
 const DefaultWatchCheck = 30 * time.Second
 
-// WatchFile calls reload each time the file at path changes (its
-// content, not merely its time), until ctx is done: watched through
+// WatchFile starts calling reload each time the file at path changes
+// from what it holds now (its content, not merely its time), until ctx
+// is done, and returns: watched through
 // fsnotify where the system tells (its directory, so that editors that
 // replace the file are seen), and compared every check in any case
 // (DefaultWatchCheck when zero). A reload's error goes to report; the
@@ -26,12 +27,21 @@ func WatchFile(ctx context.Context, path string, check time.Duration, reload fun
 	}
 	last, _ := os.ReadFile(path)
 	events := make(<-chan fsnotify.Event)
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
 		if w.Add(filepath.Dir(path)) == nil {
 			events = w.Events
 		}
 	}
+	go func() {
+		if w != nil {
+			defer w.Close()
+		}
+		watchFile(ctx, path, check, last, events, reload, report)
+	}()
+}
+
+func watchFile(ctx context.Context, path string, check time.Duration, last []byte, events <-chan fsnotify.Event, reload func() error, report func(error)) {
 	abs, _ := filepath.Abs(path)
 	tick := time.NewTicker(check)
 	defer tick.Stop()
