@@ -128,7 +128,7 @@ func (f *scrapeFlags) register(fs *pflag.FlagSet, configFlag, configUsage string
 func (f *scrapeFlags) describe() string {
 	s := f.config
 	if f.shard != "" {
-		s += " (shard " + f.sh.String() + ")"
+		s += " (shard " + f.shard + ")"
 	}
 	return s
 }

@@ -54,8 +54,6 @@ var numberFormattingAllowed = map[string]string{
 	"internal/benchstats/input.go:ResolveAll":         "an input's name (old.txt#2), as benchstat names repeated files",
 	"internal/server/metrics.go:metrics.serve":        "the Prometheus exposition format, read by a scraper",
 	"internal/server/series.go:cacheKey":              "a cache key",
-	"internal/scrape/decode.go:decoder.value":         "a configuration key's path (targets[2]) in an error naming the key",
-	"internal/scrape/target.go:Shard.String":          "a shard as --shard takes it (0/2)",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
