@@ -7,7 +7,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -31,9 +31,6 @@ const (
 	// DefaultAnalysisTimeout bounds the analysis of one run, waiting
 	// for its turn included.
 	DefaultAnalysisTimeout = 3 * time.Minute
-	// DefaultMaxRunJSON bounds an uploaded run.json: a real one is a few
-	// KiB.
-	DefaultMaxRunJSON = 1 << 20
 )
 
 // A Backend is the store the server reads and writes: of each kind of data,
@@ -165,12 +162,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.DataDir = abs
 	// Uploads cut short by a previous crash were never acknowledged.
-	incoming := filepath.Join(cfg.DataDir, incomingDir)
-	if err := os.RemoveAll(incoming); err != nil {
-		return nil, fmt.Errorf("clean %s: %w", incoming, err)
-	}
-	if err := os.MkdirAll(incoming, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	if err := runupload.ResetIncoming(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	pg, err := newPages(cfg.Version)
 	if err != nil {
