@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/pprofweb"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
@@ -124,7 +125,7 @@ type Server struct {
 	mux      *http.ServeMux
 	metrics  *metrics
 	cache    *seriesCache
-	pprof    *pprofUIs
+	pprof    *pprofweb.UIs
 	pages    *pages
 	menus    filterMenus
 	analyses *analysis.Shared
@@ -174,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(),
 		cache:    newSeriesCache(seriesCacheCommits),
-		pprof:    newPprofUIs(16),
+		pprof:    pprofweb.New(pprofweb.Config{Max: 16, SourceDir: cfg.SourceDir}),
 		pages:    pg,
 		analyses: analysis.NewShared(analysis.SharedConfig{Slots: cfg.AnalysisSlots, Timeout: cfg.AnalysisTimeout, Source: analysis.Source{Dir: cfg.SourceDir, Confined: true}, NoCompiler: cfg.NoCompiler}),
 	}

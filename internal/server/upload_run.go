@@ -109,7 +109,7 @@ func (s *Server) handleDeleteRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.analyses.ForgetRun(id)
-	s.pprof.forgetRun(id)
+	s.pprof.ForgetRun(id)
 	res := api.RunDeleted{ID: id}
 	if rel, err := filepath.Rel(s.cfg.DataDir, pr.Dir); err == nil && rel == filepath.Base(pr.Dir) && rel == id {
 		if err := os.RemoveAll(pr.Dir); err != nil {
