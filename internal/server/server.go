@@ -16,6 +16,7 @@ import (
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/pprofweb"
+	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
@@ -124,7 +125,7 @@ type Server struct {
 	cfg      Config
 	mux      *http.ServeMux
 	metrics  *metrics
-	cache    *seriesCache
+	cache    *web.ChangesCache
 	pprof    *pprofweb.UIs
 	pages    *pages
 	menus    filterMenus
@@ -174,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:      cfg,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(),
-		cache:    newSeriesCache(seriesCacheCommits),
+		cache:    web.NewChangesCache(web.CacheCommits),
 		pprof:    pprofweb.New(pprofweb.Config{Max: 16, SourceDir: cfg.SourceDir}),
 		pages:    pg,
 		analyses: analysis.NewShared(analysis.SharedConfig{Slots: cfg.AnalysisSlots, Timeout: cfg.AnalysisTimeout, Source: analysis.Source{Dir: cfg.SourceDir, Confined: true}, NoCompiler: cfg.NoCompiler}),
