@@ -53,7 +53,7 @@ var numberFormattingAllowed = map[string]string{
 	"cmd/perfscope/gate.go:newGateCmd":                "the defaults in --rounds' and --max-rounds' usage, which depend on the measure",
 	"internal/benchstats/input.go:ResolveAll":         "an input's name (old.txt#2), as benchstat names repeated files",
 	"internal/server/metrics.go:metrics.serve":        "the Prometheus exposition format, read by a scraper",
-	"internal/server/series.go:cacheKey":              "a cache key",
+	"internal/report/web/cache.go:cacheKey":           "a cache key",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
@@ -62,13 +62,13 @@ var numberFormattingAllowed = map[string]string{
 	"internal/findings/finding.go:Evidence.Where": "file:line",
 	"internal/findings/concat.go:short":           "file:line",
 	// Errors, built before fmt.Errorf or errors.New takes them.
-	"internal/bench/interleave.go:runBinary":           "an exit code in an error",
-	"internal/bench/instructions.go:CountBenchmarks":   "calls per operation in an error",
-	"internal/bench/parse.go:malformed":                "why a benchmark line is malformed",
-	"internal/server/upload_run.go:runReceiver.tarGz":  "the cap an upload passed, in a 413's message",
-	"internal/server/upload_run.go:runReceiver.save":   "the cap an upload passed, in a 413's message",
-	"internal/server/upload_run.go:Server.checkRunDir": "the memory limit a run passed, in a 413's message",
-	"internal/fetch/identity.go:identityAttempt":       "why an endpoint is refused as not the target's",
+	"internal/bench/interleave.go:runBinary":         "an exit code in an error",
+	"internal/bench/instructions.go:CountBenchmarks": "calls per operation in an error",
+	"internal/bench/parse.go:malformed":              "why a benchmark line is malformed",
+	"internal/runupload/receive.go:receiver.tarGz":   "the cap an upload passed, in a 413's message",
+	"internal/runupload/receive.go:receiver.save":    "the cap an upload passed, in a 413's message",
+	"internal/runupload/check.go:check":              "the memory limit a run passed, in a 413's message",
+	"internal/fetch/identity.go:identityAttempt":     "why an endpoint is refused as not the target's",
 	// Warnings that travel with results (in JSON too), as benchmath's do.
 	"internal/history/series.go:NewSeries":       "a series that mixes machines, in its warnings",
 	"internal/fetch/bounded.go:LimitError.Error": "the limit a profile exceeded",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -253,7 +254,7 @@ func TestRunUpload(t *testing.T) {
 	if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, "text/plain", strings.NewReader("x")); code != 400 {
 		t.Errorf("plain text run upload = %d %s", code, resp)
 	}
-	entries, _ := os.ReadDir(filepath.Join(ts.Data, incomingDir))
+	entries, _ := os.ReadDir(filepath.Join(ts.Data, runupload.IncomingDir))
 	if len(entries) != 0 {
 		t.Errorf("%d failed uploads left files behind", len(entries))
 	}

@@ -12,6 +12,7 @@
 //
 // Pages are plain HTML from html/template with a small inline SVG chart and
 // no script build step; their state is in the URL, so every view is a link
-// that can be shared. Profiles are shown in pprof's own web UI, mounted on
-// the same mux through github.com/google/pprof/driver.
+// that can be shared. Profiles are shown in pprof's own web UI (pprofweb),
+// mounted on the same mux; an uploaded run is received and checked by
+// runupload before it is indexed.
 package server

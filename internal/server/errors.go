@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -47,14 +48,23 @@ func statusOf(err error) int {
 	case errors.Is(err, analysis.ErrAnalysing):
 		return http.StatusServiceUnavailable
 	}
-	var input *bench.InputError
-	if errors.As(err, &input) {
-		if input.Cap {
-			return http.StatusRequestEntityTooLarge
-		}
-		return http.StatusBadRequest
+	var bad *bench.InputError
+	var badRun *runupload.InputError
+	switch {
+	case errors.As(err, &bad):
+		return inputStatus(bad.Cap)
+	case errors.As(err, &badRun):
+		return inputStatus(badRun.Cap)
 	}
 	return http.StatusInternalServerError
+}
+
+// inputStatus is the status of input refused: 413 over a cap, else 400.
+func inputStatus(overCap bool) int {
+	if overCap {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
 }
 
 var (

@@ -6,179 +6,52 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/server/api"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
 
 // maxHostileGrowth bounds how much one hostile upload may grow the test
 // process (server and client), the race detector's shadow memory
-// included: the bounded reader holds at most the inflated limit (64 MiB)
-// of a profile it refuses. Measured: 65–72 MiB with -race.
+// included (runupload's tests measure each kind of hostile upload).
 const maxHostileGrowth = 160 << 20
 
-// gzipMembers returns a gzip stream that inflates to chunk repeated n
-// times, built in milliseconds whatever its inflated size: one member
-// compressed once and repeated (readers of gzip read every member).
-func gzipMembers(t testing.TB, head, chunk []byte, n int) []byte {
-	t.Helper()
-	member := func(data []byte) []byte {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		zw.Write(data)
-		zw.Close()
-		return buf.Bytes()
-	}
-	m := member(chunk)
-	out := member(head)
-	for range n {
-		out = append(out, m...)
-	}
-	return out
-}
+// realCPU is the real profile hostile ones are shaped after.
+const realCPU = "../findings/testdata/runs/leftpad-naive/cpu.pb.gz"
 
-// zeroBomb inflates to n MiB of zeros.
-func zeroBomb(t testing.TB, mib int) []byte {
-	return gzipMembers(t, nil, make([]byte, 1<<20), mib)
-}
-
-// realShaped returns a profile that inflates to about mib MiB: a real
-// CPU profile's header (types, functions, locations, strings) followed by
-// samples of 32-frame stacks over its locations, as a profile of a huge
-// service would be.
-func realShaped(t testing.TB, mib int) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "findings", "testdata", "runs", "leftpad-naive", "cpu.pb.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var head bytes.Buffer
-	if err := p.WriteUncompressed(&head); err != nil {
-		t.Fatal(err)
-	}
-	// One MiB of samples, encoded by hand as profile.proto's field 2.
-	var chunk []byte
-	varint := func(b []byte, v uint64) []byte {
-		for v >= 0x80 {
-			b = append(b, byte(v)|0x80)
-			v >>= 7
-		}
-		return append(b, byte(v))
-	}
-	for i := 0; len(chunk) < 1<<20; i++ {
-		var ids []byte
-		for f := range 32 {
-			ids = varint(ids, uint64(1+(i*7+f*13)%len(p.Location)))
-		}
-		var s []byte
-		s = varint(append(s, 0x0a), uint64(len(ids)))
-		s = append(s, ids...)
-		s = append(s, 0x12, 2, 1, 10) // values 1 and 10
-		chunk = varint(append(chunk, 0x12), uint64(len(s)))
-		chunk = append(chunk, s...)
-	}
-	return gzipMembers(t, head.Bytes(), chunk, mib)
-}
-
-// hostileRunJSON lists the profiles a hostile upload carries.
-func hostileRunJSON(t testing.TB, id string, kinds ...string) []byte {
-	t.Helper()
-	saved := run.Run{ID: id, Target: "http://127.0.0.1:8080/", Start: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-	for _, k := range kinds {
-		saved.Profiles = append(saved.Profiles, run.ProfileFile{Kind: k, File: k + ".pb.gz"})
-	}
-	data, err := json.Marshal(saved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-// tarGzFiles archives name/data pairs.
-func tarGzFiles(t testing.TB, files ...any) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for i := 0; i+1 < len(files); i += 2 {
-		data := files[i+1].([]byte)
-		tw.WriteHeader(&tar.Header{Name: files[i].(string), Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))})
-		tw.Write(data)
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
-}
-
-// multipartFiles encodes name/data pairs as form files.
-func multipartFiles(t testing.TB, files ...any) (string, []byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	for i := 0; i+1 < len(files); i += 2 {
-		part, err := mw.CreateFormFile(files[i].(string), files[i].(string))
-		if err != nil {
-			t.Fatal(err)
-		}
-		part.Write(files[i+1].([]byte))
-	}
-	mw.Close()
-	return mw.FormDataContentType(), buf.Bytes()
-}
-
-// TestHostileUploads sends each hostile upload the server met: it answers
-// 4xx with one line, writes nothing, keeps serving, and the process
+// TestHostileUploads sends hostile uploads over HTTP: the server answers
+// 413 or 400 with one line, writes nothing, keeps serving, and the process
 // grows by less than maxHostileGrowth.
 func TestHostileUploads(t *testing.T) {
 	ts := startServer(t, Config{NoCompiler: true})
-	// A tar whose entry declares 4 GiB: refused at its header.
-	var declared bytes.Buffer
-	zw := gzip.NewWriter(&declared)
-	tw := tar.NewWriter(zw)
-	tw.WriteHeader(&tar.Header{Name: "cpu.pb.gz", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4 << 30})
-	tw.Write(make([]byte, 1<<20))
-	tw.Flush()
-	zw.Close()
 	// A tar of more entries than a run has files.
 	var entries bytes.Buffer
-	zw = gzip.NewWriter(&entries)
-	tw = tar.NewWriter(zw)
+	zw := gzip.NewWriter(&entries)
+	tw := tar.NewWriter(zw)
 	for i := range 1000 {
 		tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("d%d/", i), Typeflag: tar.TypeDir, Mode: 0o755})
 	}
 	tw.Close()
 	zw.Close()
-	runJSON := hostileRunJSON(t, "hostile", "cpu")
-	mpBomb, mpBody := multipartFiles(t, "run.json", runJSON, "cpu.pb.gz", zeroBomb(t, 1024))
-	mpLarge, mpLargeBody := multipartFiles(t, "run.json", runJSON, "cpu.pb.gz", realShaped(t, 213))
-	mpJSON, mpJSONBody := multipartFiles(t, "run.json", append(append([]byte(`{"id":"hostile","x":"`), bytes.Repeat([]byte("x"), 52<<20)...), `"}`...))
+	runJSON := testenv.RunJSON(t, "hostile", "cpu")
 	for _, tc := range []struct {
 		name, contentType string
 		body              []byte
 		code              int
 		want              string
 	}{
-		{"tar.gz with an 8 GiB profile bomb", "application/gzip", tarGzFiles(t, "run.json", runJSON, "cpu.pb.gz", zeroBomb(t, 8<<10)), 413, "inflated size is over the limit"},
-		{"multipart with a 1 GiB profile bomb", mpBomb, mpBody, 413, "inflated size is over the limit"},
-		{"a real-shaped profile of 213 MiB", mpLarge, mpLargeBody, 413, "profile too large"},
-		{"tar.gz entry declaring 4 GiB", "application/gzip", declared.Bytes(), 413, "more than the server's limit"},
+		{"tar.gz with an 8 GiB profile bomb", "application/gzip", testenv.TarGz("run.json", runJSON, "cpu.pb.gz", testenv.ZeroBomb(8<<10)), 413, "inflated size is over the limit"},
 		{"tar.gz of 1000 directories", "application/gzip", entries.Bytes(), 400, "more than 64 entries"},
-		{"run.json of 52 MiB", mpJSON, mpJSONBody, 413, "run.json is larger than 1 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Logf("upload of %d bytes", len(tc.body))
@@ -219,7 +92,7 @@ func assertNothingStored(t *testing.T, ts *testServer) {
 		t.Errorf("%d runs stored", len(runs))
 	}
 	err := filepath.Walk(ts.Data, func(path string, fi os.FileInfo, err error) error {
-		if err == nil && path != ts.Data && path != filepath.Join(ts.Data, incomingDir) {
+		if err == nil && path != ts.Data && path != filepath.Join(ts.Data, runupload.IncomingDir) {
 			t.Errorf("left behind: %s (%d bytes)", path, fi.Size())
 		}
 		return err
@@ -271,7 +144,7 @@ func TestSourceConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := startServer(t, Config{NoCompiler: true, SourceDir: srcDir})
-	ct, body := multipartFiles(t, "run.json", hostileRunJSON(t, "sourcecheck", "cpu"), "cpu.pb.gz", prof.Bytes())
+	ct, body := testenv.Multipart(t, "run.json", testenv.RunJSON(t, "sourcecheck", "cpu"), "cpu.pb.gz", prof.Bytes())
 	if code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, bytes.NewReader(body)); code != http.StatusCreated {
 		t.Fatalf("upload = %d %s", code, resp)
 	}
@@ -315,7 +188,7 @@ func TestRunTooLarge(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(dir, name), b, 0o644)
 	}
-	os.WriteFile(filepath.Join(dir, "cpu.pb.gz"), realShaped(t, 8), 0o644)
+	os.WriteFile(filepath.Join(dir, "cpu.pb.gz"), testenv.RealShaped(t, realCPU, 8), 0o644)
 	saved, err := run.Load(small)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -227,8 +228,8 @@ func TestKilledServerKeepsAcknowledgedUploads(t *testing.T) {
 			t.Errorf("acknowledged run %s: %d %s", id, code, body)
 		}
 	}
-	if entries, _ := os.ReadDir(filepath.Join(dataDir, incomingDir)); len(entries) != 0 {
-		t.Errorf("%d partial uploads left in %s after restart", len(entries), incomingDir)
+	if entries, _ := os.ReadDir(filepath.Join(dataDir, runupload.IncomingDir)); len(entries) != 0 {
+		t.Errorf("%d partial uploads left in %s after restart", len(entries), runupload.IncomingDir)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/pprofweb"
 	"github.com/perfscope/perfscope/internal/report/web"
 
 	"github.com/google/pprof/profile"
@@ -117,26 +118,8 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
 		return
 	}
-	handlers, err := s.pprof.handlers("run\x00"+saved.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
-		release, err := s.analyses.Parsing(r.Context())
-		if err != nil {
-			return nil, nil, err
-		}
-		defer release()
-		p, err := saved.Open(kind)
-		if err != nil {
-			return nil, nil, err
-		}
-		return cleanForPprof(p, s.cfg.SourceDir), nil, nil
-	})
-	if err != nil {
-		s.fail(w, r, pprofStatus(err), err)
-		return
-	}
 	prefix := "/runs/" + url.PathEscape(saved.ID) + "/pprof/" + url.PathEscape(kind)
-	if !serveUI(w, r, handlers, prefix, view) {
-		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
-	}
+	s.servePprof(w, r, pprofweb.Key{Head: saved.ID, Kind: kind}, prefix, view, saved)
 }
 
 // pageDiffPprof serves pprof's web UI for the difference of one profile
@@ -164,28 +147,30 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	handlers, err := s.pprof.handlers("diff\x00"+base.ID+"\x00"+head.ID+"\x00"+kind, func() (*profile.Profile, *profile.Profile, error) {
+	prefix := "/diff/" + url.PathEscape(base.ID) + "/" + url.PathEscape(head.ID) + "/" + url.PathEscape(kind)
+	s.servePprof(w, r, pprofweb.Key{Base: base.ID, Head: head.ID, Kind: kind}, prefix, view, head, base)
+}
+
+// servePprof serves view of pprof's UI for key under prefix: the kind of
+// profile of the head run, minus that of base when given, read within an
+// analysis slot the first time.
+func (s *Server) servePprof(w http.ResponseWriter, r *http.Request, key pprofweb.Key, prefix, view string, head *run.Run, base ...*run.Run) {
+	ui, err := s.pprof.Get(key, func() (hp, bp *profile.Profile, err error) {
 		release, err := s.analyses.Parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
 		defer release()
-		hp, err := head.Open(kind)
-		if err != nil {
-			return nil, nil, err
+		if hp, err = head.Open(key.Kind); err == nil && len(base) > 0 {
+			bp, err = base[0].Open(key.Kind)
 		}
-		bp, err := base.Open(kind)
-		if err != nil {
-			return nil, nil, err
-		}
-		return cleanForPprof(hp, s.cfg.SourceDir), cleanForPprof(bp, s.cfg.SourceDir), nil
+		return hp, bp, err
 	})
 	if err != nil {
 		s.fail(w, r, pprofStatus(err), err)
 		return
 	}
-	prefix := "/diff/" + url.PathEscape(base.ID) + "/" + url.PathEscape(head.ID) + "/" + url.PathEscape(kind)
-	if !serveUI(w, r, handlers, prefix, view) {
+	if !ui.Serve(w, r, prefix, view) {
 		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
 	}
 }

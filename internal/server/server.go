@@ -7,7 +7,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -16,7 +15,10 @@ import (
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/pprofweb"
+	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
+	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -31,9 +33,6 @@ const (
 	// DefaultAnalysisTimeout bounds the analysis of one run, waiting
 	// for its turn included.
 	DefaultAnalysisTimeout = 3 * time.Minute
-	// DefaultMaxRunJSON bounds an uploaded run.json: a real one is a few
-	// KiB.
-	DefaultMaxRunJSON = 1 << 20
 )
 
 // A Backend is the store the server reads and writes: of each kind of data,
@@ -130,8 +129,8 @@ type Server struct {
 	cfg      Config
 	mux      *http.ServeMux
 	metrics  *metrics
-	cache    *seriesCache
-	pprof    *pprofUIs
+	cache    *web.ChangesCache
+	pprof    *pprofweb.UIs
 	pages    *pages
 	menus    filterMenus
 	analyses *analysis.Shared
@@ -169,12 +168,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.DataDir = abs
 	// Uploads cut short by a previous crash were never acknowledged.
-	incoming := filepath.Join(cfg.DataDir, incomingDir)
-	if err := os.RemoveAll(incoming); err != nil {
-		return nil, fmt.Errorf("clean %s: %w", incoming, err)
-	}
-	if err := os.MkdirAll(incoming, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	if err := runupload.ResetIncoming(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	pg, err := newPages(cfg.Version)
 	if err != nil {
@@ -184,8 +179,8 @@ func New(cfg Config) (*Server, error) {
 		cfg:      cfg,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(),
-		cache:    newSeriesCache(seriesCacheCommits),
-		pprof:    newPprofUIs(16),
+		cache:    web.NewChangesCache(web.CacheCommits),
+		pprof:    pprofweb.New(pprofweb.Config{Max: 16, SourceDir: cfg.SourceDir}),
 		pages:    pg,
 		analyses: analysis.NewShared(analysis.SharedConfig{Slots: cfg.AnalysisSlots, Timeout: cfg.AnalysisTimeout, Source: analysis.Source{Dir: cfg.SourceDir, Confined: true}, NoCompiler: cfg.NoCompiler}),
 	}

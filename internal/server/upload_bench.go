@@ -63,7 +63,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.upload("bench", "ok", body.n)
-	s.cache.invalidate()
+	s.cache.Invalidate()
 	res := api.BenchUpload{
 		ID: id, Commit: run.Commit, Branch: run.Branch, Dirty: run.Dirty, Machine: run.Machine.Hostname,
 		Results: len(run.Results),
