@@ -11,7 +11,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/client"
 	"github.com/perfscope/perfscope/internal/report"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 )
 
 func init() { register(newPushCmd) }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/gitstate"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 )
 
 // PushBench uploads the Go benchmark output in the file at path ('go test

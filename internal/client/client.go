@@ -16,7 +16,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 )
 
 // ErrBadInput marks errors in what the caller asked to upload (a file

@@ -14,7 +14,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 

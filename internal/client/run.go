@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/perfscope/perfscope/internal/run"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 )
 
 // PushRun uploads the run directory dir saved by 'perfscope profile' (its

@@ -7,7 +7,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/gitstate"
 
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 )
 
 // WriteBenchUpload says what a server stored of a benchmark upload and

@@ -19,7 +19,7 @@ import (
 	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/runupload"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/runupload"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 

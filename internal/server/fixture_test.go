@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/run"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 )
 
 // fixtureCommits is how many commits the benchmark fixture records;

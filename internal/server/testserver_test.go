@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/run"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/testenv"
 )

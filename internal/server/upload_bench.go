@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
 

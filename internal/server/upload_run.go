@@ -12,7 +12,7 @@ import (
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/runupload"
-	"github.com/perfscope/perfscope/internal/server/api"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
