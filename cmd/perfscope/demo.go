@@ -92,6 +92,7 @@ that.`,
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or status lines")
 	f.BoolVar(&full, "full", false, "print each mode's whole report, not only its findings' headlines")
 	rec.register(f, "the runs")
+	c.AddCommand(newDemoWatchCmd())
 	return c
 }
 

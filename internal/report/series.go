@@ -112,3 +112,21 @@ func WriteMerged(w io.Writer, path string, q profseries.Query, p *profile.Profil
 	}}}})
 	return renderDoc(w, Text, d)
 }
+
+// WriteWatchNext lists the queries to run next on the store db the watch
+// demo filled over [from, to), for the series selector: the diff compares
+// the range's second half with its first.
+func WriteWatchNext(w io.Writer, db, selector string, from, to time.Time) error {
+	sel := "'" + selector + "'"
+	half := to.Sub(from) / 2
+	mid := from.Add(half)
+	d := &doc{}
+	d.add(section{title: "Ask the store more", blocks: []block{{code: []string{
+		"perfscope query targets --db " + db,
+		"perfscope query top --db " + db + " --since 1h --type allocs " + sel,
+		"perfscope query merge --db " + db + " --since 1h -o cpu.pb.gz " + sel,
+		"perfscope query diff --db " + db + " --from '" + mid.Format(time.DateTime) + "' --to '" + to.Format(time.DateTime) + "' --ago " + half.Round(time.Second).String() + " " + sel,
+		"perfscope query findings --db " + db + " --since 1h " + sel,
+	}}}})
+	return renderDoc(w, Text, d)
+}

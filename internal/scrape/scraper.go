@@ -86,6 +86,8 @@ type Scraper struct {
 	discovery []*fileDiscovery
 	stopDisc  context.CancelFunc
 	loops     map[string]*loop
+	// final is every target's health when Run last returned.
+	final []Health
 	clients   map[*Job]*http.Client
 	wg        sync.WaitGroup
 }
@@ -121,17 +123,21 @@ func (s *Scraper) Run(ctx context.Context) error {
 
 	s.mu.Lock()
 	s.stopDisc()
+	stopped := make([]*loop, 0, len(s.loops))
 	for k, l := range s.loops {
 		l.cancel()
 		delete(s.loops, k)
+		stopped = append(stopped, l)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	final := healthOf(stopped)
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.CloseIdleConnections()
 	}
 	s.ctx = nil
+	s.final = final
 	s.mu.Unlock()
 	return nil
 }
@@ -270,14 +276,23 @@ func (s *Scraper) syncTargets() {
 }
 
 // Targets returns the health of every target scraped now, ordered by
-// job and labels.
+// job and labels; once Run has returned, as they were when it stopped.
 func (s *Scraper) Targets() []Health {
 	s.mu.Lock()
+	if s.ctx == nil && s.final != nil {
+		defer s.mu.Unlock()
+		return slices.Clone(s.final)
+	}
 	loops := make([]*loop, 0, len(s.loops))
 	for _, l := range s.loops {
 		loops = append(loops, l)
 	}
 	s.mu.Unlock()
+	return healthOf(loops)
+}
+
+// healthOf is the health of loops, by job and labels.
+func healthOf(loops []*loop) []Health {
 	out := make([]Health, 0, len(loops))
 	for _, l := range loops {
 		out = append(out, l.health())
