@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/client"
 	"github.com/perfscope/perfscope/internal/report"
-	"github.com/perfscope/perfscope/internal/api"
 )
 
 func init() { register(newPushCmd) }

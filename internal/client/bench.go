@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/gitstate"
-	"github.com/perfscope/perfscope/internal/api"
 )
 
 // PushBench uploads the Go benchmark output in the file at path ('go test

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/server"
-	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 

@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/api"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // PushRun uploads the run directory dir saved by 'perfscope profile' (its

@@ -87,9 +87,9 @@ type Scraper struct {
 	stopDisc  context.CancelFunc
 	loops     map[string]*loop
 	// final is every target's health when Run last returned.
-	final []Health
-	clients   map[*Job]*http.Client
-	wg        sync.WaitGroup
+	final   []Health
+	clients map[*Job]*http.Client
+	wg      sync.WaitGroup
 }
 
 // New returns a scraper of cfg's targets, writing to sink. It scrapes

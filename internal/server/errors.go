@@ -6,9 +6,9 @@ import (
 	"net/http"
 
 	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/runupload"
-	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/store"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/api"
+	"github.com/perfscope/perfscope/internal/run"
 )
 
 // fixtureCommits is how many commits the benchmark fixture records;

@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/runupload"
-	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
 

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/api"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/testenv"
 )

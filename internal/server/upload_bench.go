@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/api"
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
