@@ -9,7 +9,6 @@ package profseries
 
 import (
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -53,22 +52,9 @@ func (ls Labels) Map() map[string]string {
 	return m
 }
 
-// String writes the label set as a selector would match it exactly:
-// {a="1", b="x y"}, values quoted as Go strings.
-func (ls Labels) String() string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, l := range ls {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(l.Name)
-		b.WriteByte('=')
-		b.WriteString(quote(l.Value))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
+// String writes the label set as the selector that matches it exactly
+// (see Exact): {a="1", b="x y"}.
+func (ls Labels) String() string { return Exact(ls).String() }
 
 // The profile types a scraper collects, as named in configuration, queries
 // and the store.

@@ -64,7 +64,7 @@ func (s Selector) String() string {
 	b.WriteByte('{')
 	for i, m := range s {
 		if i > 0 {
-			b.WriteByte(',')
+			b.WriteString(", ")
 		}
 		if isPlainName(m.Name) {
 			b.WriteString(m.Name)
