@@ -131,7 +131,7 @@ func (s *Scraper) Run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	final := healthOf(stopped)
+	final := targetHealth(stopped)
 	s.mu.Lock()
 	for _, c := range s.clients {
 		c.CloseIdleConnections()
@@ -288,11 +288,11 @@ func (s *Scraper) Targets() []Health {
 		loops = append(loops, l)
 	}
 	s.mu.Unlock()
-	return healthOf(loops)
+	return targetHealth(loops)
 }
 
-// healthOf is the health of loops, by job and labels.
-func healthOf(loops []*loop) []Health {
+// targetHealth is the health of loops, by job and labels.
+func targetHealth(loops []*loop) []Health {
 	out := make([]Health, 0, len(loops))
 	for _, l := range loops {
 		out = append(out, l.health())
