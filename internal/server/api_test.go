@@ -345,6 +345,11 @@ func TestPagesAndMetrics(t *testing.T) {
 			t.Fatalf("upload run = %d %s", code, resp)
 		}
 	}
+	// The run pages wait a bounded time for an analysis and answer 503
+	// while it runs; on a busy machine the analyses (a build of the
+	// module for the compiler's reasons) outlast that wait, so the pages
+	// are checked once they are done.
+	ts.waitAnalysed(t, "run-page", "run-base", "run-head")
 	for _, tc := range []struct {
 		path string
 		code int

@@ -224,3 +224,22 @@ func multipartRun(t testing.TB, dir string, names ...string) (string, *bytes.Buf
 	mw.Close()
 	return mw.FormDataContentType(), &buf
 }
+
+// waitAnalysed waits until each run's analysis is done: its report stops
+// answering 503 ("still being analysed"). The deadline is generous, as
+// the analyses build a module on a machine that may be busy.
+func (ts *testServer) waitAnalysed(t *testing.T, ids ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for _, id := range ids {
+		for {
+			code, body := ts.do(t, http.MethodGet, "/api/v1/runs/"+id+"/report?format=text", "", "", nil)
+			if code != http.StatusServiceUnavailable {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s still being analysed after 10 minutes: %s", id, body)
+			}
+		}
+	}
+}
