@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,10 +39,7 @@ func (e *exampleEnv) scrapeConfig(t *testing.T, ctx context.Context) {
 	addrs, modes := []string{s.naive, s.optimized}, []string{"naive", "optimized"}
 	labels := func(i int, zone string) map[string]string { return leftpadLabels(addrs[i], modes[i], zone) }
 	zone := shardZone(t, 2, []int{0, 1}, labels)
-	cfg := leftpadConfig(targetYAML(s.naive, labels(0, zone)), targetYAML(s.optimized, labels(1, zone)))
-	if err := os.WriteFile(filepath.Join(e.module, "scrape.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeLeftpadConfig(t, e.module, targetYAML(s.naive, labels(0, zone)), targetYAML(s.optimized, labels(1, zone)))
 }
 
 // scrapeUntil loads the naive example while the scrape line's store db

@@ -83,10 +83,7 @@ func TestShardedScrapersShareOnePostgres(t *testing.T) {
 	for i, a := range addrs {
 		groups = append(groups, targetYAML(a, labels(i, zone)))
 	}
-	cfg := filepath.Join(dir, "scrape.yml")
-	if err := os.WriteFile(cfg, []byte(leftpadConfig(groups...)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeLeftpadConfig(t, dir, groups...)
 
 	scrapers := make([]*process, 2)
 	for i := range scrapers {
@@ -192,11 +189,7 @@ func TestServeScrape(t *testing.T) {
 	}
 	gone := ln.Addr().String()
 	ln.Close() // nothing listens there any more
-	cfg := filepath.Join(dir, "scrape.yml")
-	conf := leftpadConfig(targetYAML(addr, leftpadLabels(addr, "naive", "zone-a")), targetYAML(gone, leftpadLabels(gone, "naive", "zone-b")))
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeLeftpadConfig(t, dir, targetYAML(addr, leftpadLabels(addr, "naive", "zone-a")), targetYAML(gone, leftpadLabels(gone, "naive", "zone-b")))
 	srv := startProcess(t, exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "perfscope.db"), "--data", t.TempDir(), "--scrape", cfg))
 	m, err := srv.waitFor(ctx, regexp.MustCompile(dashboardUp))
 	if err != nil {

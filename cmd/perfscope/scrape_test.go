@@ -160,10 +160,16 @@ func targetYAML(addr string, labels map[string]string) string {
 	return fmt.Sprintf("      - targets: [%q]\n        labels: {%s}\n", addr, strings.Join(kv, ", "))
 }
 
-// leftpadConfig is a configuration of job leftpad over the groups,
-// scraped every second.
-func leftpadConfig(groups ...string) string {
-	return "global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: leftpad\n    static_configs:\n" + strings.Join(groups, "")
+// writeLeftpadConfig writes dir/scrape.yml, a configuration of job
+// leftpad over the groups scraped every second, and returns its path.
+func writeLeftpadConfig(t *testing.T, dir string, groups ...string) string {
+	t.Helper()
+	path := filepath.Join(dir, "scrape.yml")
+	cfg := "global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: leftpad\n    static_configs:\n" + strings.Join(groups, "")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // startLeftpad runs the leftpad example of bin in mode on loopback ports
@@ -235,10 +241,7 @@ func TestScrapeThenQuery(t *testing.T) {
 	stopLoad := loadLeftpad(t, ctx, bin, origin)
 	defer stopLoad()
 	labels := leftpadLabels(addr, "naive", "zone-a")
-	cfg := filepath.Join(dir, "scrape.yml")
-	if err := os.WriteFile(cfg, []byte(leftpadConfig(targetYAML(addr, labels))), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeLeftpadConfig(t, dir, targetYAML(addr, labels))
 	db := filepath.Join(dir, "scrape.db")
 	sc := startProcess(t, exec.CommandContext(ctx, bin, "scrape", "--config", cfg, "--db", db, "--status-every", "1s"))
 	if _, err := sc.waitFor(ctx, regexp.MustCompile(scrapeUp)); err != nil {
