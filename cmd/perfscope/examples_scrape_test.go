@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -107,6 +109,31 @@ func scrapeCases() []exampleCase {
 			check: has("base ", "head ", "Functions by change of flat share")},
 		{line: "perfscope query findings --db scrape.db --since 10m " + sel,
 			check: has(`perfscope report: profiles scraped from {job="leftpad"}`, "FINDINGS", "(built-per-call)")},
+		{line: "perfscope serve --scrape scrape.yml --db scrape.db",
+			rewrite: func(t *testing.T, e *exampleEnv) []string {
+				return []string{"serve --scrape", "serve --addr 127.0.0.1:0 --scrape"}
+			},
+			why:   "port 0: the default 127.0.0.1:7070 may be taken here",
+			ready: regexp.MustCompile(dashboardUp),
+			up: func(t *testing.T, e *exampleEnv, m []string) {
+				s := e.scraped
+				health := map[string]scrapeHealth{}
+				eventually(t, "a scrape of each target in /api/v1/scrape/targets", func() bool {
+					code, b := getAPI(t, m[1]+"/api/v1/scrape/targets")
+					var hs []scrapeHealth
+					if err := json.Unmarshal(b, &hs); code != http.StatusOK || err != nil {
+						t.Fatalf("/api/v1/scrape/targets: %d (%v)\n%s", code, err, b)
+					}
+					for _, h := range hs {
+						health[hostPort(h.URL)] = h
+					}
+					return health[s.naive].Collected > 0 && health[s.optimized].Collected > 0
+				})
+				if !health[s.naive].Up || !health[s.optimized].Up {
+					t.Errorf("targets not up: %+v", health)
+				}
+				checkMergeAPI(t, m[1])
+			}},
 		{line: "perfscope scrape --config scrape.yml --db " + placeDB + " --shard 0/2", postgres: true,
 			rewrite: func(t *testing.T, e *exampleEnv) []string { return []string{placeDB, "'" + e.pg + "'"} },
 			ready:   regexp.MustCompile(scrapeUp),
@@ -122,6 +149,21 @@ func scrapeCases() []exampleCase {
 					if x.label("instance") == s.optimized {
 						t.Errorf("shard 0/2 stored %s %s, a target of shard 1", x.Type, s.optimized)
 					}
+				}
+			}},
+		{line: "perfscope scrape --config scrape.yml --db " + placeDB + " --shard 1/2", postgres: true,
+			rewrite: func(t *testing.T, e *exampleEnv) []string { return []string{placeDB, "'" + e.pg + "'"} },
+			ready:   regexp.MustCompile(scrapeUp),
+			up: func(t *testing.T, e *exampleEnv, m []string) {
+				// Shard 0/2 stopped: the naive target's scrapes stay as it
+				// left them while shard 1/2 scrapes the optimized one.
+				s := e.scraped
+				before := scrapesOf(storedIn(t, e.bin, e.module, e.env, e.pg), s.naive, "cpu")
+				ss := e.scrapeUntil(t, e.pg, "two CPU scrapes of the optimized example, shard 1's", func(ss []storedSeries) bool {
+					return scrapesOf(ss, s.optimized, "cpu") >= 2
+				})
+				if after := scrapesOf(ss, s.naive, "cpu"); after != before {
+					t.Errorf("shard 1/2 scraped %s, a target of shard 0: %d CPU scrapes, %d before it started", s.naive, after, before)
 				}
 			}},
 	}
