@@ -173,7 +173,7 @@ func exampleCases() []exampleCase {
 	leftpad := func(t *testing.T, e *exampleEnv) []string {
 		return []string{leftpadAPI, strings.TrimPrefix(e.leftpadAPI, "http://")}
 	}
-	return []exampleCase{
+	cases := []exampleCase{
 		{line: "go install ./cmd/perfscope     # from a clone: perfscope lands in $(go env GOBIN), default $(go env GOPATH)/bin",
 			dir: "repo",
 			check: func(t *testing.T, e *exampleEnv, out string) {
@@ -442,6 +442,9 @@ func exampleCases() []exampleCase {
 				e.get(t, m[1]+"/summary")
 				e.get(t, m[2]+"cmdline")
 			}},
+	}
+	cases = append(cases, scrapeCases()...)
+	return append(cases, []exampleCase{
 
 		{line: "perfscope gate --base main ./...", dir: "clone", background: true,
 			check: has("Parse/size=1000-2 instructions/op", "PASS: no regression")},
@@ -483,7 +486,7 @@ func exampleCases() []exampleCase {
 					t.Errorf("no judgement of Parse/size=1000-2 instructions/op")
 				}
 			}},
-	}
+	}...)
 }
 
 // TestEveryExampleHasACase checks, without running anything, that every
@@ -593,6 +596,7 @@ type exampleEnv struct {
 	leftpadAPI, leftpadPprof       string   // the leftpad example's origin and pprof URL
 	push                           string   // the dashboard the push lines upload to
 	pg                             string   // a PostgreSQL DSN of a schema of its own, or ""
+	scraped                        scrapedTargets
 
 	queue   []exampleCase       // the background lines not started yet
 	running []*process          // the background lines running
@@ -653,6 +657,7 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 		t.Fatalf("leftpad example: %v\n%s", err, lp.output())
 	}
 	e.leftpadAPI, e.leftpadPprof = m[1], m[2]
+	e.scrapeConfig(t, ctx)
 
 	// Results of every commit in the default store, as a developer who
 	// benchmarks each commit has; the first commit's and main's also as

@@ -211,9 +211,14 @@ func newQueryFunctionCmd() *cobra.Command {
 	f := queryFlags{withType: true, withSample: true, defaultType: profseries.CPU}
 	var step time.Duration
 	c := &cobra.Command{
-		Use:     "function NAME [SELECTOR]",
-		Short:   "One function's share of a profile type over time, step by step",
-		Example: `  perfscope query function --db scrape.db --since 6h --step 10m main.leftpad '{job="leftpad"}'`,
+		Use:   "function NAME [SELECTOR]",
+		Short: "One function's share of a profile type over time, step by step",
+		Long: `function shows one function's flat and cum share of the profile type in
+each step of the range. NAME is the function's full name as pprof shows it:
+the package path, a dot and the name (main.handler,
+github.com/you/svc/internal/pad.leftpad, or a method such as
+net/http.(*conn).serve); a step in which it was never sampled shows 0%.`,
+		Example: `  perfscope query function --db scrape.db --since 6h --step 10m github.com/perfscope/perfscope/examples/leftpad.leftpad '{job="leftpad"}'`,
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if step <= 0 {

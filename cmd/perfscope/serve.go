@@ -66,6 +66,21 @@ API (JSON; errors are {"error": "...", "status": N}):
   GET  /api/v1/runs/ID/report  query: format (json, markdown, text), route, top, all
   GET  /api/v1/runs/ID/profiles/KIND   the profile as .pb.gz:
                                go tool pprof http://HOST/api/v1/runs/ID/profiles/cpu
+  GET  /api/v1/profiles/targets  the profile series 'perfscope scrape' stored;
+                               query: query (a selector), type
+  GET  /api/v1/profiles/merge  one type merged over a range, as .pb.gz (sums
+                               of the scrapes: heap and goroutine snapshots add
+                               up); query: query, type (default cpu), since,
+                               from, to
+  GET  /api/v1/profiles/top    the top functions; as merge, and n, order
+                               (flat, cum), sample_type
+  GET  /api/v1/profiles/function  one function's share per step; as merge, and
+                               name (required), step
+  GET  /api/v1/profiles/diff   a range against a base range, in shares; as
+                               merge, and ago or base_from and base_to
+  GET  /api/v1/profiles/findings  the range's report and findings; query,
+                               since, from, to, format (json, markdown, text)
+  GET  /api/v1/scrape/targets  the health of the targets of --scrape's scraper
   GET  /metrics                Prometheus metrics of the server itself
 
 Access: uploads need a token (create one with 'perfscope token create' against
@@ -86,7 +101,8 @@ Source: findings and pprof's source view show lines only of files inside
 names; uploaded profiles' build paths are mapped into it by their trailing
 elements.`,
 		Example: `  perfscope serve
-  perfscope serve --addr :7070 --db postgres://perf:secret@db/perfscope --data /srv/perfscope-runs`,
+  perfscope serve --addr :7070 --db postgres://perf:secret@db/perfscope --data /srv/perfscope-runs
+  perfscope serve --scrape scrape.yml --db scrape.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxUploadMB < 1 {
