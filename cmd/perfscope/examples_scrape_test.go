@@ -166,5 +166,12 @@ func scrapeCases() []exampleCase {
 					t.Errorf("shard 1/2 scraped %s, a target of shard 0: %d CPU scrapes, %d before it started", s.naive, after, before)
 				}
 			}},
+		{line: "perfscope demo watch -d 30s",
+			rewrite: func(t *testing.T, e *exampleEnv) []string {
+				return []string{"-d 30s", "-d 8s --interval 2s --no-source --db watch.db"}
+			},
+			why: "the scrape is shortened to keep the test short; the store is the test's own; --no-source skips the compiler's build, which other lines test",
+			check: has("3 targets, ", `cpu {job="leftpad", mode="naive"}`, `cpu {job="txsummary", mode="naive"}`,
+				`perfscope report: profiles scraped from {job="leftpad", mode="naive"}`, "perfscope query findings --db watch.db")},
 	}
 }
