@@ -3,6 +3,8 @@ package profseries
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/klauspost/compress/zstd"
@@ -20,10 +22,10 @@ import (
 //	  modeZero     nothing: every value is 0
 //	  modeScaled   one zigzag varint c: every value is c times column 0's
 //	  modeCounted  per sample a zigzag count k, then per sample a zigzag
-//	               rest r: the value is k times the unit of the sample's
-//	               size (unitOf), plus r
-//	  modeSized    a column b before this one, then per sample a zigzag
-//	               rest r: the value is column b's times the size, plus r
+//	               rest r: the value is objects(k), plus r
+//	  modeSized    a column b before this one, stored counted, then per
+//	               sample a zigzag rest r: the value is bytes(k) for
+//	               column b's count k, plus r
 //
 // Sorting by stack id makes the deltas small (ids are dense), and the
 // scaled mode stores a CPU profile's nanoseconds, which are its sample
@@ -32,9 +34,10 @@ import (
 // Sizes are the allocation sizes of heap and allocs samples (see
 // Sample.Size). The Go runtime reports a sample of size B taken n times
 // at rate R as n·s objects and n·B·s bytes, truncated, where
-// s = 1/(1-exp(-B/R)): so objects are a small count n times a unit per
-// size, and bytes are objects times the size, each up to a small rest.
-// Units are computed in integers, so a value never depends on how a
+// s = 1/(1-exp(-B/R)): so both are known from a small count n, up to a
+// small rest. objects(k) and bytes(k) are k·s and k·B·s truncated, with
+// s to the first three terms of its series, R/B + 1/2 + B/12R, in
+// integer arithmetic (see sampling): a value never depends on how a
 // machine computes exp, and the rests make every value exact whatever
 // the runtime did.
 //
@@ -115,8 +118,16 @@ func (c *Codec) Encode(samples []Sample, columns int, period int64) ([]byte, err
 	} else {
 		w.b = append(w.b, 0)
 	}
+	var sms []sampling
+	if sized {
+		sms = make([]sampling, len(samples))
+		for i, s := range samples {
+			sms[i] = samplingOf(s.Size, period)
+		}
+	}
+	counts := make([][]int64, columns)
 	for j := range columns {
-		w.column(samples, j, sized, period)
+		w.column(samples, j, sms, counts)
 	}
 	z := c.enc.EncodeAll(w.b, make([]byte, 1, len(w.b)/2+16))
 	if len(z) < len(w.b)+1 {
@@ -126,21 +137,83 @@ func (c *Codec) Encode(samples []Sample, columns int, period int64) ([]byte, err
 	return append([]byte{blockRaw2}, w.b...), nil
 }
 
-// unitOf is the unit of objects of samples of size bytes at a sampling
-// rate of period bytes: s = 1/(1-exp(-B/R)) (see the block layout) is
-// R/B + 1/2 + B/12R + ..., and its integer part, to the first two terms,
-// is (2R+B)/2B, which is integer arithmetic every machine does alike. 1
-// where there is no size, no rate, or the unit would be 1 anyway.
-func unitOf(size uint64, period int64) int64 {
-	if size == 0 || period <= 1 || size >= uint64(period) || period > 1<<40 {
-		return 1
+// sampling is the scale s of samples of one size at one rate as a
+// fraction num/den (see the block layout); den 0 where there is none (no
+// size, no rate, or one out of the range the fraction is exact in): then
+// objects(k) is k and bytes(k) is 0.
+type sampling struct {
+	num, den, size uint64
+}
+
+func samplingOf(size uint64, period int64) sampling {
+	if size == 0 || period <= 1 || period >= 1<<28 || size >= uint64(period) {
+		return sampling{}
 	}
-	return (2*period + int64(size)) / (2 * int64(size))
+	r, b := uint64(period), size
+	return sampling{num: 12*r*r + 6*r*b + b*b, den: 12 * r * b, size: b}
+}
+
+// objects is k·s truncated toward zero; bytes is k·B·s.
+func (sm sampling) objects(k int64) int64 {
+	if sm.den == 0 {
+		return k
+	}
+	return sm.times(k, sm.num)
+}
+
+func (sm sampling) bytes(k int64) int64 {
+	if sm.den == 0 {
+		return 0
+	}
+	return sm.times(k, sm.num*sm.size)
+}
+
+// times is k·num/den truncated toward zero, 0 where it would overflow
+// (the rest then carries the value).
+func (sm sampling) times(k int64, num uint64) int64 {
+	m := uint64(k)
+	if k < 0 {
+		m = -m
+	}
+	hi, lo := bits.Mul64(m, num)
+	if hi >= sm.den {
+		return 0
+	}
+	q, _ := bits.Div64(hi, lo, sm.den)
+	if q > math.MaxInt64 {
+		return 0
+	}
+	if k < 0 {
+		return -int64(q)
+	}
+	return int64(q)
+}
+
+// count is the k whose objects(k) is nearest v.
+func (sm sampling) count(v int64) int64 {
+	if sm.den == 0 {
+		return v
+	}
+	k := int64(math.Round(float64(v) * float64(sm.den) / float64(sm.num)))
+	best, rest := k, absDiff(v, sm.objects(k))
+	for _, c := range []int64{k - 1, k + 1} {
+		if d := absDiff(v, sm.objects(c)); d < rest {
+			best, rest = c, d
+		}
+	}
+	return best
+}
+
+func absDiff(a, b int64) uint64 {
+	if a > b {
+		return uint64(a) - uint64(b)
+	}
+	return uint64(b) - uint64(a)
 }
 
 // column writes column j in the mode that takes the fewest bytes before
 // compression, the simplest on a tie.
-func (w *writer) column(samples []Sample, j int, sized bool, period int64) {
+func (w *writer) column(samples []Sample, j int, sms []sampling, counts [][]int64) {
 	mode, scale := columnMode(samples, j)
 	switch mode {
 	case modeZero:
@@ -155,48 +228,36 @@ func (w *writer) column(samples []Sample, j int, sized bool, period int64) {
 	for _, s := range samples {
 		best.varint(s.Values[j])
 	}
-	if sized {
-		var c writer
-		c.b = append(c.b, modeCounted)
-		rests := make([]int64, len(samples))
-		for i, s := range samples {
-			u := unitOf(s.Size, period)
-			k := roundDiv(s.Values[j], u)
-			c.varint(k)
-			rests[i] = s.Values[j] - k*u
+	if sms == nil {
+		w.b = append(w.b, best.b...)
+		return
+	}
+	c := writer{b: []byte{modeCounted}}
+	ks := make([]int64, len(samples))
+	for i, s := range samples {
+		ks[i] = sms[i].count(s.Values[j])
+		c.varint(ks[i])
+	}
+	for i, s := range samples {
+		c.varint(s.Values[j] - sms[i].objects(ks[i]))
+	}
+	if len(c.b) < len(best.b) {
+		best, counts[j] = c, ks
+	}
+	for b := range j {
+		if counts[b] == nil {
+			continue
 		}
-		for _, r := range rests {
-			c.varint(r)
+		c := writer{b: []byte{modeSized}}
+		c.uvarint(uint64(b))
+		for i, s := range samples {
+			c.varint(s.Values[j] - sms[i].bytes(counts[b][i]))
 		}
 		if len(c.b) < len(best.b) {
-			best = c
-		}
-		for b := range j {
-			var c writer
-			c.b = append(c.b, modeSized)
-			c.uvarint(uint64(b))
-			for _, s := range samples {
-				c.varint(s.Values[j] - s.Values[b]*int64(s.Size))
-			}
-			if len(c.b) < len(best.b) {
-				best = c
-			}
+			best, counts[j] = c, nil
 		}
 	}
 	w.b = append(w.b, best.b...)
-}
-
-// roundDiv is v/u rounded to the nearest integer, so that the rest of a
-// value a little under a multiple of u is small and negative rather than
-// nearly u.
-func roundDiv(v, u int64) int64 {
-	k := v / u
-	if r := v - k*u; 2*r > u {
-		k++
-	} else if 2*r < -u {
-		k--
-	}
-	return k
 }
 
 // columnMode says whether column j is all zero or column 0's times a
@@ -257,19 +318,22 @@ func (c *Codec) Decode(block []byte) ([]Sample, error) {
 		id += r.uvarint()
 		samples[i] = Sample{Stack: id, Values: values[i*columns : (i+1)*columns : (i+1)*columns]}
 	}
-	sized, period := false, int64(0)
+	var sms []sampling
 	if block[0] >= blockRaw2 {
 		switch r.byte() {
 		case 0:
 		case 1:
-			sized, period = true, r.varint()
+			period := r.varint()
+			sms = make([]sampling, n)
 			for i := range samples {
 				samples[i].Size = r.uvarint()
+				sms[i] = samplingOf(samples[i].Size, period)
 			}
 		default:
 			r.fail()
 		}
 	}
+	counts := make([][]int64, columns)
 	for j := range columns {
 		switch mode := r.byte(); {
 		case mode == modeZero:
@@ -282,21 +346,23 @@ func (c *Codec) Decode(block []byte) ([]Sample, error) {
 			for _, s := range samples {
 				s.Values[j] = r.varint()
 			}
-		case mode == modeCounted && sized:
-			for _, s := range samples {
-				s.Values[j] = r.varint() * unitOf(s.Size, period)
+		case mode == modeCounted && sms != nil:
+			ks := make([]int64, n)
+			for i := range ks {
+				ks[i] = r.varint()
 			}
-			for _, s := range samples {
-				s.Values[j] += r.varint()
+			for i, s := range samples {
+				s.Values[j] = sms[i].objects(ks[i]) + r.varint()
 			}
-		case mode == modeSized && sized:
+			counts[j] = ks
+		case mode == modeSized && sms != nil:
 			b := r.uvarint()
-			if b >= uint64(j) {
+			if b >= uint64(j) || counts[b] == nil {
 				r.fail()
 				break
 			}
-			for _, s := range samples {
-				s.Values[j] = s.Values[b]*int64(s.Size) + r.varint()
+			for i, s := range samples {
+				s.Values[j] = sms[i].bytes(counts[b][i]) + r.varint()
 			}
 		default:
 			r.fail()

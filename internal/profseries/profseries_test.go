@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -304,5 +305,29 @@ func TestBlockSizes(t *testing.T) {
 	// A sized column that names itself or a later one as its base.
 	if _, err := c.Decode([]byte{blockRaw2, 1, 1, 1, 1, 2, 16, modeSized, 0, 0}); err == nil {
 		t.Error("a column based on itself decoded")
+	}
+}
+
+// TestBlockSizesExtreme: values no runtime writes (negative, the int64
+// limits, sizes beyond the rate) still come back exact.
+func TestBlockSizesExtreme(t *testing.T) {
+	c := NewCodec()
+	samples := []Sample{
+		{Stack: 1, Size: 16, Values: []int64{32768, 524296, -32768, -524296}},
+		{Stack: 2, Size: 1 << 40, Values: []int64{math.MaxInt64, math.MinInt64, 1, -1}},
+		{Stack: 3, Size: 100, Values: []int64{math.MinInt64, math.MaxInt64, math.MaxInt64 / 3, 7}},
+		{Stack: 4, Size: 0, Values: []int64{5, 0, 0, 3}},
+		{Stack: 5, Size: 524287, Values: []int64{1, 524287, 2, 1048574}},
+	}
+	want := fmt.Sprint(samples)
+	for _, period := range []int64{0, 1, 512 * 1024, 1 << 40} {
+		block, err := c.Encode(slices.Clone(samples), 4, period)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Decode(block)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("period %d: %v, %v; want %s", period, got, err, want)
+		}
 	}
 }
