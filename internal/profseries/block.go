@@ -3,6 +3,8 @@ package profseries
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/klauspost/compress/zstd"
@@ -13,23 +15,47 @@ import (
 //
 //	samples, columns            uvarint
 //	stack ids                   uvarint deltas, ascending (duplicates are 0)
+//	sizes                       a byte: 0, none; 1, the period (zigzag),
+//	                            then one uvarint per sample
 //	per value column: a mode byte, then
 //	  modeVarints  one zigzag varint per sample
 //	  modeZero     nothing: every value is 0
 //	  modeScaled   one zigzag varint c: every value is c times column 0's
+//	  modeCounted  per sample a zigzag count k, then per sample a zigzag
+//	               rest r: the value is objects(k), plus r
+//	  modeSized    a column b before this one, stored counted, then per
+//	               sample a zigzag rest r: the value is bytes(k) for
+//	               column b's count k, plus r
 //
 // Sorting by stack id makes the deltas small (ids are dense), and the
 // scaled mode stores a CPU profile's nanoseconds, which are its sample
-// counts times the period, in one varint. The first byte of a stored
-// block says whether the rest is compressed (blockZstd) or not
-// (blockRaw: tiny blocks zstd would make larger).
+// counts times the period, in one varint.
+//
+// Sizes are the allocation sizes of heap and allocs samples (see
+// Sample.Size). The Go runtime reports a sample of size B taken n times
+// at rate R as n·s objects and n·B·s bytes, truncated, where
+// s = 1/(1-exp(-B/R)): so both are known from a small count n, up to a
+// small rest. objects(k) and bytes(k) are k·s and k·B·s truncated, with
+// s to the first three terms of its series, R/B + 1/2 + B/12R, in
+// integer arithmetic (see sampling): a value never depends on how a
+// machine computes exp, and the rests make every value exact whatever
+// the runtime did.
+//
+// The first byte of a stored block says how the rest is stored:
+// blockRaw or blockZstd (the layout above without the sizes byte and the
+// last two modes, as first stored), blockRaw2 or blockZstd2 (the layout
+// above); raw where zstd would make a tiny block larger.
 const (
-	blockRaw  = 0
-	blockZstd = 1
+	blockRaw   = 0
+	blockZstd  = 1
+	blockRaw2  = 2
+	blockZstd2 = 3
 
 	modeVarints = 0
 	modeZero    = 1
 	modeScaled  = 2
+	modeCounted = 3
+	modeSized   = 4
 )
 
 // MaxBlockSamples bounds the samples one block may hold, so that a
@@ -60,10 +86,12 @@ func NewCodec() *Codec {
 	return &Codec{enc: enc, dec: dec}
 }
 
-// Encode encodes samples, each with columns values, as a block. The
-// samples are sorted by stack in place (stably), which is the order Decode
-// returns them in.
-func (c *Codec) Encode(samples []Sample, columns int) ([]byte, error) {
+// Encode encodes samples, each with columns values, as a block; period is
+// the profile's (for heap and allocs profiles, the sampling rate the
+// units of sizes come from; 0 where there is none). The samples are
+// sorted by stack in place (stably), which is the order Decode returns
+// them in.
+func (c *Codec) Encode(samples []Sample, columns int, period int64) ([]byte, error) {
 	if len(samples) > MaxBlockSamples || columns > maxColumns {
 		return nil, fmt.Errorf("encode block: %d samples of %d values, at most %d of %d", len(samples), columns, MaxBlockSamples, maxColumns)
 	}
@@ -72,34 +100,168 @@ func (c *Codec) Encode(samples []Sample, columns int) ([]byte, error) {
 	w.uvarint(uint64(len(samples)))
 	w.uvarint(uint64(columns))
 	var prev uint64
+	sized := false
 	for _, s := range samples {
 		if len(s.Values) != columns {
 			return nil, fmt.Errorf("encode block: a sample has %d values, want %d", len(s.Values), columns)
 		}
 		w.uvarint(s.Stack - prev)
 		prev = s.Stack
+		sized = sized || s.Size != 0
 	}
-	for j := range columns {
-		mode, scale := columnMode(samples, j)
-		w.b = append(w.b, mode)
-		switch mode {
-		case modeScaled:
-			w.varint(scale)
-		case modeVarints:
-			for _, s := range samples {
-				w.varint(s.Values[j])
-			}
+	if sized {
+		w.b = append(w.b, 1)
+		w.varint(period)
+		for _, s := range samples {
+			w.uvarint(s.Size)
 		}
+	} else {
+		w.b = append(w.b, 0)
+	}
+	var sms []sampling
+	if sized {
+		sms = make([]sampling, len(samples))
+		for i, s := range samples {
+			sms[i] = samplingOf(s.Size, period)
+		}
+	}
+	counts := make([][]int64, columns)
+	for j := range columns {
+		w.column(samples, j, sms, counts)
 	}
 	z := c.enc.EncodeAll(w.b, make([]byte, 1, len(w.b)/2+16))
 	if len(z) < len(w.b)+1 {
-		z[0] = blockZstd
+		z[0] = blockZstd2
 		return z, nil
 	}
-	return append([]byte{blockRaw}, w.b...), nil
+	return append([]byte{blockRaw2}, w.b...), nil
 }
 
-// columnMode chooses how column j is stored.
+// sampling is the scale s of samples of one size at one rate as a
+// fraction num/den (see the block layout); den 0 where there is none (no
+// size, no rate, or one out of the range the fraction is exact in): then
+// objects(k) is k and bytes(k) is 0.
+type sampling struct {
+	num, den, size uint64
+}
+
+func samplingOf(size uint64, period int64) sampling {
+	if size == 0 || period <= 1 || period >= 1<<28 || size >= uint64(period) {
+		return sampling{}
+	}
+	r, b := uint64(period), size
+	return sampling{num: 12*r*r + 6*r*b + b*b, den: 12 * r * b, size: b}
+}
+
+// objects is k·s truncated toward zero; bytes is k·B·s.
+func (sm sampling) objects(k int64) int64 {
+	if sm.den == 0 {
+		return k
+	}
+	return sm.times(k, sm.num)
+}
+
+func (sm sampling) bytes(k int64) int64 {
+	if sm.den == 0 {
+		return 0
+	}
+	return sm.times(k, sm.num*sm.size)
+}
+
+// times is k·num/den truncated toward zero, 0 where it would overflow
+// (the rest then carries the value).
+func (sm sampling) times(k int64, num uint64) int64 {
+	m := uint64(k)
+	if k < 0 {
+		m = -m
+	}
+	hi, lo := bits.Mul64(m, num)
+	if hi >= sm.den {
+		return 0
+	}
+	q, _ := bits.Div64(hi, lo, sm.den)
+	if q > math.MaxInt64 {
+		return 0
+	}
+	if k < 0 {
+		return -int64(q)
+	}
+	return int64(q)
+}
+
+// count is the k whose objects(k) is nearest v.
+func (sm sampling) count(v int64) int64 {
+	if sm.den == 0 {
+		return v
+	}
+	k := int64(math.Round(float64(v) * float64(sm.den) / float64(sm.num)))
+	best, rest := k, absDiff(v, sm.objects(k))
+	for _, c := range []int64{k - 1, k + 1} {
+		if d := absDiff(v, sm.objects(c)); d < rest {
+			best, rest = c, d
+		}
+	}
+	return best
+}
+
+func absDiff(a, b int64) uint64 {
+	if a > b {
+		return uint64(a) - uint64(b)
+	}
+	return uint64(b) - uint64(a)
+}
+
+// column writes column j in the mode that takes the fewest bytes before
+// compression, the simplest on a tie.
+func (w *writer) column(samples []Sample, j int, sms []sampling, counts [][]int64) {
+	mode, scale := columnMode(samples, j)
+	switch mode {
+	case modeZero:
+		w.b = append(w.b, modeZero)
+		return
+	case modeScaled:
+		w.b = append(w.b, modeScaled)
+		w.varint(scale)
+		return
+	}
+	best := writer{b: []byte{modeVarints}}
+	for _, s := range samples {
+		best.varint(s.Values[j])
+	}
+	if sms == nil {
+		w.b = append(w.b, best.b...)
+		return
+	}
+	c := writer{b: []byte{modeCounted}}
+	ks := make([]int64, len(samples))
+	for i, s := range samples {
+		ks[i] = sms[i].count(s.Values[j])
+		c.varint(ks[i])
+	}
+	for i, s := range samples {
+		c.varint(s.Values[j] - sms[i].objects(ks[i]))
+	}
+	if len(c.b) < len(best.b) {
+		best, counts[j] = c, ks
+	}
+	for b := range j {
+		if counts[b] == nil {
+			continue
+		}
+		c := writer{b: []byte{modeSized}}
+		c.uvarint(uint64(b))
+		for i, s := range samples {
+			c.varint(s.Values[j] - sms[i].bytes(counts[b][i]))
+		}
+		if len(c.b) < len(best.b) {
+			best, counts[j] = c, nil
+		}
+	}
+	w.b = append(w.b, best.b...)
+}
+
+// columnMode says whether column j is all zero or column 0's times a
+// constant, which take no bytes per sample.
 func columnMode(samples []Sample, j int) (mode byte, scale int64) {
 	zero, scaled, found := true, j > 0, false
 	for _, s := range samples {
@@ -135,8 +297,8 @@ func (c *Codec) Decode(block []byte) ([]Sample, error) {
 	}
 	body := block[1:]
 	switch block[0] {
-	case blockRaw:
-	case blockZstd:
+	case blockRaw, blockRaw2:
+	case blockZstd, blockZstd2:
 		var err error
 		if body, err = c.dec.DecodeAll(body, nil); err != nil {
 			return nil, fmt.Errorf("decode block: %w", err)
@@ -156,17 +318,51 @@ func (c *Codec) Decode(block []byte) ([]Sample, error) {
 		id += r.uvarint()
 		samples[i] = Sample{Stack: id, Values: values[i*columns : (i+1)*columns : (i+1)*columns]}
 	}
-	for j := range columns {
+	var sms []sampling
+	if block[0] >= blockRaw2 {
 		switch r.byte() {
-		case modeZero:
-		case modeScaled:
+		case 0:
+		case 1:
+			period := r.varint()
+			sms = make([]sampling, n)
+			for i := range samples {
+				samples[i].Size = r.uvarint()
+				sms[i] = samplingOf(samples[i].Size, period)
+			}
+		default:
+			r.fail()
+		}
+	}
+	counts := make([][]int64, columns)
+	for j := range columns {
+		switch mode := r.byte(); {
+		case mode == modeZero:
+		case mode == modeScaled:
 			scale := r.varint()
 			for _, s := range samples {
 				s.Values[j] = s.Values[0] * scale
 			}
-		case modeVarints:
+		case mode == modeVarints:
 			for _, s := range samples {
 				s.Values[j] = r.varint()
+			}
+		case mode == modeCounted && sms != nil:
+			ks := make([]int64, n)
+			for i := range ks {
+				ks[i] = r.varint()
+			}
+			for i, s := range samples {
+				s.Values[j] = sms[i].objects(ks[i]) + r.varint()
+			}
+			counts[j] = ks
+		case mode == modeSized && sms != nil:
+			b := r.uvarint()
+			if b >= uint64(j) || counts[b] == nil {
+				r.fail()
+				break
+			}
+			for i, s := range samples {
+				s.Values[j] = sms[i].bytes(counts[b][i]) + r.varint()
 			}
 		default:
 			r.fail()

@@ -35,6 +35,7 @@ func Merge(blocks []Window) (Window, error) {
 	out.Shape.Comments = nil
 	seen := map[string]bool{}
 	sums := map[uint64][]int64{}
+	sizes := map[uint64]uint64{}
 	for _, b := range blocks {
 		if !out.Shape.Compatible(b.Shape) {
 			return Window{}, fmt.Errorf("merge: incompatible sample types %v and %v", out.Shape.SampleTypes, b.Shape.SampleTypes)
@@ -64,6 +65,7 @@ func Merge(blocks []Window) (Window, error) {
 			if !ok {
 				sum = make([]int64, len(s.Values))
 				sums[s.Stack] = sum
+				sizes[s.Stack] = s.Size
 			}
 			for i, v := range s.Values {
 				sum[i] += v
@@ -73,7 +75,7 @@ func Merge(blocks []Window) (Window, error) {
 	out.Samples = make([]Sample, 0, len(sums))
 	for id, vs := range sums {
 		if slices.ContainsFunc(vs, func(v int64) bool { return v != 0 }) {
-			out.Samples = append(out.Samples, Sample{Stack: id, Values: vs})
+			out.Samples = append(out.Samples, Sample{Stack: id, Values: vs, Size: sizes[id]})
 		}
 	}
 	slices.SortFunc(out.Samples, func(a, b Sample) int { return cmp.Compare(a.Stack, b.Stack) })

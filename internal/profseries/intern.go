@@ -12,6 +12,11 @@ import (
 type Sample struct {
 	Stack  uint64
 	Values []int64
+	// Size is the sample's numeric label "bytes" where it has one value
+	// (heap and allocs samples: the size of the objects), else 0. It is
+	// part of the stack, so the same in every sample of one stack; blocks
+	// keep it to store the values compactly (see the block layout).
+	Size uint64
 }
 
 // Intern interns p's symbols, stacks and shape in t and returns the id of
@@ -48,9 +53,18 @@ func Intern(p *profile.Profile, t SymbolTable) (shape uint64, samples []Sample, 
 		if err != nil {
 			return 0, nil, err
 		}
-		samples = append(samples, Sample{Stack: id, Values: append([]int64(nil), s.Value...)})
+		samples = append(samples, Sample{Stack: id, Values: append([]int64(nil), s.Value...), Size: sizeLabel(s)})
 	}
 	return shape, samples, nil
+}
+
+// sizeLabel is the sample's Size: its numeric label "bytes", where it
+// has exactly one positive value.
+func sizeLabel(s *profile.Sample) uint64 {
+	if vs := s.NumLabel["bytes"]; len(vs) == 1 && vs[0] > 0 {
+		return uint64(vs[0])
+	}
+	return 0
 }
 
 // interner remembers the ids of one profile's items by pointer, so each

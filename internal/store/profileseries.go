@@ -157,7 +157,7 @@ func (ps *ProfileSeries) append(ctx context.Context, s *profseries.Scrape) error
 	if err := t.touch(); err != nil {
 		return err
 	}
-	block, err := ps.codec().Encode(samples, len(s.Profile.SampleType))
+	block, err := ps.codec().Encode(samples, len(s.Profile.SampleType), s.Profile.Period)
 	if err != nil {
 		return err
 	}

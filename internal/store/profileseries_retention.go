@@ -211,7 +211,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		if err != nil {
 			return 0, err
 		}
-		block, err := ps.codec().Encode(m.Samples, len(m.Shape.SampleTypes))
+		block, err := ps.codec().Encode(m.Samples, len(m.Shape.SampleTypes), m.Shape.Period)
 		if err != nil {
 			return 0, err
 		}

@@ -5,9 +5,11 @@
 # block as deltas over the interval, heap and goroutine as snapshots.
 #
 #   bash internal/profseries/testdata/capture.sh [ROUNDS]   (from the module root)
+#
+# OUT=DIR writes them to DIR instead (longer recordings for bench/scrape).
 set -euo pipefail
 rounds=${1:-4}
-out=internal/profseries/testdata/leftpad
+out=${OUT:-internal/profseries/testdata/leftpad}
 bin=$(mktemp -d)/perfscope
 go build -o "$bin" ./cmd/perfscope
 mkdir -p "$out"

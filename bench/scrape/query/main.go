@@ -1,0 +1,170 @@
+// Command query measures how long the merged CPU profile of one target
+// takes to answer (what a flame graph of a range asks the store) over the
+// last 24 hours and over 7 days of 10 s scrapes, on SQLite and, with
+// PERFSCOPE_TEST_POSTGRES set, on PostgreSQL. It builds the data once per
+// engine: real recorded CPU scrapes replayed (package sim), timestamps
+// injected, with the default retention applied every 6 simulated hours as
+// the scraper applies it, so the older days are compacted into 1-minute
+// windows as they would be. Each range is asked once untimed, then -n
+// times; the median is reported.
+//
+//	go run ./bench/scrape/query [-days 7] [-n 5] [-profiles DIR]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/perfscope/perfscope/bench/scrape/sim"
+	"github.com/perfscope/perfscope/internal/profseries"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+func main() {
+	days := flag.Int("days", 7, "days of 10 s scrapes stored")
+	n := flag.Int("n", 5, "queries per range")
+	dir := flag.String("profiles", "internal/profseries/testdata/leftpad", "the recorded scrapes replayed")
+	flag.Parse()
+	if err := run(*days, *n, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "query:", err)
+		os.Exit(1)
+	}
+}
+
+var (
+	epoch  = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	target = profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
+)
+
+func run(days, n int, dir string) error {
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "query")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	engines := []struct{ name, dsn string }{{"sqlite", filepath.Join(tmp, "query.db")}}
+	if base := os.Getenv("PERFSCOPE_TEST_POSTGRES"); base != "" {
+		dsn, drop, err := schema(ctx, base)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		engines = append(engines, struct{ name, dsn string }{"postgres", dsn})
+	}
+	for _, e := range engines {
+		st, err := store.Open(ctx, e.dsn)
+		if err != nil {
+			return err
+		}
+		began := time.Now()
+		end, err := fill(ctx, st, days, dir)
+		if err != nil {
+			st.Close()
+			return err
+		}
+		fmt.Printf("%s: %d days of 10 s CPU scrapes of one target stored in %s (default retention applied every 6 h)\n", e.name, days, time.Since(began).Round(time.Second))
+		for _, span := range []time.Duration{24 * time.Hour, time.Duration(days) * 24 * time.Hour} {
+			q := profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(target), From: end.Add(-span), To: end}
+			var times []time.Duration
+			var samples, windows int
+			// One query first, not timed: the pages read are then in
+			// the cache, as for a dashboard that is in use.
+			if _, err := st.MergedProfile(ctx, q); err != nil {
+				st.Close()
+				return err
+			}
+			for range n {
+				t0 := time.Now()
+				p, err := st.MergedProfile(ctx, q)
+				if err != nil {
+					st.Close()
+					return err
+				}
+				if err := p.Write(io.Discard); err != nil {
+					st.Close()
+					return err
+				}
+				times = append(times, time.Since(t0))
+				samples = len(p.Sample)
+			}
+			ws, err := st.Windows(ctx, q)
+			if err != nil {
+				st.Close()
+				return err
+			}
+			windows = len(ws)
+			slices.Sort(times)
+			fmt.Printf("  merged CPU profile over %-4s (%5d stored windows, %d stacks): median %s of %d (min %s, max %s)\n",
+				span, windows, samples, times[len(times)/2].Round(time.Millisecond), n, times[0].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
+		}
+		st.Close()
+	}
+	return nil
+}
+
+// fill stores days of CPU scrapes of target, applying the default
+// retention every 6 hours of simulated time, and returns the end.
+func fill(ctx context.Context, st *store.DB, days int, dir string) (time.Time, error) {
+	r, err := sim.Load(dir, []string{profseries.CPU}, target, 1)
+	if err != nil {
+		return time.Time{}, err
+	}
+	rounds := days * 8640
+	at := epoch
+	for i := range rounds {
+		at = epoch.Add(time.Duration(i) * r.Interval)
+		sc, err := r.Next(profseries.CPU, at)
+		if err != nil {
+			return at, err
+		}
+		if err := st.Append(ctx, sc); err != nil {
+			return at, err
+		}
+		if (i+1)%2160 == 0 {
+			if _, err := st.ApplyRetention(ctx, at); err != nil {
+				return at, err
+			}
+		}
+	}
+	end := at.Add(r.Interval)
+	_, err = st.ApplyRetention(ctx, end)
+	return end, err
+}
+
+// schema makes a schema of its own in the PostgreSQL database at base and
+// returns the DSN that uses it, and how to drop it.
+func schema(ctx context.Context, base string) (string, func(), error) {
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	name := fmt.Sprintf("perfscope_bench_%d", rand.Uint64()>>1)
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		admin.Close(ctx)
+		return "", nil, err
+	}
+	drop := func() {
+		admin.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
+		admin.Close(context.Background())
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		drop()
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String(), drop, nil
+}

@@ -1,0 +1,208 @@
+// Command size measures what the profile-series store takes on disk for
+// one target scraped every 10 s with every default profile type, over a
+// simulated span (a day by default) of replayed real scrapes (package
+// sim): bytes per sample row and against the raw pprof, per type and in
+// all, and bytes per target per day at full resolution and under the
+// default retention and compaction.
+//
+//	go run ./bench/scrape/size [-hours 24] [-profiles DIR]
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/perfscope/perfscope/bench/scrape/sim"
+	"github.com/perfscope/perfscope/internal/profseries"
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+func main() {
+	hours := flag.Float64("hours", 24, "the span simulated, in hours of 10 s scrapes")
+	dir := flag.String("profiles", "internal/profseries/testdata/leftpad", "the recorded scrapes replayed")
+	flag.Parse()
+	if err := run(*hours, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "size:", err)
+		os.Exit(1)
+	}
+}
+
+var epoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+type tally struct{ rows, raw int64 }
+
+func run(hours float64, dir string) error {
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "size")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	path := filepath.Join(tmp, "size.db")
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	target := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
+	r, err := sim.Load(dir, sim.Types, target, 1)
+	if err != nil {
+		return err
+	}
+	rounds := int(hours * 360)
+	tallies := map[string]*tally{}
+	began := time.Now()
+	for i := range rounds {
+		at := epoch.Add(time.Duration(i) * r.Interval)
+		for _, typ := range sim.Types {
+			sc, err := r.Next(typ, at)
+			if err != nil {
+				return err
+			}
+			if err := st.Append(ctx, sc); err != nil {
+				return err
+			}
+			t := tallies[typ]
+			if t == nil {
+				t = &tally{}
+				tallies[typ] = t
+			}
+			t.rows += int64(len(sc.Profile.Sample))
+			t.raw += sc.RawBytes
+		}
+	}
+	fmt.Printf("%d rounds of 10 s scrapes (%.1f h) of %v replayed from %s, stored in %s\n\n", rounds, hours, sim.Types, dir, time.Since(began).Round(time.Second))
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	var rows, raw, blocks int64
+	fmt.Printf("%-10s %10s %12s %10s %8s %8s\n", "type", "rows", "raw pprof", "blocks", "B/row", "% raw")
+	for _, typ := range sim.Types {
+		var b int64
+		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(b.data)), 0) FROM prof_blocks b JOIN prof_series s ON s.id = b.series_id WHERE s.type = ?`, typ).Scan(&b); err != nil {
+			return err
+		}
+		t := tallies[typ]
+		fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", typ, t.rows, t.raw, b, float64(b)/float64(t.rows), 100*float64(b)/float64(t.raw))
+		rows, raw, blocks = rows+t.rows, raw+t.raw, blocks+b
+	}
+	symbols, err := symbolBytes(db)
+	if err != nil {
+		return err
+	}
+	var stacks int64
+	if err := db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&stacks); err != nil {
+		return err
+	}
+	total := blocks + symbols
+	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw))
+	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d stacks)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
+	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all", rows, raw, total, float64(total)/float64(rows), 100*float64(total)/float64(raw))
+	perDay := func(b int64) float64 { return float64(b) / hours * 24 }
+	fmt.Printf("\nper target per day at full resolution: %s (blocks %s, symbols %s)\n", mb(perDay(total)), mb(perDay(blocks)), mb(perDay(symbols)))
+
+	// Compaction, as the default retention does it: everything older
+	// than 3 days into 1-minute windows, older than 15 days into 10-minute
+	// ones.
+	end := epoch.Add(time.Duration(rounds) * r.Interval)
+	var byRes [3]int64
+	byRes[0] = blocks
+	for k, now := range []time.Time{end.Add(store.DefaultRetention.Raw + time.Minute), end.Add(store.DefaultRetention.Minute + 10*time.Minute)} {
+		if _, err := st.ApplyRetention(ctx, now); err != nil {
+			return err
+		}
+		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM prof_blocks`).Scan(&byRes[k+1]); err != nil {
+			return err
+		}
+	}
+	ret := store.DefaultRetention
+	days := func(d time.Duration) float64 { return d.Hours() / 24 }
+	steady := days(ret.Raw)*perDay(byRes[0]) + (days(ret.Minute)-days(ret.Raw))*perDay(byRes[1]) +
+		(days(ret.TenMinutes)-days(ret.Minute))*perDay(byRes[2]) + float64(symbols)
+	fmt.Printf("per target per day of blocks: %s at 10 s, %s in 1-minute windows, %s in 10-minute windows\n", mb(perDay(byRes[0])), mb(perDay(byRes[1])), mb(perDay(byRes[2])))
+	fmt.Printf("one target under the default retention (%.0f d raw, to %.0f d 1-min, to %.0f d 10-min), once full: %s (symbols counted once, as replayed)\n",
+		days(ret.Raw), days(ret.Minute), days(ret.TenMinutes), mb(steady))
+	fmt.Printf("%d such targets fit the default %d GiB budget\n", int(math.Floor(float64(ret.Budget)/steady)), ret.Budget>>30)
+	st.Close()
+	if fi, err := os.Stat(path); err == nil {
+		fmt.Printf("the SQLite file after compaction and collection: %s (pages, indexes and free space included)\n", mb(float64(fi.Size())))
+	}
+	return novelty(dir)
+}
+
+func symbolBytes(db *sql.DB) (int64, error) {
+	var total int64
+	for _, t := range []string{"prof_functions", "prof_mappings", "prof_locations", "prof_stacks", "prof_shapes"} {
+		var n int64
+		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM ` + t).Scan(&n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// novelty reports how the recorded scrapes' distinct stacks grow, round
+// after round, and what a power law fitted to it says of a day: the
+// symbols a replay cannot show.
+func novelty(dir string) error {
+	fmt.Printf("\ndistinct stacks as the recorded rounds accumulate (a replay repeats them; a live service keeps adding):\n")
+	for _, typ := range sim.Types {
+		ps, err := sim.Recorded(dir, typ)
+		if err != nil {
+			return err
+		}
+		d := profseries.NewDictionary()
+		var xs, ys []float64
+		var line string
+		for i, p := range ps {
+			if _, _, err := profseries.Intern(p, d); err != nil {
+				return err
+			}
+			n := d.Len(profseries.KindStack)
+			xs, ys = append(xs, math.Log(float64(i+1))), append(ys, math.Log(float64(n)))
+			if i < 6 || i == len(ps)-1 {
+				line += fmt.Sprintf(" %d", n)
+			} else if i == 6 {
+				line += " ..."
+			}
+		}
+		fmt.Printf("  %-10s %d rounds:%s", typ, len(ps), line)
+		if len(ps) >= 3 {
+			a, b := fit(xs, ys)
+			fmt.Printf("; fit %.0f·n^%.2f: %.0f stacks after a day (8640 rounds)", math.Exp(a), b, math.Exp(a)*math.Pow(8640, b))
+		}
+		fmt.Println()
+	}
+	return nil
+}
+
+// fit is the least-squares line y = a + b·x.
+func fit(xs, ys []float64) (a, b float64) {
+	var sx, sy, sxx, sxy float64
+	n := float64(len(xs))
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	b = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	return (sy - b*sx) / n, b
+}
+
+func mb(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", b/(1<<10))
+}
