@@ -8,7 +8,11 @@
 // windows as they would be. Each range is asked once untimed, then -n
 // times; the median is reported.
 //
-//	go run ./bench/scrape/query [-days 7] [-n 5] [-profiles DIR]
+//	go run ./bench/scrape/query [-days 7] [-n 5] [-profiles DIR] [-sqlite FILE] [-cpuprofile FILE]
+//
+// -sqlite keeps the SQLite data set in FILE, and reuses it when FILE
+// already holds one (building 7 days takes minutes); -cpuprofile writes a
+// CPU profile of the queries to FILE.ENGINE.
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -34,8 +39,10 @@ func main() {
 	days := flag.Int("days", 7, "days of 10 s scrapes stored")
 	n := flag.Int("n", 5, "queries per range")
 	dir := flag.String("profiles", "internal/profseries/testdata/leftpad", "the recorded scrapes replayed")
+	keep := flag.String("sqlite", "", "keep the SQLite data set in this file, reused if it holds one")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
-	if err := run(*days, *n, *dir); err != nil {
+	if err := run(*days, *n, *dir, *keep, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "query:", err)
 		os.Exit(1)
 	}
@@ -46,14 +53,18 @@ var (
 	target = profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
 )
 
-func run(days, n int, dir string) error {
+func run(days, n int, dir, keep, cpuprofile string) error {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "query")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	engines := []struct{ name, dsn string }{{"sqlite", filepath.Join(tmp, "query.db")}}
+	sqlitePath := filepath.Join(tmp, "query.db")
+	if keep != "" {
+		sqlitePath = keep
+	}
+	engines := []struct{ name, dsn string }{{"sqlite", sqlitePath}}
 	if base := os.Getenv("PERFSCOPE_TEST_POSTGRES"); base != "" {
 		dsn, drop, err := schema(ctx, base)
 		if err != nil {
@@ -68,12 +79,25 @@ func run(days, n int, dir string) error {
 			return err
 		}
 		began := time.Now()
-		end, err := fill(ctx, st, days, dir)
-		if err != nil {
-			st.Close()
-			return err
+		end := epoch.Add(time.Duration(days) * 24 * time.Hour)
+		if ts, err := st.ProfileTargets(ctx, profseries.CPU, nil); err != nil || len(ts) == 0 || ts[0].Last.Before(end) {
+			if end, err = fill(ctx, st, days, dir); err != nil {
+				st.Close()
+				return err
+			}
+			fmt.Printf("%s: %d days of 10 s CPU scrapes of one target stored in %s (default retention applied every 6 h)\n", e.name, days, time.Since(began).Round(time.Second))
+		} else {
+			fmt.Printf("%s: %d days of 10 s CPU scrapes of one target, as stored before in %s\n", e.name, days, e.dsn)
 		}
-		fmt.Printf("%s: %d days of 10 s CPU scrapes of one target stored in %s (default retention applied every 6 h)\n", e.name, days, time.Since(began).Round(time.Second))
+		if cpuprofile != "" {
+			f, err := os.Create(cpuprofile + "." + e.name)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
 		for _, span := range []time.Duration{24 * time.Hour, time.Duration(days) * 24 * time.Hour} {
 			q := profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(target), From: end.Add(-span), To: end}
 			var times []time.Duration
@@ -108,6 +132,7 @@ func run(days, n int, dir string) error {
 			fmt.Printf("  merged CPU profile over %-4s (%5d stored windows, %d stacks): median %s of %d (min %s, max %s)\n",
 				span, windows, samples, times[len(times)/2].Round(time.Millisecond), n, times[0].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
 		}
+		pprof.StopCPUProfile()
 		st.Close()
 	}
 	return nil
