@@ -657,7 +657,6 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 		t.Fatalf("leftpad example: %v\n%s", err, lp.output())
 	}
 	e.leftpadAPI, e.leftpadPprof = m[1], m[2]
-	e.scrapeConfig(t, ctx)
 
 	// Results of every commit in the default store, as a developer who
 	// benchmarks each commit has; the first commit's and main's also as
@@ -690,6 +689,7 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 	if err := os.WriteFile(filepath.Join(e.module, "req.json"), []byte(`{"amounts": [12.5, 7, 30.25]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	e.scrapeConfig(t, ctx)
 
 	// The team's dashboard the push lines upload to, with a token.
 	db := filepath.Join(t.TempDir(), "dashboard.db")
