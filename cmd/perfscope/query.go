@@ -90,6 +90,9 @@ func (f *queryFlags) query(cmd *cobra.Command, selector string) (*store.DB, prof
 
 // queryError turns "nothing stored" into one line that says what to do.
 func queryError(err error) error {
+	if errors.Is(err, profseries.ErrNoFunction) {
+		return exitError{code: 1, msg: err.Error()}
+	}
 	if errors.Is(err, store.ErrNoProfiles) {
 		return exitError{code: 1, msg: err.Error() + ": widen the range (--since) or the selector, or list what is stored with 'perfscope query targets'"}
 	}

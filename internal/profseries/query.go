@@ -2,6 +2,7 @@ package profseries
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -101,6 +102,7 @@ func FunctionSeries(windows []Window, src SymbolSource, function, sampleType str
 	}
 	slices.Sort(keys)
 	points := make([]FunctionPoint, 0, len(keys))
+	found := false
 	for _, k := range keys {
 		m, err := Merge(byStep[k])
 		if err != nil {
@@ -116,12 +118,22 @@ func FunctionSeries(windows []Window, src SymbolSource, function, sampleType str
 		}
 		pt := FunctionPoint{Start: time.Unix(0, k*int64(step)).UTC(), Total: t.Total, Scrapes: len(byStep[k])}
 		if r, ok := t.Find(function); ok {
+			found = true
 			pt.Flat, pt.Cum, pt.FlatShare, pt.CumShare = r.Flat, r.Cum, r.FlatShare, r.CumShare
 		}
 		points = append(points, pt)
 	}
+	if !found && len(windows) > 0 {
+		// Shares of 0 would read as "never ran": say the name matched
+		// nothing instead.
+		return nil, fmt.Errorf("%w: %q appears in none of the %d scrapes of the range; give the full name as top shows it (package path and all)", ErrNoFunction, function, len(windows))
+	}
 	return points, nil
 }
+
+// ErrNoFunction means a function series was asked of a name that no
+// scrape of the range holds.
+var ErrNoFunction = errors.New("no such function")
 
 // A ShareDiff is one function's change between two time ranges, in shares
 // of each range's total: ranges of different lengths, or of different

@@ -63,7 +63,7 @@ func profileQuery(r *http.Request) (profseries.Query, error) {
 
 // seriesError maps the store's "nothing stored" to 404.
 func seriesError(err error) error {
-	if errors.Is(err, store.ErrNoProfiles) {
+	if errors.Is(err, store.ErrNoProfiles) || errors.Is(err, profseries.ErrNoFunction) {
 		return notFound(err.Error())
 	}
 	return err

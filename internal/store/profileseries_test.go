@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,6 +127,10 @@ func runProfileSeriesSuite(t *testing.T, s *DB) string {
 		t.Errorf("series of %s per 20 s: %+v", fn, series)
 	}
 	fmt.Fprintf(&digest, "series %+v\n", series)
+	// A name no scrape holds is said, not drawn as a share of 0.
+	if _, err := s.FunctionSeries(ctx, q, "main.leftpad", 20*time.Second); !errors.Is(err, profseries.ErrNoFunction) {
+		t.Errorf("series of a function no scrape holds: %v, want ErrNoFunction", err)
+	}
 	d, err := s.Diff(ctx, profseries.Query{Type: profseries.CPU, From: profEpoch, To: profEpoch.Add(10 * time.Second)},
 		profseries.Query{Type: profseries.CPU, From: profEpoch.Add(10 * time.Second), To: profEpoch.Add(time.Hour)})
 	if err != nil {
