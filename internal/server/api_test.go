@@ -212,6 +212,7 @@ func TestRunUpload(t *testing.T) {
 	if code != http.StatusNotFound || !strings.Contains(string(data), "already in use") {
 		t.Errorf("missing cpu profile = %d %s; want 404 with the capture's reason", code, data)
 	}
+	ts.waitAnalysed(t, "run-one")
 	code, data = ts.do(t, http.MethodGet, "/api/v1/runs/run-one/report?format=markdown", "", "", nil)
 	if code != http.StatusOK || !strings.Contains(string(data), "run-one") {
 		t.Errorf("markdown report = %d %s", code, data)
