@@ -4,81 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 )
-
-// metrics are the server's own measurements, served in Prometheus' text
-// exposition format on /metrics. Written by hand: a handful of counters and
-// one histogram do not justify a client library.
-type metrics struct {
-	start time.Time
-
-	mu        sync.Mutex
-	requests  map[routeStatus]int64
-	durations map[string]*histogram // by route
-	uploads   map[uploadKey]int64
-	upBytes   map[string]int64 // accepted upload bytes by kind
-}
-
-type routeStatus struct {
-	method, route string
-	code          int
-}
-
-type uploadKey struct{ kind, outcome string }
-
-// durationBuckets are the upper bounds of the request duration histogram,
-// in seconds: the dashboard's pages aim under 0.1 s.
-var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
-
-type histogram struct {
-	counts []int64 // per bucket, not cumulative; the last is +Inf
-	sum    float64
-	n      int64
-}
-
-func newMetrics() *metrics {
-	return &metrics{
-		start:     time.Now(),
-		requests:  make(map[routeStatus]int64),
-		durations: make(map[string]*histogram),
-		uploads:   make(map[uploadKey]int64),
-		upBytes:   make(map[string]int64),
-	}
-}
-
-func (m *metrics) observe(method, route string, code int, d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.requests[routeStatus{method, route, code}]++
-	h := m.durations[route]
-	if h == nil {
-		h = &histogram{counts: make([]int64, len(durationBuckets)+1)}
-		m.durations[route] = h
-	}
-	sec := d.Seconds()
-	i := sort.SearchFloat64s(durationBuckets, sec)
-	h.counts[i]++
-	h.sum += sec
-	h.n++
-}
-
-// upload counts one upload of kind ("bench" or "run") with its outcome
-// ("ok", "bad_request", "too_large", "conflict", "error") and, when
-// accepted, its size.
-func (m *metrics) upload(kind, outcome string, bytes int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.uploads[uploadKey{kind, outcome}]++
-	if outcome == "ok" {
-		m.upBytes[kind] += bytes
-	}
-}
 
 // metricsPath is where the metrics are served.
 const metricsPath = "/metrics"
@@ -98,83 +25,6 @@ func (s *Server) readMetrics(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// serve writes the metrics in the Prometheus text format, version 0.0.4.
-func (m *metrics) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var b strings.Builder
-
-	b.WriteString("# HELP perfscope_http_requests_total HTTP requests answered, by route pattern and status code.\n")
-	b.WriteString("# TYPE perfscope_http_requests_total counter\n")
-	keys := make([]routeStatus, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b routeStatus) int {
-		if c := strings.Compare(a.route, b.route); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.method, b.method); c != 0 {
-			return c
-		}
-		return a.code - b.code
-	})
-	for _, k := range keys {
-		fmt.Fprintf(&b, "perfscope_http_requests_total{method=%s,route=%s,code=\"%d\"} %d\n", quote(k.method), quote(k.route), k.code, m.requests[k])
-	}
-
-	b.WriteString("# HELP perfscope_http_request_duration_seconds Time to answer HTTP requests, by route pattern.\n")
-	b.WriteString("# TYPE perfscope_http_request_duration_seconds histogram\n")
-	routes := make([]string, 0, len(m.durations))
-	for r := range m.durations {
-		routes = append(routes, r)
-	}
-	slices.Sort(routes)
-	for _, route := range routes {
-		h := m.durations[route]
-		var cum int64
-		for i, le := range durationBuckets {
-			cum += h.counts[i]
-			fmt.Fprintf(&b, "perfscope_http_request_duration_seconds_bucket{route=%s,le=\"%s\"} %d\n", quote(route), strconv.FormatFloat(le, 'g', -1, 64), cum)
-		}
-		fmt.Fprintf(&b, "perfscope_http_request_duration_seconds_bucket{route=%s,le=\"+Inf\"} %d\n", quote(route), h.n)
-		fmt.Fprintf(&b, "perfscope_http_request_duration_seconds_sum{route=%s} %g\n", quote(route), h.sum)
-		fmt.Fprintf(&b, "perfscope_http_request_duration_seconds_count{route=%s} %d\n", quote(route), h.n)
-	}
-
-	b.WriteString("# HELP perfscope_uploads_total Uploads received, by kind (bench, run) and outcome.\n")
-	b.WriteString("# TYPE perfscope_uploads_total counter\n")
-	ukeys := make([]uploadKey, 0, len(m.uploads))
-	for k := range m.uploads {
-		ukeys = append(ukeys, k)
-	}
-	slices.SortFunc(ukeys, func(a, b uploadKey) int {
-		if c := strings.Compare(a.kind, b.kind); c != 0 {
-			return c
-		}
-		return strings.Compare(a.outcome, b.outcome)
-	})
-	for _, k := range ukeys {
-		fmt.Fprintf(&b, "perfscope_uploads_total{kind=%s,outcome=%s} %d\n", quote(k.kind), quote(k.outcome), m.uploads[k])
-	}
-	b.WriteString("# HELP perfscope_upload_bytes_total Bytes of accepted uploads, by kind.\n")
-	b.WriteString("# TYPE perfscope_upload_bytes_total counter\n")
-	for _, kind := range []string{"bench", "run"} {
-		fmt.Fprintf(&b, "perfscope_upload_bytes_total{kind=%s} %d\n", quote(kind), m.upBytes[kind])
-	}
-	b.WriteString("# HELP perfscope_start_time_seconds When the server started, in Unix seconds.\n")
-	b.WriteString("# TYPE perfscope_start_time_seconds gauge\n")
-	fmt.Fprintf(&b, "perfscope_start_time_seconds %d\n", m.start.Unix())
-	_, _ = w.Write([]byte(b.String()))
-}
-
-// quote writes a label value as the exposition format wants it.
-func quote(s string) string {
-	s = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`).Replace(s)
-	return `"` + s + `"`
 }
 
 // statusWriter records the status code a handler answered with.
@@ -228,7 +78,7 @@ func (s *Server) instrument(h http.Handler) http.Handler {
 			if code == 0 {
 				code = http.StatusOK
 			}
-			s.metrics.observe(r.Method, route, code, time.Since(start))
+			s.metrics.Observe(r.Method, route, code, time.Since(start))
 		}()
 		h.ServeHTTP(sw, r)
 	})

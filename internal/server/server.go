@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/httpmetrics"
 	"github.com/perfscope/perfscope/internal/pprofweb"
 	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
@@ -128,7 +129,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	mux      *http.ServeMux
-	metrics  *metrics
+	metrics  *httpmetrics.Registry
 	cache    *web.ChangesCache
 	pprof    *pprofweb.UIs
 	pages    *pages
@@ -178,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		mux:      http.NewServeMux(),
-		metrics:  newMetrics(),
+		metrics:  httpmetrics.New(),
 		cache:    web.NewChangesCache(web.CacheCommits),
 		pprof:    pprofweb.New(pprofweb.Config{Max: 16, SourceDir: cfg.SourceDir}),
 		pages:    pg,
@@ -216,7 +217,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/scrape/targets", read, s.handleScrapeTargets)
 	api("/api/", read, s.handleAPINotFound)
 
-	s.mux.HandleFunc("GET /metrics", s.metrics.serve)
+	s.mux.Handle("GET /metrics", s.metrics)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")

@@ -62,7 +62,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		s.uploadFailed(w, r, "bench", err)
 		return
 	}
-	s.metrics.upload("bench", "ok", body.n)
+	s.metrics.Upload("bench", "ok", body.n)
 	s.cache.Invalidate()
 	res := api.BenchUpload{
 		ID: id, Commit: run.Commit, Branch: run.Branch, Dirty: run.Dirty, Machine: run.Machine.Hostname,
@@ -210,7 +210,7 @@ func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, kind strin
 	case code == http.StatusBadRequest:
 		outcome = "bad_request"
 	}
-	s.metrics.upload(kind, outcome, 0)
+	s.metrics.Upload(kind, outcome, 0)
 	s.fail(w, r, code, err)
 }
 

@@ -49,7 +49,7 @@ func (s *Server) handleUploadRun(w http.ResponseWriter, r *http.Request) {
 		s.uploadFailed(w, r, "run", err)
 		return
 	}
-	s.metrics.upload("run", "ok", body.n)
+	s.metrics.Upload("run", "ok", body.n)
 	saved.Limits = s.cfg.ProfileLimits
 	s.analyses.Start(saved, profiles.Options{})
 	n := 0
