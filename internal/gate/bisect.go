@@ -152,10 +152,11 @@ type BisectEnd struct {
 
 // A BisectResult is what a bisection found.
 type BisectResult struct {
-	Good, Bad BisectEnd
-	Unit      string  `json:"unit"`
-	Threshold float64 `json:"threshold"`
-	Bench     string  `json:"bench"`
+	Good      BisectEnd `json:"good"`
+	Bad       BisectEnd `json:"bad"`
+	Unit      string    `json:"unit"`
+	Threshold float64   `json:"threshold"`
+	Bench     string    `json:"bench"`
 	// PathCommits is how many commits lie on bad's first-parent path
 	// after good, bad included: the commits searched.
 	PathCommits int               `json:"path_commits"`
@@ -193,6 +194,16 @@ type BisectResult struct {
 // Exact reports whether the answer is one commit: it was found and no
 // skipped commit leaves it open.
 func (r *BisectResult) Exact() bool { return r.FirstBad != nil && len(r.Candidates) == 0 }
+
+// ExitCode is the exit status of a bisection: 0 when it found where the
+// measure moved (exactly or among skipped commits), 1 when it had not
+// moved between good and bad and there was nothing to find.
+func (r *BisectResult) ExitCode() int {
+	if !r.Moved {
+		return 1
+	}
+	return 0
+}
 
 // moved reports whether a value moved from the good commit's beyond the
 // threshold, in the direction dir (+1 up, -1 down, 0 either).
