@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/testenv"
@@ -158,6 +159,7 @@ func TestBisectFindsTheCommit(t *testing.T) {
 	const commits, changed, broken = 32, 19, 15
 	repo, hashes := bisectRepo(t, commits, changed, broken)
 	var seen []string
+	start := time.Now()
 	r, err := Bisect(context.Background(), BisectOptions{
 		Dir: repo, Good: "HEAD~" + strconv.Itoa(commits-1), Bad: "main", Bench: "Mix",
 		Threshold: 0.01, Instructions: bench.InstructionOptions{Valgrind: valgrind},
@@ -171,6 +173,12 @@ func TestBisectFindsTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("steps: %s", strings.Join(seen, "; "))
+	for _, s := range r.Steps {
+		t.Logf("%s: %s in %v", s.Subject, s.Verdict, s.Elapsed.Round(time.Millisecond))
+	}
+	if r.FirstBad != nil {
+		t.Logf("answer: %s (%s), %d builds, %d counted, %d skipped, in %v", r.FirstBad.Subject, r.FirstBad.Hash[:12], r.Builds, r.Counted, len(r.Skipped), time.Since(start).Round(time.Second))
+	}
 	if !r.Moved || !r.Exact() {
 		t.Fatalf("moved %v, exact %v: %+v", r.Moved, r.Exact(), r)
 	}
