@@ -112,7 +112,7 @@ func Bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {
 		return nil, fmt.Errorf("create build directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	b := &bisector{opts: opts, root: root, rel: rel, tmp: tmp, builds: make(map[string]*commitBuild)}
+	b := &bisector{opts: opts, root: root, rel: rel, tmp: tmp, builds: make(map[string]*commitBuild), uncounted: make(map[benchKey][]string)}
 	defer b.closeAll()
 
 	r := &BisectResult{Good: good, Bad: bad, Unit: opts.Unit, Threshold: opts.Threshold, Bench: opts.Bench, PathCommits: len(path)}
@@ -135,6 +135,9 @@ func Bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {
 	}
 	if err := b.follow(goodVals, badVals); err != nil {
 		return nil, err
+	}
+	for _, k := range sortedKeys(b.uncounted) {
+		r.Notes = append(r.Notes, b.uncounted[k]...)
 	}
 	b.good = goodVals
 	for _, k := range b.order {
@@ -249,6 +252,9 @@ type bisector struct {
 	order []benchKey
 	good  map[benchKey]float64
 	dir   map[benchKey]int
+	// uncounted are the benchmarks good or bad could not count, with
+	// why: they are not followed.
+	uncounted map[benchKey][]string
 }
 
 // A commitBuild is one commit checked out and its tests built.
@@ -312,6 +318,16 @@ func (b *bisector) report(s BisectStep) {
 // follow checks that the pattern matched the same benchmarks at both ends
 // and chooses those that moved.
 func (b *bisector) follow(good, bad map[benchKey]float64) error {
+	if len(b.uncounted) > 0 {
+		for k := range b.uncounted {
+			delete(good, k)
+			delete(bad, k)
+		}
+		if len(good) == 0 && len(bad) == 0 {
+			k := sortedKeys(b.uncounted)[0]
+			return fmt.Errorf("%w: no benchmark --bench %q matches could be counted: %s", ErrBisectNotMeasured, b.opts.Bench, b.uncounted[k][0])
+		}
+	}
 	if len(good) == 0 && len(bad) == 0 {
 		return inputErrorf("--bench %q matches no benchmark of %s at --good %s or --bad %s",
 			b.opts.Bench, strings.Join(b.opts.Packages, " "), b.opts.Good, b.opts.Bad)
@@ -426,6 +442,13 @@ func (b *bisector) measure(ctx context.Context, c gitstate.PathCommit, role stri
 		}
 		for _, cnt := range counted {
 			k := benchKey{cnt.Result.GetConfig("pkg"), cnt.Result.Name.String()}
+			if cnt.Err != nil && follow == nil {
+				// At the ends, a benchmark that cannot be counted
+				// (blocking system calls, a crash under valgrind) is
+				// left out, not the bisection.
+				b.uncounted[k] = append(b.uncounted[k], fmt.Sprintf("%s is not followed: at %s it could not be counted: %s", k, gitstate.Short(c.Hash), firstLine(cnt.Err.Error())))
+				continue
+			}
 			if cnt.Err != nil {
 				return skip("%s could not be counted: %s", k, firstLine(cnt.Err.Error()))
 			}
