@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,25 +12,6 @@ import (
 
 	"github.com/perfscope/perfscope/internal/store"
 )
-
-// bisectCLI runs perfscope in-process and returns stdout, the exit status
-// and the message main would print.
-func bisectCLI(t *testing.T, args ...string) (string, int, string) {
-	t.Helper()
-	root := newRootCmd()
-	var out strings.Builder
-	root.SetOut(&out)
-	root.SetErr(io.Discard)
-	err := runLine(context.Background(), root, args)
-	var ee exitError
-	switch {
-	case err == nil:
-		return out.String(), 0, ""
-	case errors.As(err, &ee):
-		return out.String(), ee.code, ee.msg
-	}
-	return out.String(), 2, err.Error()
-}
 
 // bisectAllocsRepo is a repository whose benchmark makes one allocation
 // an operation up to "step 1" and two from "step 2" on, tagged
@@ -56,7 +36,7 @@ func TestBisectAllocs(t *testing.T) {
 	r := bisectAllocsRepo(t)
 	t.Chdir(r.dir)
 	db := filepath.Join(t.TempDir(), "bisect.db")
-	out, code, msg := bisectCLI(t, "bisect", "--good", "allocs-done~5", "--bad", "allocs-done", "--measure", "allocs",
+	out, code, msg := perfCLIMessage(t, "bisect", "--good", "allocs-done~5", "--bad", "allocs-done", "--measure", "allocs",
 		"--threshold", "0", "-bench", "Work", "-q", "--db", db, "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d (%s), want 0\n%s", code, msg, out)
@@ -108,7 +88,7 @@ func TestBisectAllocs(t *testing.T) {
 	}
 
 	// Between two commits with the same allocations, nothing to find.
-	out, code, _ = bisectCLI(t, "bisect", "--good", "allocs-done~2", "--bad", "allocs-done", "--measure", "allocs", "-b", "Work", "-q", "--no-store")
+	out, code, _ = perfCLIMessage(t, "bisect", "--good", "allocs-done~2", "--bad", "allocs-done", "--measure", "allocs", "-b", "Work", "-q", "--no-store")
 	if code != 1 || !strings.Contains(out, "nothing to find") {
 		t.Errorf("exit %d, want 1 saying there is nothing to find:\n%s", code, out)
 	}
@@ -136,7 +116,7 @@ func TestBisectBadInput(t *testing.T) {
 	} {
 		db := filepath.Join(t.TempDir(), "bisect.db")
 		args := append([]string{"bisect", "--measure", "allocs", "--db", db, "-q"}, c.args...)
-		out, code, msg := bisectCLI(t, args...)
+		out, code, msg := perfCLIMessage(t, args...)
 		if code != 2 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || out != "" {
 			t.Errorf("%s: exit %d, message %q, output %q; want 2 and one line saying %q", strings.Join(c.args, " "), code, msg, out, c.want)
 		}
