@@ -275,7 +275,7 @@ func keyList(keys []benchKey) string {
 	var names []string
 	for i, k := range keys {
 		if i == 3 {
-			names = append(names, fmt.Sprintf("and %d more", len(keys)-3))
+			names = append(names, "and others")
 			break
 		}
 		names = append(names, k.String())
