@@ -486,6 +486,27 @@ func exampleCases() []exampleCase {
 					t.Errorf("no judgement of Parse/size=1000-2 instructions/op")
 				}
 			}},
+
+		{line: "perfscope bisect --good HEAD~4 --bad main -bench 'Parse/size=1000$' ./internal/parse", dir: "clone", background: true,
+			check: func(t *testing.T, e *exampleEnv, out string) {
+				has("first bad commit "+e.commits[2][:12]+" parse: split without building each field", "instructions/op")(t, e, out)
+			}},
+		{line: "perfscope bisect --good HEAD~4 --bad HEAD --measure allocs --threshold 0 -b 'Parse/size=10$' --db bisect.db --format json ./internal/parse", dir: "clone",
+			check: func(t *testing.T, e *exampleEnv, out string) {
+				var v struct {
+					FirstBad struct{ Commit string } `json:"first_bad"`
+					Counted  int
+				}
+				if err := json.Unmarshal([]byte(e.stdout), &v); err != nil {
+					t.Fatalf("not bisect's JSON (%v):\n%s", err, e.stdout)
+				}
+				if v.FirstBad.Commit != e.commits[2] {
+					t.Errorf("first bad commit %s, want %s", v.FirstBad.Commit, e.commits[2])
+				}
+				if _, err := os.Stat(filepath.Join(e.cwd, "bisect.db")); err != nil || v.Counted < 3 {
+					t.Errorf("%d commits measured, store: %v", v.Counted, err)
+				}
+			}},
 	}...)
 }
 

@@ -17,6 +17,17 @@ import (
 // status main would give.
 func perfCLI(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	out, code, msg := perfCLIMessage(t, args...)
+	if msg != "" {
+		t.Logf("perfscope: %s", msg)
+	}
+	return out, code
+}
+
+// perfCLIMessage is perfCLI that also returns the message main would
+// print.
+func perfCLIMessage(t *testing.T, args ...string) (string, int, string) {
+	t.Helper()
 	root := newRootCmd()
 	var out bytes.Buffer
 	root.SetOut(&out)
@@ -26,18 +37,13 @@ func perfCLI(t *testing.T, args ...string) (string, int) {
 	var ue usageError
 	switch {
 	case err == nil:
-		return out.String(), 0
+		return out.String(), 0, ""
 	case errors.As(err, &ee):
-		if ee.msg != "" {
-			t.Logf("perfscope: %s", ee.msg)
-		}
-		return out.String(), ee.code
+		return out.String(), ee.code, ee.msg
 	case errors.As(err, &ue) || isCobraUsageError(err):
-		t.Logf("perfscope: %v", err)
-		return out.String(), 2
+		return out.String(), 2, err.Error()
 	}
-	t.Logf("perfscope: %v", err)
-	return out.String(), 1
+	return out.String(), 1, err.Error()
 }
 
 // gateRepo is a git repository with a tiny module whose benchmark's work
