@@ -104,6 +104,12 @@ type LeakReport struct {
 	From     time.Time `json:"from"`
 	To       time.Time `json:"to"`
 	Alpha    float64   `json:"alpha"`
+	// MinGoroutines and MinBytes are the least growth named, MinPoints
+	// and MinSpan the shortest process judged (see LeakOptions).
+	MinGoroutines float64       `json:"min_goroutines"`
+	MinBytes      float64       `json:"min_bytes"`
+	MinPoints     int           `json:"min_snapshots"`
+	MinSpan       time.Duration `json:"min_span_ns"`
 	// Leaks are the stacks named, fastest growth first within each type.
 	Leaks []Leak `json:"leaks"`
 	// Judged lists each series judged and what was tested, so "no leak"
@@ -138,7 +144,9 @@ type SeriesReader interface {
 // chooses over [from, to): see Leaks.
 func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.Time, o LeakOptions) (*LeakReport, error) {
 	o = o.withDefaults()
-	rep := &LeakReport{Selector: sel.String(), From: from, To: to, Alpha: o.Alpha, Leaks: []Leak{}, Judged: []LeakSeries{}}
+	rep := &LeakReport{Selector: sel.String(), From: from, To: to, Alpha: o.Alpha,
+		MinGoroutines: o.MinGoroutines, MinBytes: o.MinBytes, MinPoints: o.MinPoints, MinSpan: o.MinSpan,
+		Leaks: []Leak{}, Judged: []LeakSeries{}}
 	for _, lt := range LeakTypes {
 		targets, err := r.SeriesLabels(ctx, lt.Type, sel)
 		if err != nil {

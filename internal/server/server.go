@@ -43,6 +43,7 @@ type Backend interface {
 	runIndex
 	tokenChecker
 	profileSeries
+	leakSeries
 }
 
 // benchHistory is what the server records and reads of the benchmark
@@ -213,6 +214,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/profiles/function", read, s.handleProfileFunction)
 	api("GET /api/v1/profiles/diff", read, s.handleProfileDiff)
 	api("GET /api/v1/profiles/findings", read, s.handleProfileFindings)
+	api("GET /api/v1/profiles/leaks", read, s.handleProfileLeaks)
 	api("GET /api/v1/scrape/targets", read, s.handleScrapeTargets)
 	api("/api/", read, s.handleAPINotFound)
 
