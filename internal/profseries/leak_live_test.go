@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,27 +24,40 @@ type liveScrape struct {
 	from, to time.Time
 }
 
-// scrapeLeftpadModes builds the leftpad example (env added to the build's
-// environment), runs it in each of modes under a steady load, and scrapes
-// the profiles every second with the scraper until each target has at
-// least points snapshots of every type spanning span.
-func scrapeLeftpadModes(t *testing.T, modes []string, types []string, points int, span time.Duration, env ...string) liveScrape {
+// A liveTarget is one leftpad example to run, and the labels its target
+// gets besides job="leftpad".
+type liveTarget struct {
+	mode   string
+	labels map[string]string
+}
+
+// buildLeftpad builds the leftpad example and opens a store beside it.
+func buildLeftpad(t *testing.T) (bin string, db *store.DB) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	root, err := demo.ModuleRoot(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	bin, err := demo.Build(ctx, root, "leftpad", dir)
-	if err != nil {
+	if bin, err = demo.Build(context.Background(), root, "leftpad", dir); err != nil {
 		t.Fatal(err)
 	}
+	if db, err = store.Open(context.Background(), filepath.Join(dir, "profiles.db")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return bin, db
+}
+
+// scrapeLeftpad runs the example bin in each target's mode under a steady
+// load, and scrapes their profiles of types every second with the scraper
+// into db until each target has at least points scrapes of every type
+// spanning span; then it stops them all.
+func scrapeLeftpad(t *testing.T, bin string, db *store.DB, targets []liveTarget, types []string, points int, span time.Duration) liveScrape {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: leftpad\n    profiles: [%s]\n    static_configs:\n", strings.Join(types, ", "))
 	var svcs []*demo.Service
@@ -52,15 +66,21 @@ func scrapeLeftpadModes(t *testing.T, modes []string, types []string, points int
 			s.Stop()
 		}
 	}()
-	for _, m := range modes {
-		s, err := demo.Start(ctx, bin, "--mode", m, "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0",
-			"--statsd", "", "--log", filepath.Join(dir, m+".log"))
+	var hosts []string
+	for i, lt := range targets {
+		s, err := demo.Start(ctx, bin, "--mode", lt.mode, "--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0",
+			"--statsd", "", "--log", filepath.Join(dir, fmt.Sprintf("access-%d.log", i)))
 		if err != nil {
-			t.Fatalf("leftpad --mode %s: %v", m, err)
+			t.Fatalf("leftpad --mode %s: %v", lt.mode, err)
 		}
 		svcs = append(svcs, s)
 		host := strings.TrimSuffix(strings.TrimPrefix(s.PprofURL, "http://"), "/debug/pprof/")
-		fmt.Fprintf(&cfg, "      - targets: [%q]\n        labels: {mode: %q}\n", host, m)
+		hosts = append(hosts, host)
+		var ls []string
+		for k, v := range lt.labels {
+			ls = append(ls, fmt.Sprintf("%s: %q", k, v))
+		}
+		fmt.Fprintf(&cfg, "      - targets: [%q]\n        labels: {%s}\n", host, strings.Join(ls, ", "))
 	}
 	path := filepath.Join(dir, "scrape.yml")
 	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
@@ -70,12 +90,6 @@ func scrapeLeftpadModes(t *testing.T, modes []string, types []string, points int
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, filepath.Join(dir, "profiles.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-
 	loads := make(chan error, len(svcs))
 	for _, s := range svcs {
 		go func() {
@@ -95,7 +109,7 @@ func scrapeLeftpadModes(t *testing.T, modes []string, types []string, points int
 	for enough := false; !enough; {
 		select {
 		case <-deadline:
-			t.Fatalf("no %d snapshots over %s of every target within 10 minutes: %+v", points, span, sc.Targets())
+			t.Fatalf("no %d scrapes over %s of every target within 10 minutes: %+v", points, span, sc.Targets())
 		case err := <-scraped:
 			t.Fatalf("scraper stopped: %v", err)
 		case <-tick.C:
@@ -106,11 +120,11 @@ func scrapeLeftpadModes(t *testing.T, modes []string, types []string, points int
 		}
 		count := 0
 		for _, x := range ts {
-			if x.Scrapes >= int64(points) && x.Last.Sub(x.First) >= span {
+			if slices.Contains(hosts, x.Labels.Get("instance")) && x.Scrapes >= int64(points) && x.Last.Sub(x.First) >= span {
 				count++
 			}
 		}
-		enough = count == len(modes)*len(types)
+		enough = count == len(targets)*len(types)
 	}
 	stop()
 	if err := <-scraped; err != nil && err != context.Canceled {
@@ -130,7 +144,12 @@ func scrapeLeftpadModes(t *testing.T, modes []string, types []string, points int
 // which were judged on as many snapshots.
 func TestLeaksOfLiveExamples(t *testing.T) {
 	modes := []string{"leaky", "naive", "optimized"}
-	ls := scrapeLeftpadModes(t, modes, []string{profseries.Goroutine, profseries.Heap}, 30, 30*time.Second)
+	var targets []liveTarget
+	for _, m := range modes {
+		targets = append(targets, liveTarget{m, map[string]string{"mode": m}})
+	}
+	bin, db := buildLeftpad(t)
+	ls := scrapeLeftpad(t, bin, db, targets, []string{profseries.Goroutine, profseries.Heap}, 30, 30*time.Second)
 	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
 	if err != nil {
 		t.Fatal(err)
