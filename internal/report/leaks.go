@@ -116,3 +116,42 @@ func WriteLeaks(w io.Writer, f Format, rep *profseries.LeakReport) error {
 	d.add(section{blocks: []block{b, {caption: "Series judged", table: t}}})
 	return renderDoc(w, f, d)
 }
+
+// DeploySentence says one deploy in a line: when, which service, from
+// which release to which.
+func DeploySentence(d profseries.Deploy) string {
+	return fmt.Sprintf("%s %s: %s → %s", seriesTime(d.At), d.Service, d.Before, d.After)
+}
+
+// WriteDeploys renders the deploys of a range: each with the functions
+// whose share changed significantly.
+func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
+	if f == JSON {
+		return writeJSON(w, rep)
+	}
+	d := &doc{title: "deploys " + rep.Selector, meta: []string{rangeText(rep.From, rep.To),
+		fmt.Sprintf("each change of version label or build id; %s before against %s after: each function's cum share of %s per scrape, Mann–Whitney U at alpha %s over the functions tested, changes of at least %s",
+			spanText(rep.Span), spanText(rep.Span), rep.Type, strconv.FormatFloat(rep.Alpha, 'g', -1, 64), units.Points(rep.MinChange))}}
+	var blocks []block
+	for _, dp := range rep.Deploys {
+		b := block{caption: DeploySentence(dp), facts: [][2]string{{"scrapes", fmt.Sprintf("%d before, %d after", dp.BeforeScrapes, dp.AfterScrapes)}, {"functions tested", strconv.Itoa(dp.Tested)}}}
+		switch {
+		case !dp.Judged:
+			b.lines = []string{dp.Note}
+		case len(dp.Changes) == 0:
+			b.lines = []string{"no significant change"}
+		default:
+			t := &table{header: []string{"FUNCTION", "BEFORE", "AFTER", "CHANGE", "P"}, right: []bool{false, true, true, true, true}}
+			for _, c := range dp.Changes {
+				t.add(c.Function, units.Percent(c.Before), units.Percent(c.After), units.Points(c.Delta), strconv.FormatFloat(c.P, 'g', 2, 64))
+			}
+			b.table = t
+		}
+		blocks = append(blocks, b)
+	}
+	if len(blocks) == 0 {
+		blocks = []block{{lines: []string{"no deploy in the range: no target changed its version label or build id"}}}
+	}
+	d.add(section{blocks: blocks})
+	return renderDoc(w, f, d)
+}

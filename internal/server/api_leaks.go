@@ -3,6 +3,9 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/profseries"
@@ -44,6 +47,29 @@ func (s *Server) handleProfileLeaks(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, profseries.ErrNoLeakData) {
 		err = notFound(err.Error())
 	}
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// GET /api/v1/profiles/deploys: each change of version label or build id
+// of the services the selector chooses, with the functions whose share of
+// CPU changed significantly (profseries.FindDeploys, default options).
+// Query: query, since, from, to; type (default cpu).
+func (s *Server) handleProfileDeploys(w http.ResponseWriter, r *http.Request) {
+	sel, from, to, err := leakQuery(r)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	o := profseries.DeployOptions{Type: r.URL.Query().Get("type")}
+	if o.Type != "" && !slices.Contains(profseries.Types, o.Type) {
+		s.fail(w, r, http.StatusBadRequest, badRequest("type "+strconv.Quote(o.Type)+": use one of "+strings.Join(profseries.Types, ", ")))
+		return
+	}
+	rep, err := profseries.FindDeploys(r.Context(), s.cfg.Store, sel, from, to, o)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return

@@ -215,6 +215,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/profiles/diff", read, s.handleProfileDiff)
 	api("GET /api/v1/profiles/findings", read, s.handleProfileFindings)
 	api("GET /api/v1/profiles/leaks", read, s.handleProfileLeaks)
+	api("GET /api/v1/profiles/deploys", read, s.handleProfileDeploys)
 	api("GET /api/v1/scrape/targets", read, s.handleScrapeTargets)
 	api("/api/", read, s.handleAPINotFound)
 
