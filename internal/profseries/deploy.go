@@ -94,12 +94,10 @@ type Deploy struct {
 	Before  Release   `json:"before"`
 	After   Release   `json:"after"`
 	// BeforeScrapes and AfterScrapes count the scrapes compared on each
-	// side; Judged is false when either has fewer than MinScrapes, and
-	// Note says so.
-	BeforeScrapes int    `json:"before_scrapes"`
-	AfterScrapes  int    `json:"after_scrapes"`
-	Judged        bool   `json:"judged"`
-	Note          string `json:"note,omitempty"`
+	// side; Judged is false when either has fewer than MinScrapes.
+	BeforeScrapes int  `json:"before_scrapes"`
+	AfterScrapes  int  `json:"after_scrapes"`
+	Judged        bool `json:"judged"`
 	// Basis says what was compared: the scrapes record no request
 	// counts, so CPU per request is not known and each function's cum
 	// share (itself and what it calls) of the profile in each scrape is
@@ -125,14 +123,15 @@ type DeployChange struct {
 
 // A DeployReport is every deploy FindDeploys found in one range.
 type DeployReport struct {
-	Selector  string        `json:"selector"`
-	From      time.Time     `json:"from"`
-	To        time.Time     `json:"to"`
-	Type      string        `json:"type"`
-	Alpha     float64       `json:"alpha"`
-	MinChange float64       `json:"min_change"`
-	Span      time.Duration `json:"span_ns"`
-	Deploys   []Deploy      `json:"deploys"`
+	Selector   string        `json:"selector"`
+	From       time.Time     `json:"from"`
+	To         time.Time     `json:"to"`
+	Type       string        `json:"type"`
+	Alpha      float64       `json:"alpha"`
+	MinChange  float64       `json:"min_change"`
+	MinScrapes int           `json:"min_scrapes"`
+	Span       time.Duration `json:"span_ns"`
+	Deploys    []Deploy      `json:"deploys"`
 }
 
 // serviceKey is a target's labels without those that change from one
@@ -154,7 +153,7 @@ func serviceKey(ls Labels) Labels {
 // version and instance agree. Latest deploys come first.
 func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to time.Time, o DeployOptions) (*DeployReport, error) {
 	o = o.withDefaults()
-	rep := &DeployReport{Selector: sel.String(), From: from, To: to, Type: o.Type, Alpha: o.Alpha, MinChange: o.MinChange, Span: o.Span, Deploys: []Deploy{}}
+	rep := &DeployReport{Selector: sel.String(), From: from, To: to, Type: o.Type, Alpha: o.Alpha, MinChange: o.MinChange, MinScrapes: o.MinScrapes, Span: o.Span, Deploys: []Deploy{}}
 	targets, err := r.SeriesLabels(ctx, o.Type, sel)
 	if err != nil {
 		return nil, err
@@ -223,7 +222,6 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 	d := Deploy{BeforeScrapes: len(before), AfterScrapes: len(after), Changes: []DeployChange{},
 		Basis: "each function's cum share (itself and what it calls) of " + o.Type + " per scrape (the scrapes record no request counts, so CPU per request is not known)"}
 	if len(before) < o.MinScrapes || len(after) < o.MinScrapes {
-		d.Note = fmt.Sprintf("not judged: %d scrapes before and %d after, %d needed on each side", len(before), len(after), o.MinScrapes)
 		return d, nil
 	}
 	d.Judged = true

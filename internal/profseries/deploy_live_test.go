@@ -39,7 +39,7 @@ func TestDeploysOfLiveExamples(t *testing.T) {
 		t.Errorf("deployed at %s, not between version 1's end %s and version 2's %s", d.At, v1.to, v2.to)
 	}
 	if !d.Judged || d.BeforeScrapes < 10 || d.AfterScrapes < 10 {
-		t.Errorf("judged %v on %d scrapes before and %d after, want at least 10 each: %s", d.Judged, d.BeforeScrapes, d.AfterScrapes, d.Note)
+		t.Errorf("judged %v on %d scrapes before and %d after, want at least 10 each", d.Judged, d.BeforeScrapes, d.AfterScrapes)
 	}
 	var names []string
 	for _, c := range d.Changes {

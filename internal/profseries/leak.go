@@ -127,9 +127,11 @@ type LeakSeries struct {
 	Snapshots int `json:"snapshots"`
 	Judged    int `json:"judged"`
 	Stacks    int `json:"stacks"`
-	// Note says why part of the range was not judged: too few
-	// snapshots, a process too short, compacted windows.
-	Note string `json:"note,omitempty"`
+	// Compacted counts the windows left out because retention merged
+	// several snapshots into them (a sum, not a level); Short the
+	// snapshots of processes too short to judge (see LeakOptions).
+	Compacted int `json:"compacted,omitempty"`
+	Short     int `json:"short,omitempty"`
 }
 
 // A SeriesReader reads stored profile series: the store's ProfileSeries
@@ -211,10 +213,7 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 		}
 	}
 	slices.SortStableFunc(snaps, func(a, b Window) int { return a.Start.Compare(b.Start) })
-	var notes []string
-	if compacted > 0 {
-		notes = append(notes, fmt.Sprintf("%d compacted windows left out (sums of snapshots, not levels)", compacted))
-	}
+	js.Compacted = compacted
 	type candidate struct {
 		stack uint64
 		seg   []Window
@@ -266,10 +265,7 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 			cands = append(cands, candidate{stack: id, seg: seg, tr: trendOf(ps), first: levels[0][id], last: levels[len(seg)-1][id], col: col, unit: unit})
 		}
 	}
-	if short > 0 {
-		notes = append(notes, fmt.Sprintf("%d snapshots of processes too short to judge (need %d snapshots over %s)", short, o.MinPoints, o.MinSpan))
-	}
-	js.Note = joinNotes(notes)
+	js.Short = short
 	minGrowth := o.MinGoroutines
 	if sampleType == profiles.SampleInuseSpace {
 		minGrowth = o.MinBytes
@@ -310,17 +306,6 @@ func byProcess(ws []Window) [][]Window {
 		i = j
 	}
 	return out
-}
-
-func joinNotes(ns []string) string {
-	s := ""
-	for i, n := range ns {
-		if i > 0 {
-			s += "; "
-		}
-		s += n
-	}
-	return s
 }
 
 // describeStacks fills each leak's stack, its start and its user frame

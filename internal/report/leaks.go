@@ -111,7 +111,7 @@ func WriteLeaks(w io.Writer, f Format, rep *profseries.LeakReport) error {
 	}
 	t := &table{header: []string{"TARGET", "TYPE", "SNAPSHOTS", "JUDGED", "STACKS", "NOTE"}, right: []bool{false, false, true, true, true, false}}
 	for _, j := range rep.Judged {
-		t.add(j.Target.String(), j.Type, strconv.Itoa(j.Snapshots), strconv.Itoa(j.Judged), strconv.Itoa(j.Stacks), j.Note)
+		t.add(j.Target.String(), j.Type, strconv.Itoa(j.Snapshots), strconv.Itoa(j.Judged), strconv.Itoa(j.Stacks), LeakSeriesNote(rep, j))
 	}
 	d.add(section{blocks: []block{b, {caption: "Series judged", table: t}}})
 	return renderDoc(w, f, d)
@@ -137,7 +137,7 @@ func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
 		b := block{caption: DeploySentence(dp), facts: [][2]string{{"scrapes", fmt.Sprintf("%d before, %d after", dp.BeforeScrapes, dp.AfterScrapes)}, {"functions tested", strconv.Itoa(dp.Tested)}}}
 		switch {
 		case !dp.Judged:
-			b.lines = []string{dp.Note}
+			b.lines = []string{fmt.Sprintf("not judged: %d scrapes before and %d after, %d needed on each side", dp.BeforeScrapes, dp.AfterScrapes, rep.MinScrapes)}
 		case len(dp.Changes) == 0:
 			b.lines = []string{"no significant change"}
 		default:
@@ -154,4 +154,16 @@ func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
 	}
 	d.add(section{blocks: blocks})
 	return renderDoc(w, f, d)
+}
+
+// LeakSeriesNote says why part of a series' range was not judged.
+func LeakSeriesNote(rep *profseries.LeakReport, j profseries.LeakSeries) string {
+	var ns []string
+	if j.Compacted > 0 {
+		ns = append(ns, fmt.Sprintf("%d compacted windows left out (sums of snapshots, not levels)", j.Compacted))
+	}
+	if j.Short > 0 {
+		ns = append(ns, fmt.Sprintf("%d snapshots of processes too short to judge (need %d over %s)", j.Short, rep.MinPoints, spanText(rep.MinSpan)))
+	}
+	return strings.Join(ns, "; ")
 }

@@ -16,9 +16,16 @@ type Leaks struct {
 	Method  string
 	Range   string
 	Leaks   []LeakRow
-	Judged  []profseries.LeakSeries
+	Judged  []JudgedRow
 	// Ran is true when a report was computed (Problem is empty).
 	Ran bool
+}
+
+// A JudgedRow is one series judged, with why part of it was not.
+type JudgedRow struct {
+	profseries.LeakSeries
+	Target string
+	Note   string
 }
 
 // A LeakRow is one leak as the page shows it.
@@ -39,7 +46,9 @@ func NewLeaks(target, since, problem string, rep *profseries.LeakReport) *Leaks 
 	l.Ran = true
 	l.Method = report.LeakMethod(rep)
 	l.Range = rep.From.Local().Format("2006-01-02 15:04:05") + " to " + rep.To.Local().Format("2006-01-02 15:04:05")
-	l.Judged = rep.Judged
+	for _, j := range rep.Judged {
+		l.Judged = append(l.Judged, JudgedRow{LeakSeries: j, Target: j.Target.String(), Note: report.LeakSeriesNote(rep, j)})
+	}
 	for _, k := range rep.Leaks {
 		row := LeakRow{Target: k.Target.String(), Type: k.Type, Sentence: report.LeakSentence(k), Evidence: report.LeakEvidence(k), Stack: k.Stack}
 		if k.Wait != "" {
