@@ -109,6 +109,10 @@ func scrapeCases() []exampleCase {
 			check: has("base ", "head ", "Functions by change of flat share")},
 		{line: "perfscope query findings --db scrape.db --since 10m " + sel,
 			check: has(`perfscope report: profiles scraped from {job="leftpad"}`, "FINDINGS", "(built-per-call)")},
+		{line: "perfscope query leaks --db scrape.db --since 1h " + sel,
+			check: has(`leaks {job="leftpad"}`, "Series judged", "goroutine")},
+		{line: "perfscope query deploys --db scrape.db --since 24h " + sel,
+			check: has(`deploys {job="leftpad"}`, "no deploy in the range")},
 		{line: "perfscope serve --scrape scrape.yml --db scrape.db",
 			rewrite: func(t *testing.T, e *exampleEnv) []string {
 				return []string{"serve --scrape", "serve --addr 127.0.0.1:0 --scrape"}

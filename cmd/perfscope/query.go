@@ -31,7 +31,7 @@ A range is --since (a duration ago, default 1h) or --from and --to (a date,
 2026-11-26 14:00, or a duration ago, 90m; --to defaults to now).`,
 		Args: cobra.NoArgs,
 	}
-	for _, sub := range []func() *cobra.Command{newQueryTargetsCmd, newQueryMergeCmd, newQueryTopCmd, newQueryFunctionCmd, newQueryDiffCmd, newQueryFindingsCmd} {
+	for _, sub := range []func() *cobra.Command{newQueryTargetsCmd, newQueryMergeCmd, newQueryTopCmd, newQueryFunctionCmd, newQueryDiffCmd, newQueryFindingsCmd, newQueryLeaksCmd, newQueryDeploysCmd} {
 		c.AddCommand(sub())
 	}
 	return c

@@ -39,7 +39,7 @@ func parseMode(s string) (mode, error) {
 	case "optimized":
 		return optimized, nil
 	}
-	return naive, fmt.Errorf("unknown --mode %q: use naive or optimized", s)
+	return naive, fmt.Errorf("unknown --mode %q: use naive, optimized or leaky", s)
 }
 
 // service is the left-pad API.
@@ -49,6 +49,8 @@ type service struct {
 	log   *accessLog
 	// bufs holds response buffers in optimized mode.
 	bufs sync.Pool
+	// leak is the leaky mode's bug (see auditor); nil in the others.
+	leak *auditor
 }
 
 func (s *service) routes() *http.ServeMux {
@@ -70,6 +72,7 @@ func (s *service) handleLeftpad(w http.ResponseWriter, r *http.Request) {
 		padded := leftpad(str, length, chr, s.mode)
 		padTime = time.Since(padStart)
 		s.writeJSON(w, http.StatusOK, "str", padded)
+		s.leak.request(padded)
 	}
 	d := time.Since(start)
 	s.stats.send([]metric{

@@ -7,6 +7,9 @@
 // strings.Replacer built per call, an unbuffered log.Logger and
 // encoding/json. optimized fixes each of those, and nothing else, so a
 // profile of each shows where the time went and what the fix bought.
+// A third mode, leaky, is naive with a leak added: one request in 100
+// leaves a goroutine parked forever (see auditor), for continuous
+// profiling to find.
 //
 // Usage:
 //
@@ -50,6 +53,7 @@ import (
 // config holds the command-line flags.
 type config struct {
 	mode      mode
+	leaky     bool
 	addr      string
 	pprofAddr string
 	noExpose  bool
@@ -66,7 +70,7 @@ type config struct {
 func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("leftpad", flag.ContinueOnError)
-	modeName := fs.String("mode", "naive", "implementation: naive (as first written) or optimized")
+	modeName := fs.String("mode", "naive", "implementation: naive (as first written), optimized, or leaky (naive, leaking a goroutine per 100 requests)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to serve the API on; port 0 picks a free port")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", expose.DefaultAddr, "address to serve /debug/pprof/ on, separate from the API; empty disables; not loopback requires PPROF_TOKEN")
 	fs.BoolVar(&c.noExpose, "no-expose", false, "serve no profiles and skip the route-labelling middleware (to measure their cost)")
@@ -94,6 +98,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	case "goroutine", "context", "none":
 	default:
 		return c, fmt.Errorf("unknown --route-labels %q: use goroutine, context or none", c.labels)
+	}
+	if *modeName == "leaky" {
+		c.leaky, *modeName = true, "naive"
 	}
 	m, err := parseMode(*modeName)
 	if err != nil {
@@ -137,6 +144,10 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 		}
 	}()
 	svc := &service{mode: c.mode, stats: stats, log: accessLog}
+	name := c.mode.String()
+	if c.leaky {
+		svc.leak, name = &auditor{}, "leaky"
+	}
 
 	var handler http.Handler = svc.routes()
 	pprofNote := "pprof off"
@@ -183,7 +194,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
-	fmt.Fprintf(stdout, "leftpad (%s) listening on http://%s, %s\n", c.mode, ln.Addr(), pprofNote)
+	fmt.Fprintf(stdout, "leftpad (%s) listening on http://%s, %s\n", name, ln.Addr(), pprofNote)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

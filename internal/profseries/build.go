@@ -20,6 +20,9 @@ type Window struct {
 	Duration time.Duration
 	Shape    Shape
 	Samples  []Sample
+	// Process is the process the samples came from, as the scrape
+	// recorded it (a merge keeps the first window's).
+	Process Process
 }
 
 // Merge adds the samples of blocks by stack, as pprof's profile.Merge adds
@@ -31,7 +34,7 @@ func Merge(blocks []Window) (Window, error) {
 	if len(blocks) == 0 {
 		return Window{}, fmt.Errorf("merge: no scrapes")
 	}
-	out := Window{Start: blocks[0].Start, End: blocks[0].End, Shape: blocks[0].Shape}
+	out := Window{Start: blocks[0].Start, End: blocks[0].End, Shape: blocks[0].Shape, Process: blocks[0].Process}
 	out.Shape.Comments = nil
 	seen := map[string]bool{}
 	sums := map[uint64][]int64{}

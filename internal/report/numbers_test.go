@@ -58,6 +58,7 @@ var numberFormattingAllowed = map[string]string{
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
 	"internal/escape/reason.go:short":             "file:line",
+	"internal/profseries/leak.go:frameText":       "function file:line",
 	"internal/profiles/sites.go:Site.Where":       "file:line",
 	"internal/findings/finding.go:Evidence.Where": "file:line",
 	"internal/findings/concat.go:short":           "file:line",

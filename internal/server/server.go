@@ -44,6 +44,7 @@ type Backend interface {
 	runIndex
 	tokenChecker
 	profileSeries
+	leakSeries
 }
 
 // benchHistory is what the server records and reads of the benchmark
@@ -214,6 +215,8 @@ func (s *Server) routes() {
 	api("GET /api/v1/profiles/function", read, s.handleProfileFunction)
 	api("GET /api/v1/profiles/diff", read, s.handleProfileDiff)
 	api("GET /api/v1/profiles/findings", read, s.handleProfileFindings)
+	api("GET /api/v1/profiles/leaks", read, s.handleProfileLeaks)
+	api("GET /api/v1/profiles/deploys", read, s.handleProfileDeploys)
 	api("GET /api/v1/scrape/targets", read, s.handleScrapeTargets)
 	api("/api/", read, s.handleAPINotFound)
 
@@ -230,6 +233,7 @@ func (s *Server) routes() {
 	page("GET /compare", s.pageCompare)
 	page("GET /runs", s.pageRuns)
 	page("GET /runs/{id}", s.pageRun)
+	page("GET /leaks", s.pageLeaks)
 	page("GET /runs/{id}/pprof/{kind}", s.pageRunPprof)
 	page("GET /runs/{id}/pprof/{kind}/{view...}", s.pageRunPprof)
 	page("GET /diff/{base}/{head}/{kind}", s.pageDiffPprof)

@@ -474,12 +474,14 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 	}
 	var windows []profseries.Window
 	for part := range chunks(ids, 500) {
-		sq, args := inList(`SELECT start_time, end_time, duration, shape_id, data FROM prof_blocks
-			WHERE start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
-		err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+		sq, args := inList(`SELECT b.start_time, b.end_time, b.duration, b.shape_id, b.data, p.build_id, p.generation
+			FROM prof_blocks b JOIN prof_processes p ON p.id = b.process_id
+			WHERE b.start_time >= ? AND b.start_time < ? AND b.series_id IN `, part, nanos(q.From), nanos(q.To))
+		err := ps.b.each(ctx, sq+` ORDER BY b.start_time`, args, func(rows *sql.Rows) error {
 			var start, end, duration, shapeID int64
 			var data []byte
-			if err := rows.Scan(&start, &end, &duration, &shapeID, &data); err != nil {
+			var proc profseries.Process
+			if err := rows.Scan(&start, &end, &duration, &shapeID, &data, &proc.BuildID, &proc.Generation); err != nil {
 				return err
 			}
 			samples, err := ps.codec().Decode(data)
@@ -490,7 +492,7 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 			if err != nil {
 				return err
 			}
-			windows = append(windows, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples})
+			windows = append(windows, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples, Process: proc})
 			return nil
 		})
 		if err != nil {

@@ -1,0 +1,55 @@
+package profseries_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// TestDeploysOfLiveExamples scrapes leftpad naive as version 1, then,
+// in its place, leftpad optimized as version 2 — the deploy of a fix —
+// and asks for the deploys: one is found, between those versions, after
+// the last scrape of version 1, and it names the functions the fix
+// changed. Naive's padding loop and its per-call strings.Replacer take a
+// share of the CPU that optimized does not spend.
+func TestDeploysOfLiveExamples(t *testing.T) {
+	bin, db := buildLeftpad(t)
+	types := []string{profseries.CPU}
+	v1 := scrapeLeftpad(t, bin, db, []liveTarget{{"naive", map[string]string{"version": "1"}}}, types, 10, 9*time.Second)
+	v2 := scrapeLeftpad(t, bin, db, []liveTarget{{"optimized", map[string]string{"version": "2"}}}, types, 10, 9*time.Second)
+	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := profseries.FindDeploys(context.Background(), db, sel, v1.from.Add(-time.Minute), v2.to.Add(time.Minute), profseries.DeployOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Deploys) != 1 {
+		t.Fatalf("%d deploys found, want 1: %+v", len(rep.Deploys), rep.Deploys)
+	}
+	d := rep.Deploys[0]
+	if d.Before.Version != "1" || d.After.Version != "2" || d.Service.String() != `{job="leftpad"}` {
+		t.Errorf("deploy of %s from %s to %s, want {job=\"leftpad\"} from 1 to 2", d.Service, d.Before, d.After)
+	}
+	if d.At.Before(v1.to) || d.At.After(v2.to) {
+		t.Errorf("deployed at %s, not between version 1's end %s and version 2's %s", d.At, v1.to, v2.to)
+	}
+	if !d.Judged || d.BeforeScrapes < 10 || d.AfterScrapes < 10 {
+		t.Errorf("judged %v on %d scrapes before and %d after, want at least 10 each", d.Judged, d.BeforeScrapes, d.AfterScrapes)
+	}
+	var names []string
+	for _, c := range d.Changes {
+		t.Logf("%s: %.1f%% → %.1f%% (p=%.2g)", c.Function, 100*c.Before, 100*c.After, c.P)
+		names = append(names, c.Function)
+		if c.P >= rep.Alpha || (c.Delta > -rep.MinChange && c.Delta < rep.MinChange) {
+			t.Errorf("%s listed with p=%.2g and a change of %.3f", c.Function, c.P, c.Delta)
+		}
+	}
+	if len(d.Changes) == 0 || !strings.Contains(strings.Join(names, "\n"), "leftpad.") {
+		t.Errorf("no change of a leftpad function named: %q", names)
+	}
+}

@@ -1,0 +1,380 @@
+package profseries
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profiles"
+)
+
+// LeakOptions set how sure a leak must be before it is named. Zero values
+// mean the defaults.
+type LeakOptions struct {
+	// Alpha is the family-wise chance of naming a stack that does not
+	// grow: each stack's one-sided Mann–Kendall p-value must be below
+	// Alpha divided by the number of stacks tested (Bonferroni); default
+	// 0.01.
+	Alpha float64
+	// MinPoints is the fewest snapshots of one process a trend is judged
+	// on; default 12.
+	MinPoints int
+	// MinSpan is the shortest time those snapshots must span; default one
+	// minute.
+	MinSpan time.Duration
+	// MinGoroutines is the least growth, over the span, of goroutines
+	// named a leak; default 10. MinBytes is the same for heap in use;
+	// default 1 MiB (the heap profile samples about one allocation per
+	// 512 KiB).
+	MinGoroutines float64
+	MinBytes      float64
+}
+
+func (o LeakOptions) withDefaults() LeakOptions {
+	if o.Alpha <= 0 {
+		o.Alpha = 0.01
+	}
+	if o.MinPoints <= 0 {
+		o.MinPoints = 12
+	}
+	if o.MinSpan <= 0 {
+		o.MinSpan = time.Minute
+	}
+	if o.MinGoroutines <= 0 {
+		o.MinGoroutines = 10
+	}
+	if o.MinBytes <= 0 {
+		o.MinBytes = 1 << 20
+	}
+	return o
+}
+
+// LeakTypes are the profile types leaks are looked for in, and the sample
+// type each is judged on: goroutines by count, the heap by bytes in use,
+// and the Go runtime's own goroutineleak profile (goroutines the garbage
+// collector proved can never run again) by count.
+var LeakTypes = []struct{ Type, SampleType string }{
+	{Goroutine, profiles.SampleGoroutine},
+	{GoroutineLeak, profiles.SampleGoroutine},
+	{Heap, profiles.SampleInuseSpace},
+}
+
+// A Leak is one stack of one target whose level kept rising over the
+// snapshots of one process.
+type Leak struct {
+	Target Labels `json:"target"`
+	// Type is the profile type (goroutine, heap, goroutineleak) and
+	// SampleType/Unit the value judged (goroutine count, inuse_space).
+	Type       string `json:"type"`
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// Process is the process the snapshots came from; From and To the
+	// first and last snapshot judged.
+	Process   Process   `json:"process"`
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	Snapshots int       `json:"snapshots"`
+	// PerHour is the growth rate (Theil–Sen slope) in Unit per hour;
+	// Growth the fitted growth from From to To; Start and End the levels
+	// seen in the first and last snapshot.
+	PerHour float64 `json:"per_hour"`
+	Growth  float64 `json:"growth"`
+	Start   int64   `json:"start"`
+	End     int64   `json:"end"`
+	Trend   Trend   `json:"trend"`
+	// StartedAt is where the goroutines were started — the outermost
+	// frame of their stack that is not the runtime's, as "function
+	// file:line" (the function's first line) — for goroutine types; for
+	// the heap, the line that allocated (the innermost user frame).
+	StartedAt string `json:"started_at"`
+	// At is the innermost user frame: where the goroutines wait, or what
+	// allocated; Wait the call they are parked in, for goroutines.
+	At   string `json:"at"`
+	Wait string `json:"wait,omitempty"`
+	// Stack is the whole stack, innermost first, as "function file:line".
+	Stack []string `json:"stack"`
+}
+
+// A LeakReport is what FindLeaks judged over one range.
+type LeakReport struct {
+	Selector string    `json:"selector"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	Alpha    float64   `json:"alpha"`
+	// MinGoroutines and MinBytes are the least growth named, MinPoints
+	// and MinSpan the shortest process judged (see LeakOptions).
+	MinGoroutines float64       `json:"min_goroutines"`
+	MinBytes      float64       `json:"min_bytes"`
+	MinPoints     int           `json:"min_snapshots"`
+	MinSpan       time.Duration `json:"min_span_ns"`
+	// Leaks are the stacks named, fastest growth first within each type.
+	Leaks []Leak `json:"leaks"`
+	// Judged lists each series judged and what was tested, so "no leak"
+	// can be told from "not enough data to say".
+	Judged []LeakSeries `json:"judged"`
+}
+
+// A LeakSeries is one target and type as FindLeaks judged it.
+type LeakSeries struct {
+	Target Labels `json:"target"`
+	Type   string `json:"type"`
+	// Snapshots is the number of snapshots of the range; Judged the
+	// snapshots of the processes long enough to judge; Stacks the stacks
+	// tested.
+	Snapshots int `json:"snapshots"`
+	Judged    int `json:"judged"`
+	Stacks    int `json:"stacks"`
+	// Compacted counts the windows left out because retention merged
+	// several snapshots into them (a sum, not a level); Short the
+	// snapshots of processes too short to judge (see LeakOptions).
+	Compacted int `json:"compacted,omitempty"`
+	Short     int `json:"short,omitempty"`
+}
+
+// A SeriesReader reads stored profile series: the store's ProfileSeries
+// is one.
+type SeriesReader interface {
+	SeriesLabels(ctx context.Context, typ string, sel Selector) ([]Labels, error)
+	Windows(ctx context.Context, q Query) ([]Window, error)
+	Symbols(ctx context.Context) SymbolSource
+}
+
+// FindLeaks judges every goroutine, goroutineleak and heap series sel
+// chooses over [from, to): see Leaks.
+func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.Time, o LeakOptions) (*LeakReport, error) {
+	o = o.withDefaults()
+	rep := &LeakReport{Selector: sel.String(), From: from, To: to, Alpha: o.Alpha,
+		MinGoroutines: o.MinGoroutines, MinBytes: o.MinBytes, MinPoints: o.MinPoints, MinSpan: o.MinSpan,
+		Leaks: []Leak{}, Judged: []LeakSeries{}}
+	for _, lt := range LeakTypes {
+		targets, err := r.SeriesLabels(ctx, lt.Type, sel)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range targets {
+			ws, err := r.Windows(ctx, Query{Type: lt.Type, Selector: Exact(t), From: from, To: to})
+			if err != nil {
+				return nil, err
+			}
+			if len(ws) == 0 {
+				continue
+			}
+			leaks, judged, err := Leaks(t, lt.Type, ws, r.Symbols(ctx), o)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", lt.Type, t, err)
+			}
+			rep.Leaks = append(rep.Leaks, leaks...)
+			rep.Judged = append(rep.Judged, judged)
+		}
+	}
+	if len(rep.Judged) == 0 {
+		return nil, fmt.Errorf("%w for %s from %s to %s", ErrNoLeakData, sel, from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	return rep, nil
+}
+
+// Leaks judges the snapshots of one target's series of type typ
+// (goroutine, goroutineleak or heap), ordered by time. Each process is
+// judged on its own, for a restart empties every level. A stack is named
+// when, over one process's snapshots (at least o.MinPoints over at least
+// o.MinSpan):
+//
+//   - its level rises by the Mann–Kendall test, one-sided, at o.Alpha
+//     divided by the stacks tested;
+//   - it still rises over the later half of the snapshots (Theil–Sen
+//     slope above 0), so a level that stepped up once — connections
+//     opened at the start of a load, a cache filled — is not named;
+//   - the fitted growth is at least o.MinGoroutines or o.MinBytes.
+//
+// Windows compacted from several snapshots (retention) hold their sum,
+// not a level: they are left out, and the LeakSeries says so.
+func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o LeakOptions) ([]Leak, LeakSeries, error) {
+	o = o.withDefaults()
+	js := LeakSeries{Target: target, Type: typ, Snapshots: len(windows)}
+	sampleType := ""
+	for _, lt := range LeakTypes {
+		if lt.Type == typ {
+			sampleType = lt.SampleType
+		}
+	}
+	if sampleType == "" {
+		return nil, js, fmt.Errorf("leaks: profile type %q has no level to judge", typ)
+	}
+	var snaps []Window
+	compacted := 0
+	for _, w := range windows {
+		if w.End.Equal(w.Start) {
+			snaps = append(snaps, w)
+		} else {
+			compacted++
+		}
+	}
+	slices.SortStableFunc(snaps, func(a, b Window) int { return a.Start.Compare(b.Start) })
+	js.Compacted = compacted
+	type candidate struct {
+		stack uint64
+		seg   []Window
+		tr    Trend
+		first int64
+		last  int64
+		col   int
+		unit  string
+	}
+	var cands []candidate
+	short := 0
+	for _, seg := range byProcess(snaps) {
+		span := seg[len(seg)-1].Start.Sub(seg[0].Start)
+		if len(seg) < o.MinPoints || span < o.MinSpan {
+			short += len(seg)
+			continue
+		}
+		col := slices.IndexFunc(seg[0].Shape.SampleTypes, func(v ValueType) bool { return v.Type == sampleType })
+		if col < 0 {
+			return nil, js, fmt.Errorf("leaks: %s snapshots have no %s values", typ, sampleType)
+		}
+		unit := seg[0].Shape.SampleTypes[col].Unit
+		js.Judged += len(seg)
+		// Stacks present in the last snapshot: a level that went back to
+		// nothing did not leak.
+		levels := make([]map[uint64]int64, len(seg))
+		for i, w := range seg {
+			levels[i] = map[uint64]int64{}
+			if !w.Shape.Compatible(seg[0].Shape) {
+				return nil, js, fmt.Errorf("leaks: %s snapshots of one process have different sample types", typ)
+			}
+			for _, s := range w.Samples {
+				levels[i][s.Stack] += s.Values[col]
+			}
+		}
+		var stacks []uint64
+		for id, v := range levels[len(seg)-1] {
+			if v > 0 {
+				stacks = append(stacks, id)
+			}
+		}
+		slices.Sort(stacks)
+		js.Stacks += len(stacks)
+		for _, id := range stacks {
+			ps := make([]point, len(seg))
+			for i, w := range seg {
+				ps[i] = point{t: w.Start, v: float64(levels[i][id])}
+			}
+			cands = append(cands, candidate{stack: id, seg: seg, tr: trendOf(ps), first: levels[0][id], last: levels[len(seg)-1][id], col: col, unit: unit})
+		}
+	}
+	js.Short = short
+	minGrowth := o.MinGoroutines
+	if sampleType == profiles.SampleInuseSpace {
+		minGrowth = o.MinBytes
+	}
+	level := o.Alpha / float64(max(1, js.Stacks))
+	var leaks []Leak
+	var ids []uint64
+	for _, c := range cands {
+		growth := c.tr.Last - c.tr.First
+		if c.tr.S <= 0 || c.tr.P >= level || c.tr.LaterSlope <= 0 || growth < minGrowth {
+			continue
+		}
+		leaks = append(leaks, Leak{Target: target, Type: typ, SampleType: sampleType, Unit: c.unit,
+			Process: c.seg[0].Process, From: c.seg[0].Start, To: c.seg[len(c.seg)-1].Start, Snapshots: len(c.seg),
+			PerHour: c.tr.Slope * 3600, Growth: growth, Start: c.first, End: c.last, Trend: c.tr})
+		ids = append(ids, c.stack)
+	}
+	if len(leaks) == 0 {
+		return nil, js, nil
+	}
+	if err := describeStacks(leaks, ids, typ, src); err != nil {
+		return nil, js, err
+	}
+	slices.SortStableFunc(leaks, func(a, b Leak) int { return cmp.Compare(b.PerHour, a.PerHour) })
+	return leaks, js, nil
+}
+
+// byProcess splits snapshots, ordered by time, into runs of one process
+// each.
+func byProcess(ws []Window) [][]Window {
+	var out [][]Window
+	for i := 0; i < len(ws); {
+		j := i + 1
+		for j < len(ws) && ws[j].Process == ws[i].Process {
+			j++
+		}
+		out = append(out, ws[i:j])
+		i = j
+	}
+	return out
+}
+
+// describeStacks fills each leak's stack, its start and its user frame
+// from the symbols of the stack ids (one per leak).
+func describeStacks(leaks []Leak, ids []uint64, typ string, src SymbolSource) error {
+	sy, err := Resolve(src, distinct(slices.Clone(ids)))
+	if err != nil {
+		return err
+	}
+	w := Window{Shape: Shape{SampleTypes: []ValueType{{Type: "count", Unit: "count"}}}}
+	for _, id := range ids {
+		w.Samples = append(w.Samples, Sample{Stack: id, Values: []int64{1}})
+	}
+	p, err := sy.Profile(w)
+	if err != nil {
+		return err
+	}
+	cs := profiles.NewClasses(nil, p)
+	for i, s := range p.Sample {
+		l := &leaks[i]
+		fs := profiles.Frames(s)
+		l.Stack = make([]string, len(fs))
+		for k, f := range fs {
+			l.Stack[k] = frameText(f.Name(), f.File(), f.Line())
+		}
+		u := profiles.UserFrame(fs, -1, cs.Frame)
+		if u >= 0 {
+			l.At = frameText(fs[u].Name(), fs[u].File(), fs[u].Line())
+			if u > 0 && typ != Heap {
+				l.Wait = fs[u-1].Name()
+			}
+		}
+		switch {
+		case typ == Heap:
+			l.StartedAt = l.At
+		default:
+			l.StartedAt = goroutineStart(fs)
+		}
+		if l.StartedAt == "" && len(l.Stack) > 0 {
+			l.StartedAt = l.Stack[len(l.Stack)-1]
+		}
+	}
+	return nil
+}
+
+// goroutineStart is the function a goroutine was started with: its
+// outermost frame but runtime.goexit, as "function file:line" with the
+// function's first line.
+func goroutineStart(fs []profiles.Frame) string {
+	for k := len(fs) - 1; k >= 0; k-- {
+		f := fs[k]
+		if f.Name() == "runtime.goexit" {
+			continue
+		}
+		if fn := f.Function(); fn != nil && fn.StartLine > 0 {
+			return frameText(fn.Name, fn.Filename, fn.StartLine)
+		}
+		return frameText(f.Name(), f.File(), f.Line())
+	}
+	return ""
+}
+
+func frameText(name, file string, line int64) string {
+	if file == "" {
+		return name
+	}
+	return fmt.Sprintf("%s %s:%d", name, file, line)
+}
+
+// ErrNoLeakData means the range holds no snapshot of any type leaks are
+// judged on.
+var ErrNoLeakData = errors.New("no goroutine or heap snapshots")
