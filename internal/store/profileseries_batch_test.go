@@ -81,3 +81,45 @@ func total(p *profile.Profile) int64 {
 	}
 	return n
 }
+
+// BenchmarkAppend stores scrapes of 500 targets' CPU profiles on SQLite
+// one at a time (serial, each Append waits for its commit before the
+// next, as a scraper did) and 32 at once (as the scraper's writers call
+// it, sharing commits): compare their scrapes/s, run side by side.
+func BenchmarkAppend(b *testing.B) {
+	cpu := leftpadProfiles(b, profseries.CPU)
+	const targets = 500
+	labels := make([]profseries.Labels, targets)
+	for i := range labels {
+		labels[i] = profseries.NewLabels(map[string]string{"job": "fleet", "instance": fmt.Sprintf("10.0.%d.%d:6060", i/256, i%256)})
+	}
+	for _, writers := range []int{1, 32} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			s, _ := openTestSQLite(b)
+			ctx := context.Background()
+			scrapes := make(chan *profseries.Scrape)
+			go func() {
+				defer close(scrapes)
+				for i := range b.N {
+					at := profEpoch.Add(time.Duration(i/targets) * 10 * time.Second)
+					scrapes <- scrapeAt(labels[i%targets], profseries.CPU, cpu[i%len(cpu)], at)
+				}
+			}()
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for sc := range scrapes {
+						if err := s.Append(ctx, sc); err != nil {
+							b.Error(err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scrapes/s")
+		})
+	}
+}
