@@ -27,7 +27,7 @@ const (
 	DefaultMaxWindowed = 4096
 	DefaultMaxQuick    = 32
 	DefaultMaxBackoff  = 5 * time.Minute
-	DefaultMaxQueued   = 1024
+	DefaultMaxQueued   = 256
 )
 
 // DefaultLimits bound each profile a scraper reads: a quarter of fetch's
@@ -57,7 +57,10 @@ type Options struct {
 	// MaxQueued bounds the profiles collected and waiting for the sink.
 	// Targets never wait for the sink: when this many wait, a target's
 	// next profile is dropped and its health says so (Health.Dropped).
-	// Default DefaultMaxQueued.
+	// Default DefaultMaxQueued: a second of 500 targets' scrapes, which
+	// rides out a slow commit; a store slower than the scrapes for longer
+	// loses profiles rather than the scraper's memory (a queued CPU
+	// profile of a busy service is a few hundred KB parsed).
 	MaxQueued int
 }
 
