@@ -7,6 +7,14 @@
 # memory (VmHWM from /proc/PID/status) and the latest start of any scrape
 # after it was due (the status the scraper prints when interrupted).
 #
+# With PROFILES=DIR it also saves the scraper's own heap profile (in use,
+# near the end of the run) and a 30 s CPU profile into DIR, through the
+# scraper's --pprof endpoints: `go tool pprof -sample_index=inuse_space
+# DIR/heap.pb.gz` says what holds its memory.
+#
+# The machine is shared: the load average is sampled every 10 s during the
+# run and its mean and maximum printed beside the results.
+#
 # Then it checks a crash: the scraper is started again on the same store,
 # killed with SIGKILL while it writes, and the store must open, answer
 # `perfscope query targets`, and pass SQLite's integrity_check.
@@ -47,16 +55,31 @@ clk=$(getconf CLK_TCK)
 cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-"$work/perfscope" scrape --config "$work/scrape.yml" --db "$work/scrape.db" --status-every 10s >"$work/scrape.log" 2>&1 &
+"$work/perfscope" scrape --config "$work/scrape.yml" --db "$work/scrape.db" --status-every 10s --pprof 127.0.0.1:0 >"$work/scrape.log" 2>&1 &
 scraper=$!
 pids+=($scraper)
 t0=$(date +%s.%N)
 c0=$(cputicks $scraper)
-sleep "$secs"
+# The load average every 10 s, while the scraper runs.
+(while sleep 10; do cut -d' ' -f1 /proc/loadavg; done >"$work/load.txt") &
+pids+=($!)
+loadpid=$!
+if [ -n "${PROFILES:-}" ] && [ "$secs" -gt 60 ]; then
+	mkdir -p "$PROFILES"
+	sleep $((secs - 40))
+	self=$(sed -n 's/^the scraper.s own profiles: //p' "$work/scrape.log")
+	curl -sf -o "$PROFILES/cpu.pb.gz" "${self}profile?seconds=30"
+	curl -sf -o "$PROFILES/heap.pb.gz" "${self}heap"
+	left=$(echo "$t0 + $secs - $(date +%s.%N)" | bc)
+	if [ "$(echo "$left > 0" | bc)" = 1 ]; then sleep "$left"; fi
+else
+	sleep "$secs"
+fi
 c1=$(cputicks $scraper)
 t1=$(date +%s.%N)
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$scraper/status")
-echo "load during: $(cut -d' ' -f1-3 /proc/loadavg)"
+kill "$loadpid" 2>/dev/null || true
+echo "load during: $(cut -d' ' -f1-3 /proc/loadavg) now; every 10 s: mean $(awk '{s += $1} END {printf "%.1f", s / NR}' "$work/load.txt"), max $(sort -g "$work/load.txt" | tail -1)"
 kill -INT $scraper
 wait $scraper || true
 awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v clk="$clk" -v hwm="$hwm" -v n="$n" 'BEGIN {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/perfscope/perfscope/expose"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/scrape"
 	"github.com/perfscope/perfscope/internal/store"
@@ -22,6 +23,7 @@ func newScrapeCmd() *cobra.Command {
 		sf         scrapeFlags
 		db         string
 		statusEach time.Duration
+		pprofAddr  string
 	)
 	c := &cobra.Command{
 		Use:   "scrape --config FILE",
@@ -77,6 +79,15 @@ Configuration:
 			}
 			defer st.Close()
 			out := cmd.OutOrStdout()
+			if pprofAddr != "" {
+				// The scraper's own profiles, as perfscope's expose serves a service's.
+				srv, err := expose.Start(ctx, expose.Options{Addr: pprofAddr})
+				if err != nil {
+					return usagef("--pprof %s: %v", pprofAddr, err)
+				}
+				defer srv.Close()
+				fmt.Fprintf(out, "the scraper's own profiles: %s\n", srv.URL())
+			}
 			fmt.Fprintf(out, "scraping %s into %s\n", sf.describe(), describeDB(db))
 			done := make(chan error, 1)
 			go func() { done <- sc.Run(ctx) }()
@@ -104,6 +115,7 @@ Configuration:
 	sf.register(f, "config", "the scrape configuration (YAML; see above)")
 	f.StringVar(&db, "db", "", "the store: a SQLite file or a postgres://user:pass@host/db URL (default ~/.perfscope/perfscope.db)")
 	f.DurationVar(&statusEach, "status-every", time.Minute, "print the targets' health this often")
+	f.StringVar(&pprofAddr, "pprof", "", "serve the scraper's own pprof endpoints on this loopback host:port (port 0: any free one)")
 	return c
 }
 

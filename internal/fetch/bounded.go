@@ -170,8 +170,13 @@ func inflate(ctx context.Context, r io.Reader, lim Limits) ([]byte, Stats, error
 	return data, st, nil
 }
 
-// readChunk is the size of the pieces readChunks reads.
-const readChunk = 1 << 20
+// The pieces readChunks reads start at firstChunk bytes and double up to
+// maxChunk: a profile of a few KB (most are) costs no MB-sized buffer, and
+// a scraper reads hundreds at once.
+const (
+	firstChunk = 32 << 10
+	maxChunk   = 1 << 20
+)
 
 // readChunks reads r to its end in pieces, so that what a refused profile
 // costs is what was read, with none of the copies a growing buffer makes,
@@ -179,8 +184,10 @@ const readChunk = 1 << 20
 func readChunks(r io.Reader) ([][]byte, int64, error) {
 	var chunks [][]byte
 	var n int64
+	size := firstChunk
 	for {
-		c := make([]byte, readChunk)
+		c := make([]byte, size)
+		size = min(2*size, maxChunk)
 		k := 0
 		var err error
 		for k < len(c) && err == nil {

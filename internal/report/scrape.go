@@ -13,7 +13,7 @@ import (
 // counts, then a line per target that is down or missed profiles. With
 // all, a table of every target follows (as when the scraper stops).
 func WriteScrapeStatus(w io.Writer, hs []scrape.Health, all bool) error {
-	up, collected, missed := 0, int64(0), int64(0)
+	up, collected, missed, dropped := 0, int64(0), int64(0), int64(0)
 	var late time.Duration
 	for _, h := range hs {
 		if h.Up {
@@ -21,12 +21,16 @@ func WriteScrapeStatus(w io.Writer, hs []scrape.Health, all bool) error {
 		}
 		collected += h.Collected
 		missed += h.Missed
+		dropped += h.Dropped
 		late = max(late, h.MaxLateness)
 	}
 	line := time.Now().Format("15:04:05") + " " + strconv.Itoa(len(hs)) + " target" + plural(len(hs)) + ", " + strconv.Itoa(up) + " up; " +
 		strconv.FormatInt(collected, 10) + " profile" + plural(int(collected)) + " stored; latest start " + units.Seconds(late.Seconds()) + " after due"
 	if missed > 0 {
 		line += "; " + strconv.FormatInt(missed, 10) + " scrapes missed"
+	}
+	if dropped > 0 {
+		line += "; " + strconv.FormatInt(dropped, 10) + " profiles dropped (the store is behind)"
 	}
 	b := block{lines: []string{line}}
 	for _, h := range hs {

@@ -3,6 +3,8 @@ package scrape
 import (
 	"context"
 	"errors"
+	"hash/maphash"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -35,7 +37,7 @@ type collector struct {
 	deltas      map[string]string         // type → deltaTarget or deltaSubtracted; absent: not yet probed
 	unsupported map[string]bool           // types the target does not serve
 	last        map[string]fetch.Snapshot // the last cumulative snapshot of each subtracted type
-	clock       *fetch.Snapshot           // the last snapshot that shows a restart
+	clock       *counterSet               // the counters of the last snapshot that shows a restart
 }
 
 func newCollector(l *loop) collector {
@@ -56,6 +58,7 @@ type result struct {
 	start, end time.Time
 	err        error
 	snap       *fetch.Snapshot // the cumulative snapshot taken, for subtraction
+	counters   *counterSet     // a heap snapshot's cumulative counters, for the restart clock
 	raw        int64
 
 	// What the scrape learnt of the target, applied once every request
@@ -66,8 +69,9 @@ type result struct {
 
 // scrape collects every profile type once: first the snapshots (at
 // once), then the profiles over window (CPU, deltas the target makes),
-// side by side. It returns how many profiles went to the sink and why
-// others were missed.
+// side by side. It returns how many profiles it collected (queued for
+// the sink, or dropped when the sink's queue is full) and why others were
+// missed or dropped.
 func (c *collector) scrape(ctx context.Context, start time.Time, window time.Duration) (int, []TypeError) {
 	var snaps []string
 	var windowed []string
@@ -102,11 +106,15 @@ func (c *collector) scrape(ctx context.Context, start time.Time, window time.Dur
 	// build id; the snapshots after it are baselines of the new process.
 	restarted := false
 	for _, r := range results {
-		if r.typ == clockType && r.snap != nil {
-			if c.clock != nil && wentBack(*c.clock, *r.snap) {
+		if r.typ == clockType && r.counters == nil && r.snap != nil {
+			cs := countersOf(r.snap.Profile)
+			r.counters = &cs
+		}
+		if r.typ == clockType && r.counters != nil {
+			if c.clock != nil && c.clock.wentBack(*r.counters) {
 				restarted = true
 			}
-			c.clock = r.snap
+			c.clock = r.counters
 		}
 		if r.p != nil && c.newBuild(r.p) {
 			restarted = true
@@ -141,9 +149,12 @@ func (c *collector) scrape(ctx context.Context, start time.Time, window time.Dur
 		}
 		out = append(out, r)
 	}
+	// The snapshots go to the sink now, not held through the window.
+	got, errs := c.deliver(out)
 
 	winResults := c.run(ctx, windowed, func(ctx context.Context, typ string) result { return c.overWindow(ctx, typ, window) })
 	c.learn(winResults)
+	out = out[:0]
 	for _, r := range winResults {
 		if r.p != nil && c.newBuild(r.p) {
 			c.restarted() // a new binary answered: its profiles start a generation
@@ -154,33 +165,40 @@ func (c *collector) scrape(ctx context.Context, start time.Time, window time.Dur
 		}
 		out = append(out, r)
 	}
+	n, more := c.deliver(out)
+	c.publish()
+	return got + n, append(errs, more...)
+}
 
+// deliver queues the profiles of out for the sink. It returns how many
+// were collected (queued, or dropped when the sink's queue is full) and
+// why others were missed or dropped.
+func (c *collector) deliver(out []result) (int, []TypeError) {
 	got := 0
 	var errs []TypeError
 	for _, r := range out {
-		if r.err == nil && r.p != nil {
-			r.err = c.l.s.sink.Append(ctx, &profseries.Scrape{
-				Target:   c.l.target.Labels,
-				Type:     r.typ,
-				Start:    r.start,
-				End:      r.end,
-				Process:  profseries.Process{BuildID: c.buildID, Generation: c.generation},
-				Profile:  r.p,
-				RawBytes: r.raw,
-			})
-			if r.err != nil {
-				r.err = errors.New("store: " + oneLine(r.err))
-			}
-		}
 		if r.err != nil {
 			errs = append(errs, TypeError{Type: r.typ, Reason: oneLine(errors.New(fetch.Reason(r.err)))})
 			continue
 		}
-		if r.p != nil {
-			got++
+		if r.p == nil {
+			continue
+		}
+		// Collected: the target is up whether or not the store keeps up.
+		got++
+		err := c.l.s.writer.enqueue(c.l, &profseries.Scrape{
+			Target:   c.l.target.Labels,
+			Type:     r.typ,
+			Start:    r.start,
+			End:      r.end,
+			Process:  profseries.Process{BuildID: c.buildID, Generation: c.generation},
+			Profile:  r.p,
+			RawBytes: r.raw,
+		})
+		if err != nil {
+			errs = append(errs, TypeError{Type: r.typ, Reason: err.Error()})
 		}
 	}
-	c.publish()
 	return got, errs
 }
 
@@ -246,7 +264,8 @@ func (c *collector) snapshot(ctx context.Context, typ string) result {
 		// The heap profile also carries the allocations since the
 		// process started (alloc_*): the clock reads them; the allocs
 		// type stores them as deltas. Heap stores what is in use now.
-		r.snap = &s
+		cs := countersOf(s.Profile)
+		r.counters = &cs
 		r.p = keepValues(s.Profile, "inuse_")
 	case typ == "clock" || cumulative(typ):
 		r.snap = &s
@@ -341,15 +360,97 @@ func notServed(err error) bool {
 	return errors.As(err, &fe) && fe.Status == http.StatusNotFound
 }
 
-// wentBack reports whether any cumulative counter of end is below start:
-// the process restarted between them (a counter of a running process only
-// grows; a stack it had is never forgotten).
-func wentBack(start, end fetch.Snapshot) bool {
-	d, err := fetch.DeltaBetween(start, end)
-	if err != nil {
-		return true // two profiles that do not subtract are not one process's
+// A counterSet is what the restart clock keeps of a snapshot between
+// scrapes: each stack's cumulative values, keyed by a hash of the stack,
+// and none of the profile's symbols (a parsed heap profile of a busy
+// service is a few hundred KB; this, a tenth of it).
+type counterSet struct {
+	types  string             // the sample types counted, in order
+	values map[uint64][]int64 // by stackHash
+}
+
+var stackSeed = maphash.MakeSeed()
+
+// countersOf is the counterSet of a snapshot: the values of
+// cumulativeValues, summed per stack as pprof's merge sums samples of one
+// stack.
+func countersOf(p *profile.Profile) counterSet {
+	idx := cumulativeValues(p)
+	var types strings.Builder
+	for _, i := range idx {
+		types.WriteString(p.SampleType[i].Type + "/" + p.SampleType[i].Unit + " ")
 	}
-	return hasNegative(d, cumulativeValues(d))
+	cs := counterSet{types: types.String(), values: make(map[uint64][]int64, len(p.Sample))}
+	for _, s := range p.Sample {
+		k := stackHash(s)
+		v := cs.values[k]
+		if v == nil {
+			v = make([]int64, len(idx))
+			cs.values[k] = v
+		}
+		for j, i := range idx {
+			v[j] += s.Value[i]
+		}
+	}
+	return cs
+}
+
+// stackHash tells stacks apart as pprof's merge does: by each location's
+// place in its binary (its address less the mapping's start, and the
+// binary's name), or by its lines where it has no address, and by the
+// sample's labels.
+func stackHash(s *profile.Sample) uint64 {
+	var h maphash.Hash
+	h.SetSeed(stackSeed)
+	for _, loc := range s.Location {
+		if m := loc.Mapping; m != nil && loc.Address != 0 {
+			maphash.WriteComparable(&h, loc.Address-m.Start+m.Offset)
+			h.WriteString(m.BuildID)
+			h.WriteString(m.File)
+		} else {
+			for _, ln := range loc.Line {
+				if ln.Function != nil {
+					h.WriteString(ln.Function.Name)
+				}
+				maphash.WriteComparable(&h, ln.Line)
+			}
+		}
+		h.WriteByte(0)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Label)) {
+		h.WriteString(k)
+		for _, v := range s.Label[k] {
+			h.WriteString(v)
+		}
+		h.WriteByte(0)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.NumLabel)) {
+		h.WriteString(k)
+		for _, v := range s.NumLabel[k] {
+			maphash.WriteComparable(&h, v)
+		}
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+// wentBack reports whether any counter of end is below start's: the
+// process restarted between them (a counter of a running process only
+// grows; a stack it had is never forgotten). Snapshots of other sample
+// types are not one process's.
+func (start counterSet) wentBack(end counterSet) bool {
+	if start.types != end.types {
+		return true
+	}
+	for k, sv := range start.values {
+		ev := end.values[k]
+		for i, v := range sv {
+			if ev == nil && v > 0 || ev != nil && ev[i] < v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cumulativeValues are the indexes of p's values counted since the
@@ -376,9 +477,10 @@ func hasNegative(p *profile.Profile, idx []int) bool {
 	return false
 }
 
-// keepValues returns a copy of p with only the sample types whose names
-// start with one of prefixes, and without the samples left with only
-// zeros. A profile with none of them is returned whole.
+// keepValues keeps in p only the sample types whose names start with
+// one of prefixes, and drops the samples left with only zeros; it
+// changes p, which the caller owns, and returns it. A profile with none
+// of them is returned whole.
 func keepValues(p *profile.Profile, prefixes ...string) *profile.Profile {
 	var idx []int
 	for i, st := range p.SampleType {
@@ -392,25 +494,26 @@ func keepValues(p *profile.Profile, prefixes ...string) *profile.Profile {
 	if len(idx) == 0 {
 		return p
 	}
-	q := p.Copy()
-	q.SampleType = nil
-	for _, i := range idx {
-		q.SampleType = append(q.SampleType, p.SampleType[i])
+	types := make([]*profile.ValueType, len(idx))
+	for k, i := range idx {
+		types[k] = p.SampleType[i]
 	}
-	samples := q.Sample[:0]
-	for _, s := range q.Sample {
-		v := make([]int64, len(idx))
+	p.SampleType = types
+	samples := p.Sample[:0]
+	for _, s := range p.Sample {
+		// idx grows, so each value moves left or stays.
 		zero := true
 		for k, i := range idx {
-			v[k] = s.Value[i]
-			zero = zero && v[k] == 0
+			s.Value[k] = s.Value[i]
+			zero = zero && s.Value[k] == 0
 		}
 		if !zero {
-			s.Value = v
+			s.Value = s.Value[:len(idx)]
 			samples = append(samples, s)
 		}
 	}
-	q.Sample = samples
-	q.DefaultSampleType = q.SampleType[len(q.SampleType)-1].Type
-	return q
+	clear(p.Sample[len(samples):])
+	p.Sample = samples
+	p.DefaultSampleType = p.SampleType[len(p.SampleType)-1].Type
+	return p
 }

@@ -35,6 +35,18 @@
 // reader (Options.Limits) within the job's scrape_timeout, on top of the
 // window for windowed requests.
 //
+// # Storing
+//
+// A target's scrape never waits for the Sink: its profiles go into one
+// bounded queue (Options.MaxQueued) that a few writers hand to the Sink
+// side by side, so the store can commit many scrapes at once. Snapshots
+// are queued as soon as they are taken, the profiles over the window
+// when it ends. When the queue is full the store is behind: the profile
+// is dropped, counted in Health.Dropped and said in LastError ("not
+// stored: the store is behind"), and the next scrape starts on time
+// anyway. Why the Sink refused a profile shows with the next scrape's
+// errors. Run stores what was queued before it returns.
+//
 // # Deltas and restarts
 //
 // allocs, mutex and block are counted since the process started; they

@@ -35,8 +35,11 @@ type Health struct {
 	// collected nothing, which set the backoff.
 	Scrapes, Failures   int64
 	ConsecutiveFailures int
-	// Collected counts the profiles handed to the sink.
-	Collected int64
+	// Collected counts the profiles the sink stored. Dropped counts
+	// those collected but never handed to it because the store was
+	// behind (its queue full): each shows in LastError too, as a
+	// profile the sink refused does, with the scrape after.
+	Collected, Dropped int64
 	// NextDue is when the next scrape is due.
 	NextDue time.Time
 	// Lateness is how long after it was due the last scrape started;
@@ -81,6 +84,9 @@ type loop struct {
 
 	mu sync.Mutex
 	h  Health
+	// storeErrs are why the sink refused profiles since the last
+	// scrape's health was written: they join the next one's errors.
+	storeErrs []TypeError
 
 	st collector // owned by the loop's goroutine
 }
@@ -177,6 +183,8 @@ func (l *loop) run() {
 		h.Scrapes++
 		h.LastScrape, h.LastDuration, h.Lateness = start, end.Sub(start), late
 		h.MaxLateness = max(h.MaxLateness, late)
+		errs = append(errs, l.storeErrs...)
+		l.storeErrs = nil
 		h.Errors = errs
 		h.LastError = ""
 		if len(errs) > 0 {
@@ -192,7 +200,6 @@ func (l *loop) run() {
 			h.Backoff = l.backoff(h.ConsecutiveFailures)
 			next = l.slotAtOrAfter(start.Add(h.Backoff))
 		}
-		h.Collected += int64(got)
 		l.mu.Unlock()
 		due = next
 	}

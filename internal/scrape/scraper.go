@@ -27,6 +27,7 @@ const (
 	DefaultMaxWindowed = 4096
 	DefaultMaxQuick    = 32
 	DefaultMaxBackoff  = 5 * time.Minute
+	DefaultMaxQueued   = 256
 )
 
 // DefaultLimits bound each profile a scraper reads: a quarter of fetch's
@@ -53,6 +54,14 @@ type Options struct {
 	MaxBackoff time.Duration
 	// Limits bound each profile read. Default DefaultLimits.
 	Limits fetch.Limits
+	// MaxQueued bounds the profiles collected and waiting for the sink.
+	// Targets never wait for the sink: when this many wait, a target's
+	// next profile is dropped and its health says so (Health.Dropped).
+	// Default DefaultMaxQueued: a second of 500 targets' scrapes, which
+	// rides out a slow commit; a store slower than the scrapes for longer
+	// loses profiles rather than the scraper's memory (a queued CPU
+	// profile of a busy service is a few hundred KB parsed).
+	MaxQueued int
 }
 
 func (o Options) withDefaults() Options {
@@ -64,6 +73,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = DefaultMaxBackoff
+	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = DefaultMaxQueued
 	}
 	if o.Limits == (fetch.Limits{}) {
 		o.Limits = DefaultLimits
@@ -83,6 +95,8 @@ type Scraper struct {
 	mu        sync.Mutex
 	cfg       *Config
 	ctx       context.Context // set while Run runs
+	writer    *writer         // set while Run runs
+	writers   int             // how many Appends at once: storeWriters
 	discovery []*fileDiscovery
 	stopDisc  context.CancelFunc
 	loops     map[string]*loop
@@ -103,11 +117,12 @@ func New(cfg *Config, sink Sink, opts Options) *Scraper {
 		quick:    make(chan struct{}, opts.MaxQuick),
 		cfg:      cfg,
 		loops:    map[string]*loop{},
+		writers:  storeWriters,
 	}
 }
 
 // Run scrapes until ctx is done, then stops every target and returns
-// once no scrape is in flight.
+// once no scrape is in flight and every profile collected is stored.
 func (s *Scraper) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.ctx != nil {
@@ -115,6 +130,7 @@ func (s *Scraper) Run(ctx context.Context) error {
 		return errors.New("scraper already running")
 	}
 	s.ctx = ctx
+	s.writer = startWriter(s.sink, s.writers, s.opts.MaxQueued)
 	s.startDiscovery()
 	s.syncTargets()
 	s.mu.Unlock()
@@ -131,6 +147,8 @@ func (s *Scraper) Run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	// What was collected is stored before Run returns.
+	s.writer.stop()
 	final := targetHealth(stopped)
 	s.mu.Lock()
 	for _, c := range s.clients {

@@ -33,6 +33,9 @@ type ProfileSeries struct {
 
 	mu    sync.Mutex
 	cache symbolCache
+
+	// queue holds the Appends waiting for the writer (see Append).
+	queue appendQueue
 }
 
 // symbolCache remembers ids this process has seen, so a scrape that
@@ -90,28 +93,6 @@ var symbolTables = [...]string{
 // this long before the oldest block (see collectSymbols).
 const lastSeenSlack = time.Hour
 
-// Append stores one scrape in one transaction: a crash loses at most the
-// scrape in flight. Storing a scrape of the same series, start and process
-// again stores nothing.
-func (ps *ProfileSeries) Append(ctx context.Context, s *profseries.Scrape) error {
-	if err := checkScrape(s); err != nil {
-		return fmt.Errorf("store scrape: %w", err)
-	}
-	if err := ps.ensurePartition(ctx, s.Start); err != nil {
-		return fmt.Errorf("store scrape: %w", err)
-	}
-	// One scrape at a time per process: the cache is shared, and SQLite
-	// writes one at a time anyway.
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	err := ps.append(ctx, s)
-	if err != nil {
-		ps.cache.reset(-1) // ids learnt in a rolled back transaction are not stored
-		return fmt.Errorf("store scrape of %s %s: %w", s.Type, s.Target, err)
-	}
-	return nil
-}
-
 func checkScrape(s *profseries.Scrape) error {
 	switch {
 	case s == nil || s.Profile == nil:
@@ -127,47 +108,6 @@ func checkScrape(s *profseries.Scrape) error {
 		}
 	}
 	return fmt.Errorf("unknown profile type %q", s.Type)
-}
-
-func (ps *ProfileSeries) append(ctx context.Context, s *profseries.Scrape) error {
-	tx, err := ps.b.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := ps.lock(ctx, tx, false); err != nil {
-		return err
-	}
-	if err := ps.checkEpoch(ctx, tx); err != nil {
-		return err
-	}
-	seriesID, err := ps.seriesID(ctx, tx, s.Target, s.Type)
-	if err != nil {
-		return err
-	}
-	processID, err := ps.processID(ctx, tx, s.Process)
-	if err != nil {
-		return err
-	}
-	t := &txSymbols{ctx: ctx, tx: tx, ps: ps, seen: nanos(s.Start)}
-	shapeID, samples, err := profseries.Intern(s.Profile, t)
-	if err != nil {
-		return err
-	}
-	if err := t.touch(); err != nil {
-		return err
-	}
-	block, err := ps.codec().Encode(samples, len(s.Profile.SampleType), s.Profile.Period)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
-		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
-		VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-		seriesID, nanos(s.Start), nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block); err != nil {
-		return fmt.Errorf("insert block: %w", err)
-	}
-	return tx.Commit()
 }
 
 // lock takes, on PostgreSQL, the lock that keeps a collection of unused

@@ -38,7 +38,7 @@
 // time; the scraper calls Append, the CLI and dashboard the reads, each
 // declaring its own interface of them:
 //
-//	db.Append(ctx, *profseries.Scrape)                  one scrape, one transaction
+//	db.Append(ctx, *profseries.Scrape)                  one scrape, all or nothing; Appends at once share a commit
 //	db.MergedProfile(ctx, profseries.Query{Type, Selector, From, To})
 //	db.Top(ctx, q, profiles.ByFlat, n)                  the function table of the merge
 //	db.FunctionSeries(ctx, q, function, step)           one function's share per step
