@@ -1,0 +1,144 @@
+package gate
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perfscope/perfscope/internal/bench"
+)
+
+// mixRepo is a git repository of one module whose one benchmark calls two
+// functions running the same loop, hot and steady, for given lengths.
+type mixRepo struct {
+	t   *testing.T
+	dir string
+}
+
+func (r mixRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes the module with hot's loop of hotIters and commits it.
+// Lines are added above hot as its loop grows, so that its lines move and
+// an explanation must match them by their text.
+func (r mixRepo) commit(hotIters int, msg string) {
+	r.t.Helper()
+	src := `package scratch
+
+import "testing"
+
+var total int
+PAD
+//go:noinline
+func hot(n int) int {
+	s := 0
+	for i := range n {
+		s += i % 7
+	}
+	return s
+}
+
+//go:noinline
+func steady(n int) int {
+	s := 0
+	for i := range n {
+		s += i % 7
+	}
+	return s
+}
+
+func BenchmarkMix(b *testing.B) {
+	for b.Loop() {
+		total += hot(HOT) + steady(10000)
+	}
+}
+`
+	pad := strings.Repeat("\n// grown\n", (hotIters-10000)/100)
+	src = strings.NewReplacer("HOT", strconv.Itoa(hotIters), "PAD", pad).Replace(src)
+	for name, content := range map[string]string{"go.mod": "module example.com/scratch\n\ngo 1.26\n", "mix_test.go": src} {
+		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(content), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", msg)
+}
+
+// TestExplainNamesTheFunction is the gate's explanation end to end: on a
+// module whose commits make its benchmark's operation 1%, 2% and 5%
+// longer, all of it in one function, the gate names that function first
+// with an instruction delta within 0.5% of the benchmark's, and its loop's
+// line first among the lines, though the line moved. Counts are exact, so
+// this holds however busy the machine is.
+func TestExplainNamesTheFunction(t *testing.T) {
+	valgrind, err := bench.FindValgrind()
+	if err != nil {
+		if os.Getenv("PERFSCOPE_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	r := mixRepo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	// hot and steady run 10,000 iterations each: 2% more work in all is
+	// 400 more in hot.
+	r.commit(10000, "first")
+	first := r.git("rev-parse", "HEAD")
+	cfg := Config{Measure: MeasureInstructions, Rounds: 1, MaxRounds: 1, Benchtime: "20x",
+		Thresholds: map[string]float64{"instructions/op": 0.5}}
+	opts := bench.GateOptions{Dir: r.dir, BaseRef: first, Instructions: bench.InstructionOptions{Valgrind: valgrind}}
+	for _, pct := range []int{1, 2, 5} {
+		r.commit(10000+200*pct, strconv.Itoa(pct)+"% more work in hot")
+		rep, _, err := Measure(context.Background(), opts, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var judged *Judgement
+		for i, j := range rep.Decision.Judgements {
+			if j.Unit == bench.UnitInstructions {
+				judged = &rep.Decision.Judgements[i]
+			}
+		}
+		if judged == nil || judged.Verdict != Regression {
+			t.Fatalf("%d%% more work: judged %+v, want a regression", pct, judged)
+		}
+		if len(rep.Explanations) != 1 {
+			t.Fatalf("%d%% more work: %d explanations, want 1: %+v", pct, len(rep.Explanations), rep.Explanations)
+		}
+		e := rep.Explanations[0]
+		if !strings.HasPrefix(e.Benchmark, "Mix") || e.Unit != bench.UnitInstructions || len(e.Functions) == 0 {
+			t.Fatalf("%d%% more work: explanation %+v", pct, e)
+		}
+		// One count a side: the explanation's totals are the judged
+		// counts (which are rounded to whole instructions).
+		if math.Abs(e.Delta-(judged.HeadMedian-judged.BaseMedian)) > 1 {
+			t.Errorf("%d%% more work: explained a delta of %.1f, the gate judged %v → %v", pct, e.Delta, judged.BaseMedian, judged.HeadMedian)
+		}
+		if got := e.Delta / e.Base; math.Abs(got-float64(pct)/100) > 0.002 {
+			t.Errorf("%d%% more work: the count grew %.2f%%", pct, 100*got)
+		}
+		f := e.Functions[0]
+		t.Logf("%d%% more work: %+.1f instructions/op (%+.2f%%); first %s %+.1f (%.2f%% of it)", pct, e.Delta, 100*e.Delta/e.Base, f.Function, f.Delta, 100*f.Share)
+		if f.Function != "example.com/scratch.hot" || math.Abs(f.Share-1) > 0.005 {
+			t.Errorf("%d%% more work: first function %s with %.2f%% of the delta, want example.com/scratch.hot within 0.5%% of all of it: %+v", pct, f.Function, 100*f.Share, e.Functions)
+		}
+		if len(e.Lines) == 0 || e.Lines[0].Function != "example.com/scratch.hot" || e.Lines[0].File != "mix_test.go" || e.Lines[0].Source != "s += i % 7" {
+			t.Errorf("%d%% more work: lines %+v, want hot's loop first", pct, e.Lines)
+		}
+	}
+}
