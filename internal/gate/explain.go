@@ -37,9 +37,10 @@ type Explanation struct {
 	// head are matched by name, so a function that was renamed or
 	// inlined away shows as gone from one side and new on the other.
 	Functions []Change `json:"functions"`
-	// Omitted is how many more functions changed; their deltas are the
-	// rest of Delta.
-	Omitted int `json:"omitted"`
+	// Omitted is how many more functions changed; Rest is the sum of
+	// their deltas, Delta less the listed functions' deltas.
+	Omitted int     `json:"omitted"`
+	Rest    float64 `json:"rest"`
 	// Lines are the source lines whose per-operation instructions
 	// changed most, where the source was at hand when counting, matched
 	// between base and head by function and text, so a line that moved
@@ -97,6 +98,7 @@ func Explain(base, head *bench.CountedBenchmark, top int) *Explanation {
 		e.Package, e.Benchmark = r.GetConfig("pkg"), r.Name.String()
 	}
 	e.Functions, e.Omitted = topChanges(b.funcs, h.funcs, e.Delta, top, func(fn string) Change { return Change{Function: fn} })
+	e.Rest = rest(e.Delta, e.Functions)
 	// Lines whose text is known, matched by it; a line's place is the
 	// head's (the base's when gone from the head).
 	place := make(map[lineKey]Change)
@@ -238,4 +240,12 @@ func countedOf(all []*bench.CountedBenchmark, pkg, name string) *bench.CountedBe
 		out.Counts = append(out.Counts, c.Counts...)
 	}
 	return out
+}
+
+// rest is what of delta the changes listed do not account for.
+func rest(delta float64, listed []Change) float64 {
+	for _, c := range listed {
+		delta -= c.Delta
+	}
+	return delta
 }
