@@ -243,7 +243,7 @@ func opProfile(short, long *CachegrindFile, n int, root string) *OpProfile {
 			files[l.File] = text
 		}
 		k := l
-		k.File = moduleRelative(l.File, root)
+		k.File = ModuleRelative(l.File, root)
 		p.Lines[k] += v
 		if l.Line >= 1 && l.Line <= len(text) {
 			if s := strings.TrimSpace(text[l.Line-1]); s != "" {
@@ -275,9 +275,10 @@ func readSourceLines(path string) []string {
 	return strings.Split(string(data), "\n")
 }
 
-// moduleRelative is file relative to root, slash-separated, when it lies
-// under root; otherwise file.
-func moduleRelative(file, root string) string {
+// ModuleRelative is file relative to root, slash-separated, when it lies
+// under root (the module's own files, which the base's worktree and the
+// head name from different directories); otherwise file as it is.
+func ModuleRelative(file, root string) string {
 	if root == "" || !filepath.IsAbs(file) {
 		return file
 	}

@@ -69,8 +69,13 @@ func BenchmarkMix(b *testing.B) {
 }
 `
 	pad := strings.Repeat("\n// grown\n", (hotIters-10000)/100)
-	src = strings.NewReplacer("HOT", strconv.Itoa(hotIters), "PAD", pad).Replace(src)
-	for name, content := range map[string]string{"go.mod": "module example.com/scratch\n\ngo 1.26\n", "mix_test.go": src} {
+	r.commitSource("mix_test.go", strings.NewReplacer("HOT", strconv.Itoa(hotIters), "PAD", pad).Replace(src), msg)
+}
+
+// commitSource commits the module with src as its one test file, file.
+func (r mixRepo) commitSource(file, src, msg string) {
+	r.t.Helper()
+	for name, content := range map[string]string{"go.mod": "module example.com/scratch\n\ngo 1.26\n", file: src} {
 		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(content), 0o644); err != nil {
 			r.t.Fatal(err)
 		}
@@ -140,5 +145,63 @@ func TestExplainNamesTheFunction(t *testing.T) {
 		if len(e.Lines) == 0 || e.Lines[0].Function != "example.com/scratch.hot" || e.Lines[0].File != "mix_test.go" || e.Lines[0].Source != "s += i % 7" {
 			t.Errorf("%d%% more work: lines %+v, want hot's loop first", pct, e.Lines)
 		}
+	}
+}
+
+// TestExplainAllocations is the explanation of allocation changes end to
+// end: a commit adding a 128-byte allocation in one function is explained
+// by that function's line, one object and 128 bytes an operation more.
+func TestExplainAllocations(t *testing.T) {
+	r := mixRepo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	src := `package scratch
+
+import "testing"
+
+var sink, other []byte
+
+func keep() { sink = make([]byte, 64) }
+
+func grow() {
+	GROW
+}
+
+func BenchmarkAlloc(b *testing.B) {
+	for b.Loop() {
+		keep()
+		grow()
+	}
+}
+`
+	r.commitSource("alloc_test.go", strings.Replace(src, "GROW", "", 1), "first")
+	r.commitSource("alloc_test.go", strings.Replace(src, "GROW", "other = make([]byte, 128)", 1), "grow allocates")
+	cfg := Config{Measure: MeasureTime, Rounds: 3, MaxRounds: 3, Benchtime: "100x",
+		Thresholds: map[string]float64{"allocs/op": 0, "B/op": 0}}
+	rep, _, err := Measure(context.Background(), bench.GateOptions{Dir: r.dir, BaseRef: "HEAD~1"}, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"allocs/op": 1, "B/op": 128}
+	for _, e := range rep.Explanations {
+		d, ok := want[e.Unit]
+		if !ok {
+			t.Errorf("explained %s", e.Unit)
+			continue
+		}
+		delete(want, e.Unit)
+		if len(e.Functions) == 0 {
+			t.Errorf("%s: no sites: %+v", e.Unit, e)
+			continue
+		}
+		f := e.Functions[0]
+		// The runtime's own allocations of a run (a few, at times
+		// that depend on timing) spread over its operations: the
+		// total may differ from the site's by a few per cent of it.
+		if f.Function != "example.com/scratch.grow" || f.Where() != "alloc_test.go:10" || f.Delta != d || f.Base != 0 || math.Abs(e.Delta-d) > 0.05*d {
+			t.Errorf("%s: delta %v, first site %+v; want %v at example.com/scratch.grow alloc_test.go:10, and about as much in all", e.Unit, e.Delta, f, d)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not explained: %v (explanations %+v, notes %v)", want, rep.Explanations, rep.Notes)
 	}
 }

@@ -91,6 +91,12 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	if len(d.Judgements) == 0 {
 		return nil, run, ErrNoBenchmarks
 	}
+	allocs, allocNotes, err := explainAllocations(ctx, g, d, DefaultExplainTop)
+	if err != nil {
+		return nil, run, err
+	}
+	explanations = append(explanations, allocs...)
+	notes = append(notes, allocNotes...)
 	head := "working tree"
 	if c := run.Meta.Commit; c != "" {
 		head += " (" + gitstate.Short(c)
