@@ -205,3 +205,38 @@ func BenchmarkAlloc(b *testing.B) {
 		t.Errorf("not explained: %v (explanations %+v, notes %v)", want, rep.Explanations, rep.Notes)
 	}
 }
+
+// TestExplainMatches checks the matching rules on profiles written out:
+// functions by name (a renamed one is gone from one side and new on the
+// other), lines by function, file and text though their numbers moved,
+// and several counts of a side by their mean.
+func TestExplainMatches(t *testing.T) {
+	line := func(fn string, n int) bench.SourceLine { return bench.SourceLine{Func: fn, File: "x.go", Line: n} }
+	count := func(perOp, a float64, renamed string, loop int) bench.InstructionCount {
+		return bench.InstructionCount{PerOp: perOp, Profile: &bench.OpProfile{
+			Funcs:  map[string]float64{"a": a, "b": 50, renamed: perOp - a - 50},
+			Lines:  map[bench.SourceLine]float64{line("a", loop): a, line("b", 9): 50},
+			Source: map[bench.SourceLine]string{line("a", loop): "s += i % 7"},
+		}}
+	}
+	base := &bench.CountedBenchmark{Counts: []bench.InstructionCount{count(160, 100, "old", 3)}}
+	head := &bench.CountedBenchmark{Counts: []bench.InstructionCount{count(190, 128, "new", 5), count(194, 132, "new", 5)}}
+	e := Explain(base, head, 2)
+	if e == nil {
+		t.Fatal("no explanation")
+	}
+	if e.Base != 160 || e.Head != 192 || e.Delta != 32 {
+		t.Errorf("totals %v → %v (%v), want 160 → 192 (32)", e.Base, e.Head, e.Delta)
+	}
+	want := []Change{{Function: "a", Base: 100, Head: 130, Delta: 30, Share: 30.0 / 32}, {Function: "new", Base: 0, Head: 12, Delta: 12, Share: 12.0 / 32}}
+	if len(e.Functions) != 2 || e.Functions[0] != want[0] || e.Functions[1] != want[1] || e.Omitted != 1 || e.Rest != -10 {
+		t.Errorf("functions %+v, omitted %d, rest %v; want %+v, 1 omitted (old, -10)", e.Functions, e.Omitted, e.Rest, want)
+	}
+	wantLine := Change{Function: "a", File: "x.go", Line: 5, Source: "s += i % 7", Base: 100, Head: 130, Delta: 30, Share: 30.0 / 32}
+	if len(e.Lines) != 1 || e.Lines[0] != wantLine {
+		t.Errorf("lines %+v, want only %+v", e.Lines, wantLine)
+	}
+	if Explain(base, &bench.CountedBenchmark{}, 0) != nil {
+		t.Error("explained a side without counts")
+	}
+}
