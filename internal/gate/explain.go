@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/perfscope/perfscope/internal/bench"
 )
@@ -65,18 +64,6 @@ type Change struct {
 	// Share is Delta's part of the Explanation's Delta (0.98 = 98%;
 	// negative when it moved against the total); 0 when that is 0.
 	Share float64 `json:"share"`
-}
-
-// Where is the place a change names: "file:line" for a line or site,
-// else "".
-func (c Change) Where() string {
-	if c.File == "" {
-		return ""
-	}
-	if c.Line > 0 {
-		return c.File + ":" + strconv.Itoa(c.Line)
-	}
-	return c.File
 }
 
 // Explain compares the per-operation profiles of one benchmark's

@@ -197,7 +197,7 @@ func BenchmarkAlloc(b *testing.B) {
 		// The runtime's own allocations of a run (a few, at times
 		// that depend on timing) spread over its operations: the
 		// total may differ from the site's by a few per cent of it.
-		if f.Function != "example.com/scratch.grow" || f.Where() != "alloc_test.go:10" || f.Delta != d || f.Base != 0 || math.Abs(e.Delta-d) > 0.05*d {
+		if f.Function != "example.com/scratch.grow" || f.File != "alloc_test.go" || f.Line != 10 || f.Delta != d || f.Base != 0 || math.Abs(e.Delta-d) > 0.05*d {
 			t.Errorf("%s: delta %v, first site %+v; want %v at example.com/scratch.grow alloc_test.go:10, and about as much in all", e.Unit, e.Delta, f, d)
 		}
 	}

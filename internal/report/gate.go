@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -242,7 +243,7 @@ func gateExplanations(es []gate.Explanation) section {
 		t := &table{header: []string{what, "base", "head", "delta", "share"}, right: []bool{false, true, true, true, true}, code: []bool{true}}
 		for _, c := range e.Functions {
 			name := c.Function
-			if w := c.Where(); w != "" {
+			if w := changeWhere(c); w != "" {
 				name += " " + w
 			}
 			t.add(name, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
@@ -254,7 +255,7 @@ func gateExplanations(es []gate.Explanation) section {
 		if len(e.Lines) > 0 {
 			lt := &table{header: []string{"line", "source", "base", "head", "delta", "share"}, right: []bool{false, false, true, true, true, true}, code: []bool{true, true}}
 			for _, c := range e.Lines {
-				lt.add(c.Where(), c.Source, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
+				lt.add(changeWhere(c), c.Source, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
 			}
 			s.blocks = append(s.blocks, block{caption: "Benchmark" + e.Benchmark + ": the lines that changed most", table: lt, folded: true})
 		}
@@ -268,4 +269,16 @@ func signedNumber(x float64) string {
 		return "+" + units.Number(x)
 	}
 	return units.Number(x)
+}
+
+// changeWhere is the place a change names: "file:line" for a line or an
+// allocation site, else "".
+func changeWhere(c gate.Change) string {
+	if c.File == "" {
+		return ""
+	}
+	if c.Line > 0 {
+		return c.File + ":" + strconv.Itoa(c.Line)
+	}
+	return c.File
 }
