@@ -46,6 +46,10 @@ a shared CI runner cannot change:
     gates only when its noise allows: a time too noisy to decide never fails
     the gate unless --strict.
 A benchmark that cannot run under valgrind is judged on time, with a note.
+For every count that moved beyond its threshold, the report says where: the
+functions and source lines whose instructions per operation moved most, from
+the same runs; allocs/op and B/op that moved are explained by the allocation
+sites that moved, from a run of each side recording every allocation.
 
 --measure time is the gate on wall time alone. While the samples are too noisy
 (or too few) to decide, it adds rounds in batches, up to --max-rounds, and a

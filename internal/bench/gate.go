@@ -192,6 +192,22 @@ func (g *GateBuild) Measure(ctx context.Context, rounds int) error {
 	return nil
 }
 
+// Binaries returns the base's and the head's test binaries of the package
+// with import path pkg; ok is false when a side has none.
+func (g *GateBuild) Binaries(pkg string) (base, head Binary, ok bool) {
+	find := func(bins []Binary) (Binary, bool) {
+		for _, b := range bins {
+			if b.Package.ImportPath == pkg {
+				return b, true
+			}
+		}
+		return Binary{}, false
+	}
+	base, okBase := find(g.base)
+	head, okHead := find(g.head)
+	return base, head, okBase && okHead
+}
+
 // Close removes the base's worktree and the test binaries.
 func (g *GateBuild) Close() {
 	if g.bins != "" {

@@ -179,6 +179,9 @@ type InstructionCount struct {
 	// during which valgrind lets other threads run), not counting the
 	// runtime's own (see runtimeCalls).
 	Blocking float64
+	// Profile is where one operation's instructions are: per function
+	// and per source line, from the same two runs.
+	Profile *OpProfile
 }
 
 // OneTime is what the shorter run executed besides its minOperations
@@ -216,8 +219,9 @@ func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts
 	if err != nil {
 		return InstructionCount{}, err
 	}
-	c := InstructionCount{Name: name, N: n, Short: short.instructions, Long: long.instructions,
-		PerOp: float64(long.instructions-short.instructions) / float64(n)}
+	c := InstructionCount{Name: name, N: n, Short: short.file.Total, Long: long.file.Total,
+		PerOp:   float64(long.file.Total-short.file.Total) / float64(n),
+		Profile: opProfile(short.file, long.file, n, moduleRoot(bin.Package.Dir))}
 	// A few more calls in one run than the other are the runtime's own
 	// (waking its network poller reads and writes an event file), as
 	// many as timing makes them; the operations' own calls come in
@@ -271,8 +275,9 @@ const minBlockingCalls = 8
 
 // A cachegrindRun is what one run under cachegrind counted.
 type cachegrindRun struct {
-	// instructions the whole process executed.
-	instructions int64
+	// file is the run's cachegrind output: the instructions the whole
+	// process executed, by function and line.
+	file *CachegrindFile
 	// blocking is the blocking system calls the process made (see
 	// readValgrindLog).
 	blocking int64
@@ -320,8 +325,11 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 	if !ranBenchmark(stdout.String(), name) {
 		return cachegrindRun{}, fmt.Errorf("%s: the test binary of %s ran no such benchmark", name, bin.Package.ImportPath)
 	}
-	total, err := readCachegrindTotal(out)
-	return cachegrindRun{instructions: total, blocking: blocking}, err
+	file, err := readCachegrind(out)
+	if err != nil {
+		return cachegrindRun{}, err
+	}
+	return cachegrindRun{file: file, blocking: blocking}, nil
 }
 
 // runtimeCalls are system calls valgrind lets other threads run during
@@ -398,35 +406,6 @@ func valgrindErrors(s string) string {
 		keep = append(keep, l)
 	}
 	return strings.Join(keep, "\n")
-}
-
-// readCachegrindTotal reads the "summary:" line of a cachegrind output
-// file: the instructions the whole program executed.
-func readCachegrindTotal(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, fmt.Errorf("read cachegrind output: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "summary:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) == 0 {
-				break
-			}
-			n, err := strconv.ParseInt(fields[0], 10, 64)
-			if err != nil || n < 0 {
-				return 0, fmt.Errorf("cachegrind output %s: summary %q is not a count", filepath.Base(path), fields[0])
-			}
-			return n, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("read cachegrind output %s: %w", filepath.Base(path), err)
-	}
-	return 0, fmt.Errorf("cachegrind output %s has no summary line", filepath.Base(path))
 }
 
 // A CountedBenchmark is one benchmark's instruction count, or why it has

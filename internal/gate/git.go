@@ -61,6 +61,7 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 		return nil, run, err
 	}
 	var notes []string
+	var explanations []Explanation
 	if count {
 		if err := g.Count(ctx, DefaultCountReps, opts.Instructions, nil); err != nil {
 			return nil, run, err
@@ -85,10 +86,17 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 			d = Decide(Pair(run.Base.Results, run.Head.Results), cfg)
 		}
 		notes = bench.GateCountedNotes(run.CountedBase, run.CountedHead)
+		explanations = explainCounts(d, run.CountedBase, run.CountedHead, DefaultExplainTop)
 	}
 	if len(d.Judgements) == 0 {
 		return nil, run, ErrNoBenchmarks
 	}
+	allocs, allocNotes, err := explainAllocations(ctx, g, d, DefaultExplainTop)
+	if err != nil {
+		return nil, run, err
+	}
+	explanations = append(explanations, allocs...)
+	notes = append(notes, allocNotes...)
 	head := "working tree"
 	if c := run.Meta.Commit; c != "" {
 		head += " (" + gitstate.Short(c)
@@ -100,7 +108,7 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	r := &Report{
 		Base: opts.BaseRef + " (" + gitstate.Short(run.BaseCommit) + ")", Head: head,
 		Measure: cfg.Measure, Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
-		Notes: notes,
+		Notes: notes, Explanations: explanations,
 	}
 	for _, p := range run.MissingInBase {
 		r.Notes = append(r.Notes, p+" does not exist in the base; its benchmarks are reported as added")

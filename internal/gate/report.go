@@ -18,4 +18,8 @@ type Report struct {
 	// Notes are things the reader should know that are not failures,
 	// such as packages that exist only in the head.
 	Notes []string `json:"notes,omitempty"`
+	// Explanations say where each exact measure that changed beyond its
+	// threshold changed: by function and line for instructions/op, by
+	// allocation site for allocs/op and B/op.
+	Explanations []Explanation `json:"explanations,omitempty"`
 }

@@ -5,11 +5,13 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/measure"
+	"github.com/perfscope/perfscope/internal/units"
 )
 
 // WriteGate renders a gate report in format f: the outcome, the
@@ -218,7 +220,65 @@ func gateDoc(r *gate.Report) *doc {
 			doc.add(section{title: sec.title, blocks: []block{{table: table(in, false)}}})
 		}
 	}
+	if len(r.Explanations) > 0 {
+		doc.add(gateExplanations(r.Explanations))
+	}
 	all := block{caption: "every benchmark and unit, by package", table: table(func(gate.Judgement) bool { return true }, true), folded: true}
 	doc.add(section{title: "All measurements", blocks: []block{all, {notes: r.Notes}}})
 	return doc
+}
+
+// gateExplanations lays out where each explained measure changed: per
+// benchmark, one folded block of its top functions (or allocation sites),
+// then one of its top source lines.
+func gateExplanations(es []gate.Explanation) section {
+	s := section{title: "Where it changed"}
+	for _, e := range es {
+		what := "function"
+		if e.Unit != measure.Instructions {
+			what = "allocation site"
+		}
+		caption := fmt.Sprintf("%s Benchmark%s %s: %s → %s, %s per operation", e.Package, e.Benchmark, e.Unit,
+			units.Number(e.Base), units.Number(e.Head), signedNumber(e.Delta))
+		t := &table{header: []string{what, "base", "head", "delta", "share"}, right: []bool{false, true, true, true, true}, code: []bool{true}}
+		for _, c := range e.Functions {
+			name := c.Function
+			if w := changeWhere(c); w != "" {
+				name += " " + w
+			}
+			t.add(name, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
+		}
+		if e.Omitted > 0 {
+			t.addLine(fmt.Sprintf("%d more %s%s changed: %s together", e.Omitted, what, plural(e.Omitted), signedNumber(e.Rest)))
+		}
+		s.blocks = append(s.blocks, block{caption: caption, table: t, folded: true})
+		if len(e.Lines) > 0 {
+			lt := &table{header: []string{"line", "source", "base", "head", "delta", "share"}, right: []bool{false, false, true, true, true, true}, code: []bool{true, true}}
+			for _, c := range e.Lines {
+				lt.add(changeWhere(c), c.Source, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
+			}
+			s.blocks = append(s.blocks, block{caption: "Benchmark" + e.Benchmark + ": the lines that changed most", table: lt, folded: true})
+		}
+	}
+	return s
+}
+
+// signedNumber is units.Number with a sign: "+2,800", "-8.76".
+func signedNumber(x float64) string {
+	if x > 0 {
+		return "+" + units.Number(x)
+	}
+	return units.Number(x)
+}
+
+// changeWhere is the place a change names: "file:line" for a line or an
+// allocation site, else "".
+func changeWhere(c gate.Change) string {
+	if c.File == "" {
+		return ""
+	}
+	if c.Line > 0 {
+		return c.File + ":" + strconv.Itoa(c.Line)
+	}
+	return c.File
 }

@@ -54,6 +54,7 @@ var numberFormattingAllowed = map[string]string{
 	"internal/benchstats/input.go:ResolveAll":          "an input's name (old.txt#2), as benchstat names repeated files",
 	"internal/httpmetrics/metrics.go:Registry.WriteTo": "the Prometheus exposition format, read by a scraper",
 	"internal/report/web/cache.go:cacheKey":            "a cache key",
+	"internal/bench/allocations.go:RecordAllocations":  "a -test.benchtime flag and a profile's file name",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
