@@ -179,6 +179,12 @@ type InstructionCount struct {
 	// during which valgrind lets other threads run), not counting the
 	// runtime's own (see runtimeCalls).
 	Blocking float64
+	// BytesPerOp is what one operation allocates, from the same two runs
+	// (their B/op times their operations, subtracted): unlike the B/op of
+	// an ordinary run, it holds none of the set-up's allocation, however
+	// few operations a loaded machine ran. NaN when a run did not report
+	// it.
+	BytesPerOp float64
 }
 
 // OneTime is what the shorter run executed besides its minOperations
@@ -217,7 +223,8 @@ func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts
 		return InstructionCount{}, err
 	}
 	c := InstructionCount{Name: name, N: n, Short: short.instructions, Long: long.instructions,
-		PerOp: float64(long.instructions-short.instructions) / float64(n)}
+		PerOp:      float64(long.instructions-short.instructions) / float64(n),
+		BytesPerOp: max(long.bytes-short.bytes, 0) / float64(n)}
 	// A few more calls in one run than the other are the runtime's own
 	// (waking its network poller reads and writes an event file), as
 	// many as timing makes them; the operations' own calls come in
@@ -276,6 +283,9 @@ type cachegrindRun struct {
 	// blocking is the blocking system calls the process made (see
 	// readValgrindLog).
 	blocking int64
+	// bytes is what the benchmark's reported run allocated (B/op times
+	// its operations); NaN when its result line has no B/op.
+	bytes float64
 }
 
 // cachegrind runs one benchmark at n operations under cachegrind and
@@ -292,7 +302,7 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 	prog, args := fixedAddresses(opts.Valgrind, "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no",
 		"--cachegrind-out-file="+out, "--trace-syscalls=yes", "--log-file="+log,
 		bin.Path, "-test.run=^$", "-test.bench="+BenchPattern(name), "-test.benchtime="+strconv.Itoa(n)+"x",
-		"-test.count=1", "-test.cpu=1")
+		"-test.count=1", "-test.cpu=1", "-test.benchmem")
 	var stderr, stdout bytes.Buffer
 	newCmd := func() *exec.Cmd {
 		cmd := command(ctx, bin.Package.Dir, prog, args...)
@@ -321,7 +331,31 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 		return cachegrindRun{}, fmt.Errorf("%s: the test binary of %s ran no such benchmark", name, bin.Package.ImportPath)
 	}
 	total, err := readCachegrindTotal(out)
-	return cachegrindRun{instructions: total, blocking: blocking}, err
+	return cachegrindRun{instructions: total, blocking: blocking, bytes: allocatedBytes(stdout.String(), name)}, err
+}
+
+// allocatedBytes is what the run of benchmark name in test output
+// allocated: its result line's B/op times its operations; NaN without
+// them.
+func allocatedBytes(out, name string) float64 {
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != name {
+			continue
+		}
+		ops, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		for i := 2; i+1 < len(f); i++ {
+			if f[i+1] == "B/op" {
+				if b, err := strconv.ParseFloat(f[i], 64); err == nil {
+					return b * ops
+				}
+			}
+		}
+	}
+	return math.NaN()
 }
 
 // runtimeCalls are system calls valgrind lets other threads run during
@@ -544,6 +578,12 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 				perOp := c.PerOp
 				if err != nil || perOp <= 0 {
 					perOp = float64(target.Target) / float64(16*plan.N)
+				}
+				// The count's own B/op replaces the ordinary run's,
+				// which on a loaded machine holds a set-up spread over
+				// a few operations and would cap the count at as few.
+				if !math.IsNaN(c.BytesPerOp) {
+					bytes = c.BytesPerOp
 				}
 				again := target.PlanIterations(0, bytes, perOp)
 				if again.N <= plan.N {
