@@ -557,9 +557,9 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 				cb.Err = err
 				break
 			}
-			// The first count replaces the guess from time: a count far
-			// below the target is re-planned from what one operation
-			// really executes, or, when the operations added nothing
+			// The first count replaces the guess from time: a count
+			// whose operations its own result would plan otherwise is
+			// taken again over those, or, when the operations added nothing
 			// the two runs' one-time work did not hide (a time measured
 			// on a loaded machine, a set-up of a thousand operations'
 			// work), with sixteen times as many; a few times at most.
@@ -569,7 +569,7 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			// again to execute twice as much, which keeps that variation
 			// a smaller share of an operation.
 			firstPerOp := math.NaN()
-			for try := 0; len(cb.Counts) == 0 && try < 3 && float64(c.Long-c.Short) < max(float64(opts.Target)/4, c.OneTime()); try++ {
+			for try := 0; len(cb.Counts) == 0 && try < 3; try++ {
 				if try == 0 {
 					firstPerOp = c.PerOp
 				}
@@ -586,7 +586,13 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 					bytes = c.BytesPerOp
 				}
 				again := target.PlanIterations(0, bytes, perOp)
-				if again.N <= plan.N {
+				// The count is taken over the operations its own
+				// result plans, not those a time guessed: a time
+				// measured on a busy machine is longer than on a
+				// quiet one, and what a run's fixed costs add to each
+				// operation shrinks with the operations counted, so a
+				// count planned from time would change with the load.
+				if err == nil && c.PerOp > 0 && settled(plan.N, again.N) {
 					break
 				}
 				plan = again
@@ -632,6 +638,15 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 		progress(len(order), len(order), "")
 	}
 	return out, nil
+}
+
+// settled reports whether a count over counted operations is where a
+// plan of planned operations would take it: within a quarter, where what
+// a run's fixed costs add to each operation moves by less than the
+// counts' own spread.
+func settled(counted, planned int) bool {
+	r := float64(planned) / float64(counted)
+	return r >= 0.8 && r <= 1.25
 }
 
 // WriteInstructions writes counted benchmarks in Go benchmark format:

@@ -385,6 +385,21 @@ func TestCountBenchmarksAllocationLoaded(t *testing.T) {
 	}
 }
 
+// TestCountBenchmarksIgnoresTime counts one benchmark planned from the
+// time a quiet machine measures and from one a loaded machine measures,
+// a thousand times longer: both counts are taken over the operations the
+// count itself plans, so what a run's fixed costs add to an operation is
+// the same whatever the load.
+func TestCountBenchmarksIgnoresTime(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000}
+	quiet := countFrom(t, opts, "BenchmarkSpin/1000 100000 100 ns/op")[0].Counts[0]
+	loaded := countFrom(t, opts, "BenchmarkSpin/1000 1 100000 ns/op")[0].Counts[0]
+	t.Logf("Spin/1000: %.0f instructions/op over %d ops planned from 100 ns/op, %.0f over %d from 100 µs/op", quiet.PerOp, quiet.N, loaded.PerOp, loaded.N)
+	if !settled(quiet.N, loaded.N) {
+		t.Errorf("counted over %d operations planned from a quiet machine's time, %d from a loaded one's: want the same within a quarter", quiet.N, loaded.N)
+	}
+}
+
 // TestGateCountedNotes checks that a benchmark refused on both sides of a
 // gate is noted once, as the head has it, and one refused in the base
 // only says so.
