@@ -182,6 +182,12 @@ type InstructionCount struct {
 	// Profile is where one operation's instructions are: per function
 	// and per source line, from the same two runs.
 	Profile *OpProfile
+	// BytesPerOp is what one operation allocates, from the same two runs
+	// (their B/op times their operations, subtracted): unlike the B/op of
+	// an ordinary run, it holds none of the set-up's allocation, however
+	// few operations a loaded machine ran. NaN when a run did not report
+	// it.
+	BytesPerOp float64
 }
 
 // OneTime is what the shorter run executed besides its minOperations
@@ -220,8 +226,9 @@ func CountInstructions(ctx context.Context, bin Binary, name string, n int, opts
 		return InstructionCount{}, err
 	}
 	c := InstructionCount{Name: name, N: n, Short: short.file.Total, Long: long.file.Total,
-		PerOp:   float64(long.file.Total-short.file.Total) / float64(n),
-		Profile: opProfile(short.file, long.file, n, moduleRoot(bin.Package.Dir))}
+		PerOp:      float64(long.file.Total-short.file.Total) / float64(n),
+		BytesPerOp: max(long.bytes-short.bytes, 0) / float64(n),
+		Profile:    opProfile(short.file, long.file, n, moduleRoot(bin.Package.Dir))}
 	// A few more calls in one run than the other are the runtime's own
 	// (waking its network poller reads and writes an event file), as
 	// many as timing makes them; the operations' own calls come in
@@ -281,6 +288,9 @@ type cachegrindRun struct {
 	// blocking is the blocking system calls the process made (see
 	// readValgrindLog).
 	blocking int64
+	// bytes is what the benchmark's reported run allocated (B/op times
+	// its operations); NaN when its result line has no B/op.
+	bytes float64
 }
 
 // cachegrind runs one benchmark at n operations under cachegrind and
@@ -297,7 +307,7 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 	prog, args := fixedAddresses(opts.Valgrind, "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no",
 		"--cachegrind-out-file="+out, "--trace-syscalls=yes", "--log-file="+log,
 		bin.Path, "-test.run=^$", "-test.bench="+BenchPattern(name), "-test.benchtime="+strconv.Itoa(n)+"x",
-		"-test.count=1", "-test.cpu=1")
+		"-test.count=1", "-test.cpu=1", "-test.benchmem")
 	var stderr, stdout bytes.Buffer
 	newCmd := func() *exec.Cmd {
 		cmd := command(ctx, bin.Package.Dir, prog, args...)
@@ -329,7 +339,31 @@ func cachegrind(ctx context.Context, bin Binary, name string, n int, opts Instru
 	if err != nil {
 		return cachegrindRun{}, err
 	}
-	return cachegrindRun{file: file, blocking: blocking}, nil
+	return cachegrindRun{file: file, blocking: blocking, bytes: allocatedBytes(stdout.String(), name)}, nil
+}
+
+// allocatedBytes is what the run of benchmark name in test output
+// allocated: its result line's B/op times its operations; NaN without
+// them.
+func allocatedBytes(out, name string) float64 {
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != name {
+			continue
+		}
+		ops, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		for i := 2; i+1 < len(f); i++ {
+			if f[i+1] == "B/op" {
+				if b, err := strconv.ParseFloat(f[i], 64); err == nil {
+					return b * ops
+				}
+			}
+		}
+	}
+	return math.NaN()
 }
 
 // runtimeCalls are system calls valgrind lets other threads run during
@@ -502,9 +536,9 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 				cb.Err = err
 				break
 			}
-			// The first count replaces the guess from time: a count far
-			// below the target is re-planned from what one operation
-			// really executes, or, when the operations added nothing
+			// The first count replaces the guess from time: a count
+			// whose operations its own result would plan otherwise is
+			// taken again over those, or, when the operations added nothing
 			// the two runs' one-time work did not hide (a time measured
 			// on a loaded machine, a set-up of a thousand operations'
 			// work), with sixteen times as many; a few times at most.
@@ -514,7 +548,7 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			// again to execute twice as much, which keeps that variation
 			// a smaller share of an operation.
 			firstPerOp := math.NaN()
-			for try := 0; len(cb.Counts) == 0 && try < 3 && float64(c.Long-c.Short) < max(float64(opts.Target)/4, c.OneTime()); try++ {
+			for try := 0; len(cb.Counts) == 0 && try < 3; try++ {
 				if try == 0 {
 					firstPerOp = c.PerOp
 				}
@@ -524,8 +558,20 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 				if err != nil || perOp <= 0 {
 					perOp = float64(target.Target) / float64(16*plan.N)
 				}
+				// The count's own B/op replaces the ordinary run's,
+				// which on a loaded machine holds a set-up spread over
+				// a few operations and would cap the count at as few.
+				if !math.IsNaN(c.BytesPerOp) {
+					bytes = c.BytesPerOp
+				}
 				again := target.PlanIterations(0, bytes, perOp)
-				if again.N <= plan.N {
+				// The count is taken over the operations its own
+				// result plans, not those a time guessed: a time
+				// measured on a busy machine is longer than on a
+				// quiet one, and what a run's fixed costs add to each
+				// operation shrinks with the operations counted, so a
+				// count planned from time would change with the load.
+				if err == nil && c.PerOp > 0 && settled(plan.N, again.N) {
 					break
 				}
 				plan = again
@@ -571,6 +617,15 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 		progress(len(order), len(order), "")
 	}
 	return out, nil
+}
+
+// settled reports whether a count over counted operations is where a
+// plan of planned operations would take it: within a quarter, where what
+// a run's fixed costs add to each operation moves by less than the
+// counts' own spread.
+func settled(counted, planned int) bool {
+	r := float64(planned) / float64(counted)
+	return r >= 0.8 && r <= 1.25
 }
 
 // WriteInstructions writes counted benchmarks in Go benchmark format:

@@ -365,6 +365,41 @@ func TestCountBenchmarksAllocation(t *testing.T) {
 	}
 }
 
+// TestCountBenchmarksAllocationLoaded plans a count from one sample of
+// one operation whose B/op holds a set-up's allocation, as the only
+// sample a loaded machine measures in its time: the first count, capped
+// at what that B/op allows, is planned again from the operations' own
+// B/op, which the count measures, so how many operations are counted
+// does not depend on the load the ordinary run saw.
+func TestCountBenchmarksAllocationLoaded(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000, MaxAlloc: 64 << 20}
+	c := countFrom(t, opts, "BenchmarkAlloc 1 900000 ns/op 1048576 B/op 1 allocs/op")[0].Counts[0]
+	t.Logf("Alloc: %.0f instructions/op and %.0f B/op over %d ops", c.PerOp, c.BytesPerOp, c.N)
+	if c.BytesPerOp < 4096 || c.BytesPerOp > 4096+64 {
+		t.Errorf("the count measured %.0f B/op, want BenchmarkAlloc's 4096", c.BytesPerOp)
+	}
+	// 1 MiB per operation caps the count at 61 operations, 4 KiB at
+	// 16381.
+	if c.N <= 61 || c.N > 16381 {
+		t.Errorf("BenchmarkAlloc counted over %d operations, want more than 1 MiB per operation allows and at most what 4 KiB allows", c.N)
+	}
+}
+
+// TestCountBenchmarksIgnoresTime counts one benchmark planned from the
+// time a quiet machine measures and from one a loaded machine measures,
+// a thousand times longer: both counts are taken over the operations the
+// count itself plans, so what a run's fixed costs add to an operation is
+// the same whatever the load.
+func TestCountBenchmarksIgnoresTime(t *testing.T) {
+	opts := InstructionOptions{Valgrind: valgrind(t), Target: 5_000_000}
+	quiet := countFrom(t, opts, "BenchmarkSpin/1000 100000 100 ns/op")[0].Counts[0]
+	loaded := countFrom(t, opts, "BenchmarkSpin/1000 1 100000 ns/op")[0].Counts[0]
+	t.Logf("Spin/1000: %.0f instructions/op over %d ops planned from 100 ns/op, %.0f over %d from 100 µs/op", quiet.PerOp, quiet.N, loaded.PerOp, loaded.N)
+	if !settled(quiet.N, loaded.N) {
+		t.Errorf("counted over %d operations planned from a quiet machine's time, %d from a loaded one's: want the same within a quarter", quiet.N, loaded.N)
+	}
+}
+
 // TestGateCountedNotes checks that a benchmark refused on both sides of a
 // gate is noted once, as the head has it, and one refused in the base
 // only says so.

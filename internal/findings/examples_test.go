@@ -264,7 +264,7 @@ func TestExampleLeftpad(t *testing.T) {
 	})
 	t.Run("optimized", func(t *testing.T) {
 		fs := exampleFindings(t, "leftpad", "optimized")
-		for _, rule := range append(named, "concat-hot", "json-reflect", "reread", "alloc-hot") {
+		for _, rule := range append(named, "concat-hot", "json-reflect", "reread", "alloc-hot", "alloc-package") {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))
 			}
@@ -289,7 +289,7 @@ func TestExampleTxsummary(t *testing.T) {
 	})
 	t.Run("optimized", func(t *testing.T) {
 		fs := exampleFindings(t, "txsummary", "optimized")
-		for _, rule := range []string{"reread", "json-reflect", "alloc-hot"} {
+		for _, rule := range []string{"reread", "json-reflect", "alloc-hot", "alloc-package"} {
 			for _, f := range ofRule(fs, rule) {
 				t.Errorf("%s fired on the optimized mode: %s", rule, describe(f))
 			}

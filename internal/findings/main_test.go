@@ -191,7 +191,7 @@ func TestRunsMatchSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sources[runName(program)] = append(files, harness...)
+		sources[runName(program)] = slices.Concat(files, packageSources(t, program), harness)
 	}
 	for _, ex := range []string{"leftpad", "txsummary"} {
 		files, err := filepath.Glob(filepath.Join("..", "..", "examples", ex, "*.go"))
@@ -234,6 +234,28 @@ func TestRunsMatchSources(t *testing.T) {
 			t.Errorf("the source of %s changed since its run was captured: run bash internal/findings/testdata/capture.sh %s", name, name)
 		}
 	}
+}
+
+// packageSources lists the Go files of the packages under a program's
+// directory (a library it calls), in byte order, as capture.sh does.
+func packageSources(t *testing.T, program string) []string {
+	t.Helper()
+	dir := filepath.Join("testdata", filepath.FromSlash(program))
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && filepath.Dir(p) != dir {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(filepath.ToSlash(a), filepath.ToSlash(b)) })
+	return out
 }
 
 // escapeIndex builds the compiler diagnostics of every program once.

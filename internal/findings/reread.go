@@ -54,13 +54,17 @@ The rule looks at stacks that are serving a request (under net/http's
 os.ReadFile, os.Open or os.(*File).Read. It charges the function that read with
 everything done under those lines and under the later calls of the same
 function that are given what was read (data in data, err := os.ReadFile(path)):
-the parse, whether it is encoding/json or a function of your own. That is what
-keeping the parsed result would save. Without the source, the calls are not
+the parse, whether it is encoding/json or a function of your own. A function
+that returns what it read (return data, nil) hands it to its caller: the
+caller's line that calls it reads too, and the caller's later calls given its
+result parse, up to %d calls up; the finding is then the caller's, with the
+helper's read shown beside it. That is what keeping the parsed result would
+save. Without the source, the calls are not
 seen, and the decoding the function does itself (encoding/json, xml, csv, yaml,
 toml, templates) is counted instead. Static file handlers (http.ServeFile,
 http.FileServer) are left out: reading files is their job. It fires when one
 function's reading and parsing take at least %s of CPU or %s of allocated
-bytes, and the reading alone at least a third of either threshold.`, units.Percent(rereadCPU), units.Percent(rereadBytes)),
+bytes, and the reading alone at least a third of either threshold.`, maxReturns, units.Percent(rereadCPU), units.Percent(rereadBytes)),
 		Fix: Fix{
 			Summary: "Read and parse once at start and keep the result (reload on a signal, a timer or when the file's modification time changes); hold it in an atomic.Pointer if it can be swapped.",
 			Example: `// before: per request
@@ -101,6 +105,7 @@ func checkReread(e *env, r *Rule) []Finding {
 	}
 	parses := map[siteKey]bool{}
 	checked := map[string]bool{} // reading functions whose source was read
+	returned := map[siteKey]bool{}
 	for k, start := range readLines {
 		l := &line{siteKey: k, start: start}
 		if !e.sourceMatches(l) {
@@ -109,6 +114,20 @@ func checkReread(e *env, r *Rule) []Finding {
 		checked[k.fn] = true
 		for _, n := range e.usesOfRead(l) {
 			parses[siteKey{k.fn, k.file, n}] = true
+		}
+		if e.returnsRead(l) {
+			returned[k] = true
+		}
+	}
+	// A function that returns what it read (a helper's return data, nil)
+	// hands it to its callers: their lines that call it read too, and
+	// their calls given its result parse it.
+	followed, callerReads := e.followReturns(returned, serving, readLines, parses)
+	for _, res := range order {
+		for k, s := range e.lineTotals(res, func(fs []frame) bool { return serving(fs) && anyFrame(fs, readFuncs.match) }, func(k siteKey) bool { _, ok := callerReads[k]; return ok }) {
+			if reads[res][k] == nil {
+				reads[res][k] = s
+			}
 		}
 	}
 	for _, res := range order {
@@ -127,9 +146,21 @@ func checkReread(e *env, r *Rule) []Finding {
 		_, read := readLines[k]
 		return read || parses[k]
 	}
-	all := map[Resource]sites{}
+	all, hidden := map[Resource]sites{}, map[Resource]sites{}
 	for _, res := range order {
 		all[res] = e.lineTotals(res, serving, charged)
+		// The caller's line stands for a followed read: it is charged
+		// with it, and the finding is the caller's; the read is shown
+		// beside it.
+		for k := range followed {
+			if s := all[res][k]; s != nil {
+				if hidden[res] == nil {
+					hidden[res] = sites{}
+				}
+				hidden[res][k] = s
+				delete(all[res], k)
+			}
+		}
 	}
 	ls := lines(all, order...)
 	var out []Finding
@@ -160,6 +191,7 @@ func checkReread(e *env, r *Rule) []Finding {
 				ev.Detail = "reads a file per request (" + l.call + ")"
 			}
 			evs = append(evs, ev)
+			evs = append(evs, e.returnedReads(l.siteKey, callerReads, followed, hidden, order)...)
 		}
 		what, kept := "reads a file", "what it read"
 		if parsed {
@@ -198,20 +230,123 @@ func (e *env) lineTotals(r Resource, keep func(fs []frame) bool, charged func(si
 	return out
 }
 
-// usesOfRead returns the lines of l's function, after l, that call
-// something with a value l assigned (data in data, err :=
-// os.ReadFile(path), f in f, err := os.Open(path)): the parsing of what
-// was read, wherever the parser lives. The source must match the profile.
-func (e *env) usesOfRead(l *line) []int64 {
-	sf := e.src.File(l.file)
+// maxReturns bounds how many calls up the reread rule follows a value
+// returned from function to caller.
+const maxReturns = 3
+
+// followReturns follows the reads whose functions return what they read
+// (returned) to their callers, up to maxReturns calls up. A caller's line
+// calling such a function reads too: it is added to readLines (and to
+// callerReads), and its later calls given the result parse (added to
+// parses); callerReads maps each such line to the returning reads it
+// calls. followed holds the returning reads all of whose callers were
+// followed: their callers' lines stand for them. A caller that is not the
+// user's code, or whose source is not at hand, is not followed.
+func (e *env) followReturns(returned map[siteKey]bool, serving func([]frame) bool, readLines map[siteKey]int64, parses map[siteKey]bool) (followed map[siteKey]bool, callerReads map[siteKey][]siteKey) {
+	followed, callerReads = map[siteKey]bool{}, map[siteKey][]siteKey{}
+	for range maxReturns {
+		if len(returned) == 0 {
+			break
+		}
+		// Each returning line's callers, with their functions' first
+		// lines; the zero key stands for a caller that cannot be
+		// followed.
+		callers := map[siteKey]map[siteKey]int64{}
+		for _, res := range []Resource{CPU, AllocBytes} {
+			for fs := range e.samples(res) {
+				if !serving(fs) {
+					continue
+				}
+				for j, f := range fs[:len(fs)-1] {
+					k := siteKey{f.fn, f.file, f.line}
+					if !returned[k] {
+						continue
+					}
+					if callers[k] == nil {
+						callers[k] = map[siteKey]int64{}
+					}
+					if c := fs[j+1]; c.class == profiles.User {
+						callers[k][siteKey{c.fn, c.file, c.line}] = c.start
+					} else {
+						callers[k][siteKey{}] = 0
+					}
+				}
+			}
+		}
+		next := map[siteKey]bool{}
+		for k, cs := range callers {
+			all := true
+			for ck, start := range cs {
+				l := &line{siteKey: ck, start: start}
+				if ck.fn == "" || !e.sourceMatches(l) {
+					all = false
+					continue
+				}
+				if _, direct := readLines[ck]; !direct || callerReads[ck] != nil {
+					readLines[ck] = start
+					callerReads[ck] = append(callerReads[ck], k)
+				}
+				for _, n := range e.usesOfRead(l) {
+					parses[siteKey{ck.fn, ck.file, n}] = true
+				}
+				if e.returnsRead(l) {
+					next[ck] = true
+				}
+			}
+			if all {
+				followed[k] = true
+			}
+		}
+		returned = next
+	}
+	return followed, callerReads
+}
+
+// returnedReads is the evidence of the reads a caller's line k stands
+// for: the lines of the functions it calls that read a file and return
+// what they read, followed down through helpers that return it in turn.
+func (e *env) returnedReads(k siteKey, callerReads map[siteKey][]siteKey, followed map[siteKey]bool, hidden map[Resource]sites, order []Resource) []Evidence {
+	var out []Evidence
+	for depth, next := 0, callerReads[k]; depth < maxReturns && len(next) > 0; depth++ {
+		var deeper []siteKey
+		for _, r := range next {
+			if !followed[r] {
+				continue
+			}
+			ls := lines(map[Resource]sites{CPU: onlyKey(hidden[CPU], r), AllocBytes: onlyKey(hidden[AllocBytes], r)}, order...)
+			for _, l := range ls {
+				ev := e.evidence(l, order)
+				ev.Detail = "where it is read and returned (" + l.call + ")"
+				out = append(out, ev)
+			}
+			deeper = append(deeper, callerReads[r]...)
+		}
+		next = deeper
+	}
+	return out
+}
+
+// onlyKey is the site of ss at k alone.
+func onlyKey(ss sites, k siteKey) sites {
+	if s := ss[k]; s != nil {
+		return sites{k: s}
+	}
+	return nil
+}
+
+// readVars returns the variables the statement of l's function at l's
+// line assigns (data in data, err := os.ReadFile(path)), but the last of
+// several, the error by convention, and the function's span. The source
+// must match the profile.
+func (e *env) readVars(l *line) (sf *profiles.SourceFile, vars map[string]bool, from, to int64) {
+	sf = e.src.File(l.file)
 	from, to, err := sf.FunctionSpan(l.fn, l.start)
 	if err != nil {
-		return nil
+		return sf, nil, 0, 0
 	}
 	lineOf := func(n ast.Node) int64 { return int64(sf.Fset.Position(n.Pos()).Line) }
-	// The variables the read's statement assigns: the innermost
-	// assignment spanning the read's line.
-	vars := map[string]bool{}
+	// The innermost assignment spanning the read's line.
+	vars = map[string]bool{}
 	var span int64 = -1
 	ast.Inspect(sf.AST, func(n ast.Node) bool {
 		if n == nil {
@@ -246,6 +381,50 @@ func (e *env) usesOfRead(l *line) []int64 {
 		}
 		return true
 	})
+	return sf, vars, from, to
+}
+
+// returnsRead reports whether l's function returns what the read at l
+// gave it: a return statement after l with a variable the read assigned
+// among its results (return data, nil), or a return statement holding
+// the read itself (return os.ReadFile(path), the call on the read's line
+// with no call in its arguments). A result computed from the variable
+// (return parse(data)) is not what was read: the function parsed it
+// already.
+func (e *env) returnsRead(l *line) bool {
+	sf, vars, from, to := e.readVars(l)
+	if to == 0 {
+		return false
+	}
+	found := false
+	ast.Inspect(sf.AST, func(n ast.Node) bool {
+		ret, ok := n.(*ast.ReturnStmt)
+		if found || !ok {
+			return !found && n != nil
+		}
+		first, last := int64(sf.Fset.Position(ret.Pos()).Line), int64(sf.Fset.Position(ret.End()).Line)
+		if first < from || last > to {
+			return true
+		}
+		for _, x := range ret.Results {
+			switch x := x.(type) {
+			case *ast.Ident:
+				found = found || first > l.line && vars[x.Name]
+			case *ast.CallExpr:
+				found = found || int64(sf.Fset.Position(x.Lparen).Line) == l.line && !callsIn(x.Args)
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// usesOfRead returns the lines of l's function, after l, that call
+// something with a value l assigned (data in data, err :=
+// os.ReadFile(path), f in f, err := os.Open(path)): the parsing of what
+// was read, wherever the parser lives. The source must match the profile.
+func (e *env) usesOfRead(l *line) []int64 {
+	sf, vars, _, to := e.readVars(l)
 	if len(vars) == 0 {
 		return nil
 	}
@@ -272,4 +451,20 @@ func (e *env) usesOfRead(l *line) []int64 {
 		return true
 	})
 	return out
+}
+
+// callsIn reports whether any of xs holds a call.
+func callsIn(xs []ast.Expr) bool {
+	for _, x := range xs {
+		found := false
+		ast.Inspect(x, func(n ast.Node) bool {
+			_, call := n.(*ast.CallExpr)
+			found = found || call
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }

@@ -15,20 +15,7 @@ func TestReread(t *testing.T) {
 func TestRereadParse(t *testing.T) {
 	fs := checkRule(t, "reread", "rereadparse", nil)
 	for _, f := range fs {
-		var read, parse float64
-		for _, ev := range f.Evidence {
-			for _, m := range ev.Measures {
-				if m.Resource != CPU {
-					continue
-				}
-				switch {
-				case strings.HasPrefix(ev.Detail, "reads a file"):
-					read += m.Share
-				case strings.HasPrefix(ev.Detail, "parses what was read"):
-					parse += m.Share
-				}
-			}
-		}
+		read, parse := readAndParse(f)
 		total := cpuShare(f)
 		t.Logf("read %.1f%%, parse %.1f%%, finding %.1f%% of CPU", 100*read, 100*parse, 100*total)
 		if read <= 0 || parse <= 0 {
@@ -43,6 +30,24 @@ func TestRereadParse(t *testing.T) {
 	}
 }
 
+// TestRereadReturned diagnoses a handler that gets a file's bytes from a
+// helper that reads and returns them, and parses them itself: the read's
+// value is followed across the return, so the finding is the handler's
+// and charges the parse, not the helper's small read alone.
+func TestRereadReturned(t *testing.T) {
+	fs := checkRule(t, "reread", "rereadreturn", nil)
+	for _, f := range fs {
+		read, parse := readAndParse(f)
+		if strings.HasPrefix(f.Summary, "main.readData") {
+			t.Errorf("the helper that returns what it read has a finding of its own: %s", describe(f))
+		}
+		t.Logf("read %.1f%%, parse %.1f%%, finding %.1f%% of CPU", 100*read, 100*parse, 100*cpuShare(f))
+		if parse < 3*read || !strings.Contains(f.Summary, "reads and parses") || !hasCall(f, "main.parseTransactions") {
+			t.Errorf("the finding does not charge the parse the read's value flows into: %s", describe(f))
+		}
+	}
+}
+
 // TestRereadWithoutSource checks what the rule can say without the
 // source: the decoding the reading function does itself counts with the
 // read; a parser of the program's own is not seen.
@@ -53,6 +58,25 @@ func TestRereadWithoutSource(t *testing.T) {
 			t.Errorf("%s without source: want a finding that %q, got %v", program, want, fs)
 		}
 	}
+}
+
+// readAndParse are the shares of CPU a reread finding's evidence charges
+// to reading and to parsing.
+func readAndParse(f Finding) (read, parse float64) {
+	for _, ev := range f.Evidence {
+		for _, m := range ev.Measures {
+			if m.Resource != CPU {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(ev.Detail, "reads a file"):
+				read += m.Share
+			case strings.HasPrefix(ev.Detail, "parses what was read"):
+				parse += m.Share
+			}
+		}
+	}
+	return read, parse
 }
 
 // cpuShare is the share of CPU a finding's evidence adds up to.

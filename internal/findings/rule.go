@@ -51,6 +51,7 @@ func Rules() []Rule {
 		idleRule(),
 		rereadRule(),
 		allocHotRule(),
+		allocPackageRule(),
 	}
 }
 

@@ -31,6 +31,9 @@ wanted() { [ $# -eq 0 ] || [[ " $* " == *" $name "* ]]; }
 # digest prints the SHA-256 of the files named, in the order given.
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
+# package_sources lists the files of the packages under a program's
+# directory (a library it calls), in byte order.
+package_sources() { find "testdata/$1" -mindepth 2 -name '*.go' | sort; }
 harness_sources() { printf '%s\n' testdata/harness/*.go testdata/harness/httpload/*.go; }
 example_sources() { printf '%s\n' "$root/examples/$1"/*.go "$root/examples/$1/cmd/$1"/*.go | grep -v '_test\.go$'; }
 
@@ -44,7 +47,7 @@ for main in testdata/*/*/main.go; do
 	rm -rf "${runs:?}/$name"
 	mkdir -p "$runs/$name"
 	"$tmp/$name" -scale 4 -out "$runs/$name" >/dev/null
-	digest testdata/"$program"/*.go $(harness_sources) >"$runs/$name/source.sha256"
+	digest testdata/"$program"/*.go $(package_sources "$program") $(harness_sources) >"$runs/$name/source.sha256"
 done
 
 # start_statsd_sink starts a sink that drops the leftpad example's StatsD
