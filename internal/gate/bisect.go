@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -82,18 +81,7 @@ type BisectOptions struct {
 	// Progress, if set, is told of each commit as its measuring begins
 	// (Verdict "") and as it ends.
 	Progress func(BisectStep)
-	// Explain, if set, explains the answer: it is called once, with the
-	// builds of the last good commit and of the first bad one, when they
-	// are parent and child. Its answer is the result's Explanation.
-	Explain ExplainFunc
 }
-
-// An ExplainFunc says, function by function, where the moved benchmarks'
-// measure changed between two builds of their packages: before holds the
-// test binaries of the last good commit, after those of the first bad one
-// (paired by import path), and benchmarks are the ones that moved. The
-// binaries exist until it returns.
-type ExplainFunc func(ctx context.Context, before, after []bench.Binary, benchmarks []BisectBenchmark, opts bench.InstructionOptions) (any, error)
 
 // Verdicts of a measured commit.
 const (
@@ -182,9 +170,12 @@ type BisectResult struct {
 	// minus skips).
 	Builds  int `json:"builds"`
 	Counted int `json:"counted"`
-	// Explanation is the answer's explanation from BisectOptions.Explain,
-	// nil without one.
-	Explanation any `json:"explanation,omitempty"`
+	// Explanations say, for each benchmark that moved, where between the
+	// last good commit and the first bad one its measure changed: the
+	// functions and lines (instructions/op) or the allocation sites
+	// (allocs/op, B/op), exactly, as the gate explains its changes. Only
+	// when the two are parent and child.
+	Explanations []Explanation `json:"explanations,omitempty"`
 	// Notes are what a reader should know: an explanation that could
 	// not be made, a last good commit that is not the answer's parent.
 	Notes   []string      `json:"notes,omitempty"`

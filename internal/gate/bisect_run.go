@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -209,20 +210,14 @@ func Bisect(ctx context.Context, opts BisectOptions) (*BisectResult, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("--good %s is not on the first-parent path of --bad %s: the first bad commit's parent %s was not measured; it is compared with --good",
 			good.Ref, bad.Ref, gitstate.Short(firstBad.Parent)))
 	}
-	if opts.Explain != nil && r.Exact() && firstBad.Parent == lastGood.Hash {
+	if r.Exact() && firstBad.Parent == lastGood.Hash {
 		before, after := b.builds[lastGood.Hash], b.builds[firstBad.Hash]
-		var moved []BisectBenchmark
-		for _, bm := range r.Benchmarks {
-			if bm.Moved {
-				moved = append(moved, bm)
-			}
-		}
 		if before != nil && after != nil {
-			x, err := opts.Explain(ctx, before.bins, after.bins, moved, opts.Instructions)
+			xs, notes, err := b.explain(ctx, before, after, r.Benchmarks)
 			if err != nil {
-				r.Notes = append(r.Notes, "no explanation: "+err.Error())
+				return r, err
 			}
-			r.Explanation = x
+			r.Explanations, r.Notes = xs, append(r.Notes, notes...)
 		}
 	}
 	return r, nil
@@ -262,6 +257,9 @@ type commitBuild struct {
 	wt   *bench.Worktree
 	bins []bench.Binary
 	dir  string // of the binaries
+	// counted are the instruction counts taken of this build, whose
+	// per-function profiles explain the answer.
+	counted map[benchKey]*bench.CountedBenchmark
 }
 
 func (c *commitBuild) close() {
@@ -453,6 +451,10 @@ func (b *bisector) measure(ctx context.Context, c gitstate.PathCommit, role stri
 				return skip("%s could not be counted: %s", k, firstLine(cnt.Err.Error()))
 			}
 			vals[k] = cnt.PerOp()
+			if cb.counted == nil {
+				cb.counted = make(map[benchKey]*bench.CountedBenchmark)
+			}
+			cb.counted[k] = cnt
 		}
 		var buf bytes.Buffer
 		if err := bench.WriteInstructions(&buf, counted); err != nil {
@@ -544,4 +546,64 @@ func firstLine(s string) string {
 		}
 	}
 	return strings.TrimSpace(s)
+}
+
+// explain says where each moved benchmark's measure changed between the
+// builds of the last good commit and the first bad one: from the counts
+// already taken for instructions/op, from allocations recorded on both
+// builds for allocs/op and B/op. A benchmark that cannot be explained
+// gets a note; the error is only for cancellation.
+func (b *bisector) explain(ctx context.Context, before, after *commitBuild, benchmarks []BisectBenchmark) ([]Explanation, []string, error) {
+	var out []Explanation
+	var notes []string
+	for _, bm := range benchmarks {
+		if !bm.Moved {
+			continue
+		}
+		k := benchKey{bm.Package, bm.Benchmark}
+		if b.opts.Unit == bench.UnitInstructions {
+			if e := Explain(before.counted[k], after.counted[k], 0); e != nil {
+				e.Package, e.Benchmark = bm.Package, bm.Benchmark
+				out = append(out, *e)
+			} else {
+				notes = append(notes, fmt.Sprintf("where %s Benchmark%s's instructions changed is not known: a count has no profile", bm.Package, bm.Benchmark))
+			}
+			continue
+		}
+		beforeBin, okBefore := binaryOf(before.bins, bm.Package)
+		afterBin, okAfter := binaryOf(after.bins, bm.Package)
+		if !okBefore || !okAfter {
+			continue
+		}
+		n := allocOperations(math.NaN())
+		base, err := bench.RecordAllocations(ctx, beforeBin, bm.Benchmark, n)
+		var head *bench.AllocRun
+		if err == nil {
+			head, err = bench.RecordAllocations(ctx, afterBin, bm.Benchmark, n)
+		}
+		if ctx.Err() != nil {
+			return out, notes, ctx.Err()
+		}
+		var e *Explanation
+		if err == nil {
+			e, err = ExplainAllocations(base, head, b.opts.Unit, 0)
+		}
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("where %s Benchmark%s's allocations changed is not known: %v", bm.Package, bm.Benchmark, err))
+			continue
+		}
+		e.Package, e.Benchmark = bm.Package, bm.Benchmark
+		out = append(out, *e)
+	}
+	return out, notes, nil
+}
+
+// binaryOf returns the test binary of package pkg among bins.
+func binaryOf(bins []bench.Binary, pkg string) (bench.Binary, bool) {
+	for _, bin := range bins {
+		if bin.Package.ImportPath == pkg {
+			return bin, true
+		}
+	}
+	return bench.Binary{}, false
 }

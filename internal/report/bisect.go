@@ -98,6 +98,9 @@ func bisectDoc(r *gate.BisectResult) *doc {
 		}
 		d.add(section{title: "Skipped", blocks: []block{b}})
 	}
+	if len(r.Explanations) > 0 {
+		d.add(gateExplanations(r.Explanations))
+	}
 	steps := &table{header: []string{"#", "commit", "subject", "verdict", r.Unit}, right: []bool{true, false, false, false, false}, code: []bool{false, true}}
 	for i, s := range r.Steps {
 		v := bisectValues(s.Values)

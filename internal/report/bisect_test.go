@@ -38,6 +38,8 @@ func bisectResult() *gate.BisectResult {
 			{Package: "example.com/mix", Benchmark: "New-2", Good: 0, Bad: 3, Change: math.Inf(1)}},
 		Moved: true, FirstBad: &steps[3], LastGood: &steps[4], Steps: steps, Skipped: steps[2:3],
 		Builds: 5, Counted: 4,
+		Explanations: []gate.Explanation{{Package: "example.com/mix", Benchmark: "Mix-2", Unit: "instructions/op", Base: 4000, Head: 4080, Delta: 80,
+			Functions: []gate.Change{{Function: "example.com/mix.Mix", Base: 3990, Head: 4070, Delta: 80, Share: 1}}}},
 	}
 }
 
@@ -56,6 +58,7 @@ func TestWriteBisect(t *testing.T) {
 		"cccccccccccc broken: does not build: ./version.go:3:17: syntax error",
 		"5 built, 4 measured, 1 skipped",
 		"beyond 1.0% from good HEAD~5",
+		"example.com/mix.Mix",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
