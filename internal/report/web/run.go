@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/findings"
 	"github.com/perfscope/perfscope/internal/profiles"
@@ -32,10 +34,9 @@ type RunPage struct {
 	// Others are the other recent runs, to compare this one with.
 	Others []store.ProfileRun
 	Report string
-	// SourceFocus is the query of the source links: pprof lists every
-	// function of a profile without one, which takes seconds and pages;
-	// the hottest user functions are what a reader wants.
-	SourceFocus template.URL
+	// Profiles are the run's profiles with the views of pprof's UI that
+	// can answer for each.
+	Profiles []ProfileLinks
 	// Flame is the profile whose flame graph the page shows beside the
 	// findings: CPU, or allocations when there is no CPU profile; ""
 	// when there is neither.
@@ -61,7 +62,42 @@ func NewRunPage(saved *run.Run, res *analysis.Result, recent []store.ProfileRun,
 	}
 	return &RunPage{Run: saved, Findings: res.Findings, CompilerSkipped: res.CompilerSkipped,
 		Routes: a.Routes, RoutesNote: report.UnlabelledRouteNote(a.Routes), Others: others,
-		Report: text.String(), SourceFocus: sourceFocus(a), Flame: flameKind(saved), TooLarge: tooLarge}
+		Report: text.String(), Profiles: profileLinks(saved, a), Flame: flameKind(saved), TooLarge: tooLarge}
+}
+
+// ProfileLinks are one profile of a run and the views of it that pprof's
+// UI can show.
+type ProfileLinks struct {
+	run.ProfileFile
+	// Empty says the profile holds no sample of its default value (a
+	// mutex profile of a service without contention): pprof's peek and
+	// source views have nothing to list.
+	Empty bool
+	// Source is the query of the source view: pprof lists every function
+	// of a profile without a filter, which takes seconds and megabytes, so
+	// it is filtered to the profile's own hottest user functions; "" when
+	// the profile has none, and the view is not offered.
+	Source template.URL
+}
+
+// profileLinks lists the views each profile of saved can answer, from
+// the profiles as analysed; a profile the analysis could not read gets
+// its flame graph and top only.
+func profileLinks(saved *run.Run, a *profiles.Analysis) []ProfileLinks {
+	var out []ProfileLinks
+	for _, pf := range saved.Profiles {
+		pl := ProfileLinks{ProfileFile: pf, Empty: true}
+		if p := a.Profiles[pf.Kind]; p != nil && pf.File != "" {
+			if vi, err := profiles.SampleIndex(p, ""); err == nil {
+				pl.Empty = profiles.SampleTotal(p, vi) == 0
+			}
+			if !pl.Empty {
+				pl.Source = sourceFocus(p, a.Classifier)
+			}
+		}
+		out = append(out, pl)
+	}
+	return out
 }
 
 // flameKind is the profile whose flame graph a run page shows.
@@ -74,15 +110,16 @@ func flameKind(r *run.Run) string {
 	return ""
 }
 
-// sourceFocus returns the query parameter that focuses pprof's source view
-// on the run's hottest user functions by cumulative CPU, or "" when the run
-// has no CPU profile.
-func sourceFocus(a *profiles.Analysis) template.URL {
-	if a.CPU == nil || a.CPU.Cum == nil {
+// sourceFocus returns the query that focuses pprof's source view on p's
+// hottest user functions by its default value, cumulative, or "" when it
+// has none.
+func sourceFocus(p *profile.Profile, c *profiles.Classifier) template.URL {
+	t, err := profiles.Functions(p, "", c)
+	if err != nil {
 		return ""
 	}
 	var names []string
-	for _, r := range a.CPU.Cum.Rows {
+	for _, r := range t.Top(profiles.ByCum, 0, true).Rows {
 		if r.Class == profiles.User && r.Folded == 0 {
 			names = append(names, regexp.QuoteMeta(r.Function))
 		}
