@@ -250,7 +250,7 @@ func TestDashboardPages(t *testing.T) {
 			t.Errorf("the comparison reads %q; want throughput 4.43× better and fewer bytes per request", rows)
 		}
 		diffs := evaluate[[]string](t, ctx, `[...document.querySelectorAll("a.diff")].map(a => a.getAttribute("href"))`)
-		if len(diffs) == 0 || diffs[0] != "/diff/leftpad-naive/leftpad-optimized/cpu/flamegraph" {
+		if len(diffs) == 0 || diffs[0] != "/diff/leftpad-naive/leftpad-optimized/cpu" {
 			t.Errorf("the diff flame graph links are %q", diffs)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/fetch"
@@ -123,9 +124,11 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageDiffPprof serves pprof's web UI for the difference of one profile
-// kind between two runs, head minus base as pprof -diff_base shows it:
-// GET /diff/{base}/{head}/{kind}/{view}, with the views and parameters of
-// pageRunPprof.
+// kind between two runs, head minus base as pprof -diff_base -normalize
+// shows it: GET /diff/{base}/{head}/{kind}/{view}, with the views and
+// parameters of pageRunPprof. GET /diff/{base}/{head}/{kind} is the
+// dashboard's page of the diff flame graph, with the way back to the
+// comparison.
 func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	kind, view := r.PathValue("kind"), r.PathValue("view")
 	if s.graphvizMissing(w, r, view) {
@@ -148,6 +151,12 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	prefix := "/diff/" + url.PathEscape(base.ID) + "/" + url.PathEscape(head.ID) + "/" + url.PathEscape(kind)
+	if view == "" && !strings.HasSuffix(r.URL.Path, "/") {
+		data := &web.DiffPage{Base: base, Head: head, Kind: kind, Frame: prefix + "/flamegraph",
+			Back: "/compare?" + url.Values{"base_run": {base.ID}, "head_run": {head.ID}}.Encode()}
+		s.pages.render(w, http.StatusOK, "diff", "Diff of "+kind+": "+head.ID+" − "+base.ID, "compare", data, time.Now())
+		return
+	}
 	s.servePprof(w, r, pprofweb.Key{Base: base.ID, Head: head.ID, Kind: kind}, prefix, view, head, base)
 }
 
