@@ -22,11 +22,15 @@ import (
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// pageRuns lists the profiling runs, newest first: GET /runs.
+// pageRuns lists the profiling runs with their health, newest first:
+// GET /runs.
 //
 // Query parameters:
 //
 //	limit  the latest N runs (default 200, 0 for all)
+//	q      only the runs whose id, target or commit contains this text
+//	sort   start (default, newest first), target, health, throughput
+//	       (highest first) or p99 (lowest first)
 func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	f := store.RunFilter{Limit: 200}
@@ -38,12 +42,21 @@ func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
+	q := r.URL.Query()
+	if !web.RunSort(q.Get("sort")) {
+		s.fail(w, r, http.StatusBadRequest, badRequest("sort "+strconv.Quote(q.Get("sort"))+": want one of "+strings.Join(web.RunSorts, ", ")))
+		return
+	}
 	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.Runs{Runs: runs}, start)
+	var sums []web.RunSummary
+	for _, pr := range runs {
+		sums = append(sums, s.summarize(r.Context(), pr))
+	}
+	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.NewRuns(sums, q.Get("q"), q.Get("sort")), start)
 }
 
 // parseReportOptions reads the report options route, top and all.

@@ -57,6 +57,15 @@ type HomeCommit struct {
 	More    int // changes beyond those listed
 }
 
+// MoreLink is the comparison of the commit with the one before it on its
+// line, where every change of the commit is listed.
+func (c HomeCommit) MoreLink() string {
+	if len(c.Changes) == 0 {
+		return ""
+	}
+	return c.Changes[0].Link()
+}
+
 // A HomeChange is one metric's change at a commit.
 type HomeChange struct {
 	history.Change

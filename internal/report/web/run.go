@@ -2,9 +2,11 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"html/template"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -17,8 +19,52 @@ import (
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// Runs is the run list's data.
-type Runs struct{ Runs []store.ProfileRun }
+// Runs is the run list's data: the runs that match its search, in the
+// order asked for.
+type Runs struct {
+	Runs []RunSummary
+	// Query is the search text, Sort the order; All counts the runs
+	// before the search.
+	Query, Sort string
+	All         int
+}
+
+// RunSorts are the orders of the run list, the default first.
+var RunSorts = []string{"start", "target", "health", "throughput", "p99"}
+
+// RunSort reports whether s is an order of the run list ("" for the
+// default).
+func RunSort(s string) bool { return s == "" || slices.Contains(RunSorts, s) }
+
+// NewRuns lists sums, newest first as given, keeping those whose id,
+// target or commit contains query (any case), in the order sort names.
+func NewRuns(sums []RunSummary, query, sort string) Runs {
+	l := Runs{Query: query, Sort: sort, All: len(sums)}
+	if l.Sort == "" {
+		l.Sort = RunSorts[0]
+	}
+	q := strings.ToLower(strings.TrimSpace(query))
+	for _, r := range sums {
+		if q == "" || strings.Contains(strings.ToLower(r.ID+" "+r.Target+" "+r.Commit), q) {
+			l.Runs = append(l.Runs, r)
+		}
+	}
+	rank := map[string]int{HealthFailed: 0, HealthInterrupted: 1, HealthOK: 2}
+	slices.SortStableFunc(l.Runs, func(a, b RunSummary) int {
+		switch l.Sort {
+		case "target":
+			return strings.Compare(a.Target, b.Target)
+		case "health":
+			return rank[a.Health] - rank[b.Health]
+		case "throughput":
+			return cmp.Compare(b.ProfileRun.RPS, a.ProfileRun.RPS)
+		case "p99":
+			return cmp.Compare(a.P99Ms, b.P99Ms)
+		}
+		return 0
+	})
+	return l
+}
 
 // A RunPage is one profiling run's page: its load results, findings,
 // profiles, CPU by route and the full report.
@@ -33,7 +79,9 @@ type RunPage struct {
 	RoutesNote string
 	// Others are the other recent runs, to compare this one with.
 	Others []store.ProfileRun
-	Report string
+	// Analysis is the report's sections but its findings, as text: the
+	// tables the page does not draw (functions, allocation sites, waits).
+	Analysis string
 	// Profiles are the run's profiles with the views of pprof's UI that
 	// can answer for each.
 	Profiles []ProfileLinks
@@ -51,7 +99,7 @@ type RunPage struct {
 func NewRunPage(saved *run.Run, res *analysis.Result, recent []store.ProfileRun, tooLarge []string) *RunPage {
 	a := res.Analysis
 	var text bytes.Buffer
-	if err := report.Write(&text, report.Text, a, res.Findings); err != nil {
+	if err := report.WriteAnalysis(&text, report.Text, a); err != nil {
 		text.WriteString("\n(report incomplete: " + err.Error() + ")")
 	}
 	var others []store.ProfileRun
@@ -62,7 +110,7 @@ func NewRunPage(saved *run.Run, res *analysis.Result, recent []store.ProfileRun,
 	}
 	return &RunPage{Run: saved, Findings: res.Findings, CompilerSkipped: res.CompilerSkipped,
 		Routes: a.Routes, RoutesNote: report.UnlabelledRouteNote(a.Routes), Others: others,
-		Report: text.String(), Profiles: profileLinks(saved, a), Flame: flameKind(saved), TooLarge: tooLarge}
+		Analysis: text.String(), Profiles: profileLinks(saved, a), Flame: flameKind(saved), TooLarge: tooLarge}
 }
 
 // ProfileLinks are one profile of a run and the views of it that pprof's
