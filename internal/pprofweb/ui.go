@@ -124,10 +124,15 @@ func (u *UIs) ForgetRun(id string) {
 func (u *UIs) build1(head, base *profile.Profile) (*UI, error) {
 	u.build.Lock()
 	defer u.build.Unlock()
-	args := []string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none", "-trim_path=" + noTrim}
+	// pprof keeps its configuration between runs of its driver: every
+	// option a difference sets is set explicitly for a single profile too.
+	args := []string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none", "-trim_path=" + noTrim, "-normalize=false"}
 	profiles := fetcher{headSource: confine(head, u.cfg.SourceDir)}
 	if base != nil {
-		args = append(args, "-diff_base="+baseSource)
+		// Normalized: head is scaled to base's total, so that runs of
+		// different lengths compare shares rather than absolute values,
+		// and the root reads about 0 rather than "166.6%".
+		args = append(args, "-diff_base="+baseSource, "-normalize=true")
 		profiles[baseSource] = confine(base, u.cfg.SourceDir)
 	}
 	args = append(args, headSource)

@@ -69,6 +69,12 @@ func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) e
 	return renderDoc(w, f, body)
 }
 
+// WriteAnalysis renders a's sections in format f, text or markdown,
+// without findings: for a page that shows the findings its own way.
+func WriteAnalysis(w io.Writer, f Format, a *profiles.Analysis) error {
+	return renderDoc(w, f, analysisDoc(a))
+}
+
 // WriteSideBySide renders two analyses side by side in format f; its JSON
 // form is the SideBySide object.
 func WriteSideBySide(w io.Writer, f Format, c *analysis.SideBySide) error {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/units"
@@ -65,6 +66,13 @@ type SideBySideRow struct {
 	Label              string
 	Base, Head, Change string
 	Verdict            string // "better", "worse", "same" or ""
+	// Share says the metric is a share of CPU, whose change is written
+	// in percentage points; Ratio is every other metric's head ÷ base
+	// ("1.03×"), "" when it is not known. A table whose one column mixes
+	// "+3.0%", "4.43×" and "+1.2 pts" reads badly: the dashboard shows
+	// ratios and points in separate tables.
+	Share bool
+	Ratio string
 }
 
 // SideBySideRows lays out c's metrics as WriteSideBySide prints them, for
@@ -73,7 +81,10 @@ func SideBySideRows(c *analysis.SideBySide) []SideBySideRow {
 	rows := make([]SideBySideRow, 0, len(c.Metrics))
 	for _, m := range c.Metrics {
 		rows = append(rows, SideBySideRow{Metric: m.Name, Label: metricLabel(m.Name), Base: metricValue(m.Base, m.Unit),
-			Head: metricValue(m.Head, m.Unit), Change: change(m), Verdict: m.Verdict})
+			Head: metricValue(m.Head, m.Unit), Change: change(m), Verdict: m.Verdict, Share: m.Unit == "fraction"})
+		if r := &rows[len(rows)-1]; !r.Share && m.Ratio != nil {
+			r.Ratio = ratio(*m.Ratio)
+		}
 	}
 	return rows
 }
@@ -115,11 +126,20 @@ func change(m analysis.Metric) string {
 	}
 	r := *m.Ratio
 	if r >= 2 || (r > 0 && r <= 0.5) {
-		return fmt.Sprintf("%s×", units.Sig(r))
+		return ratio(r)
 	}
 	p := (r - 1) * 100
 	if math.Abs(p) < 0.05 {
 		return "0%"
 	}
 	return fmt.Sprintf("%+.1f%%", p)
+}
+
+// ratio writes head ÷ base: "4.43×", "0.97×", and a tiny ratio with two
+// significant digits ("0.0025×"), never as "0×" nor in e-notation.
+func ratio(r float64) string {
+	if r > 0 && r < 0.01 {
+		return strconv.FormatFloat(r, 'f', 1-int(math.Floor(math.Log10(r))), 64) + "×"
+	}
+	return units.Sig(r) + "×"
 }

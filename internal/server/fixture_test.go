@@ -55,7 +55,14 @@ func pushBenchmodHistory(t *testing.T, ts *testServer) {
 // committed run shows the same functions however busy the machine is.
 func pushLeftpadRun(t *testing.T, ts *testServer) string {
 	t.Helper()
-	dir := filepath.Join("..", "findings", "testdata", "runs", "leftpad-naive")
+	return pushFindingsRun(t, ts, "leftpad-naive")
+}
+
+// pushFindingsRun uploads the committed run name of the findings'
+// testdata and returns its id.
+func pushFindingsRun(t *testing.T, ts *testServer, name string) string {
+	t.Helper()
+	dir := filepath.Join("..", "findings", "testdata", "runs", name)
 	profiles, err := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
 	if err != nil || len(profiles) == 0 {
 		t.Fatalf("no profiles in %s: %v", dir, err)
@@ -67,7 +74,7 @@ func pushLeftpadRun(t *testing.T, ts *testServer) string {
 	ct, body := multipartRun(t, dir, names...)
 	code, resp := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ct, body)
 	if code != http.StatusCreated {
-		t.Fatalf("upload leftpad run = %d %s", code, resp)
+		t.Fatalf("upload run %s = %d %s", name, code, resp)
 	}
 	var res api.RunUpload
 	if err := json.Unmarshal(resp, &res); err != nil {

@@ -63,12 +63,13 @@ func secure(h http.Handler) http.Handler {
 }
 
 // isPprofPath reports whether path is under one of pprof's web UIs:
-// /runs/ID/pprof/KIND/... or /diff/BASE/HEAD/KIND/....
+// /runs/ID/pprof/KIND/... or /diff/BASE/HEAD/KIND/... (/diff/BASE/HEAD/KIND
+// itself is the dashboard's page framing the diff).
 func isPprofPath(path string) bool {
-	if strings.HasPrefix(path, "/diff/") {
+	parts := strings.SplitN(path, "/", 6) // "", "runs", ID, "pprof", ...
+	if len(parts) == 6 && parts[1] == "diff" {
 		return true
 	}
-	parts := strings.SplitN(path, "/", 5) // "", "runs", ID, "pprof", ...
 	return len(parts) >= 4 && parts[1] == "runs" && parts[3] == "pprof"
 }
 

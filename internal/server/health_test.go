@@ -41,7 +41,7 @@ func TestFailedLoadMarked(t *testing.T) {
 	upload("healthy", 100, 0)
 
 	_, list := ts.do(t, http.MethodGet, "/runs", "", "", nil)
-	for _, row := range strings.Split(string(list), "<tr>") {
+	for _, row := range strings.Split(string(list), "<tr") {
 		failed := strings.Contains(row, ">failed</a>")
 		healthy := strings.Contains(row, ">healthy</a>")
 		if (failed || healthy) && strings.Contains(row, "load failed") != failed {

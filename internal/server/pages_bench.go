@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -187,12 +186,8 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			code, data.Error = statusOf(err), err.Error()
 		}
 	}
-	if code == http.StatusNotFound {
-		// An unknown commit or run: the site's 404 page, with the way
-		// back to the comparison form.
-		s.fail(w, r, code, errors.New(data.Error))
-		return
-	}
+	// An unknown commit or run (a typo) answers 404 with the form as it
+	// was typed and what was wrong, to be corrected in place.
 	s.pages.render(w, code, "compare", "Compare", "compare", data, start)
 }
 

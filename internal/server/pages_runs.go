@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/fetch"
@@ -21,11 +22,15 @@ import (
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// pageRuns lists the profiling runs, newest first: GET /runs.
+// pageRuns lists the profiling runs with their health, newest first:
+// GET /runs.
 //
 // Query parameters:
 //
 //	limit  the latest N runs (default 200, 0 for all)
+//	q      only the runs whose id, target or commit contains this text
+//	sort   start (default, newest first), target, health, throughput
+//	       (highest first) or p99 (lowest first)
 func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	f := store.RunFilter{Limit: 200}
@@ -37,12 +42,21 @@ func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
+	q := r.URL.Query()
+	if !web.RunSort(q.Get("sort")) {
+		s.fail(w, r, http.StatusBadRequest, badRequest("sort "+strconv.Quote(q.Get("sort"))+": want one of "+strings.Join(web.RunSorts, ", ")))
+		return
+	}
 	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.Runs{Runs: runs}, start)
+	var sums []web.RunSummary
+	for _, pr := range runs {
+		sums = append(sums, s.summarize(r.Context(), pr))
+	}
+	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.NewRuns(sums, q.Get("q"), q.Get("sort")), start)
 }
 
 // parseReportOptions reads the report options route, top and all.
@@ -123,9 +137,11 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 }
 
 // pageDiffPprof serves pprof's web UI for the difference of one profile
-// kind between two runs, head minus base as pprof -diff_base shows it:
-// GET /diff/{base}/{head}/{kind}/{view}, with the views and parameters of
-// pageRunPprof.
+// kind between two runs, head minus base as pprof -diff_base -normalize
+// shows it: GET /diff/{base}/{head}/{kind}/{view}, with the views and
+// parameters of pageRunPprof. GET /diff/{base}/{head}/{kind} is the
+// dashboard's page of the diff flame graph, with the way back to the
+// comparison.
 func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	kind, view := r.PathValue("kind"), r.PathValue("view")
 	if s.graphvizMissing(w, r, view) {
@@ -148,6 +164,12 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	prefix := "/diff/" + url.PathEscape(base.ID) + "/" + url.PathEscape(head.ID) + "/" + url.PathEscape(kind)
+	if view == "" && !strings.HasSuffix(r.URL.Path, "/") {
+		data := &web.DiffPage{Base: base, Head: head, Kind: kind, Frame: prefix + "/flamegraph",
+			Back: "/compare?" + url.Values{"base_run": {base.ID}, "head_run": {head.ID}}.Encode()}
+		s.pages.render(w, http.StatusOK, "diff", "Diff of "+kind+": "+head.ID+" − "+base.ID, "compare", data, time.Now())
+		return
+	}
 	s.servePprof(w, r, pprofweb.Key{Base: base.ID, Head: head.ID, Kind: kind}, prefix, view, head, base)
 }
 

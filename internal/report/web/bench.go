@@ -123,7 +123,10 @@ type Trend struct {
 	Changes                            []history.Commit // newest first
 	Chart                              template.HTML
 	Confidence                         float64
-	keep                               url.Values
+	// Band says the chart draws a confidence band: some commit's median
+	// has an interval.
+	Band bool
+	keep url.Values
 }
 
 // NewTrend starts the trend page of the metric a request names, with its
@@ -177,6 +180,7 @@ func (d *Trend) Show(s *Series) {
 		if c.Changed {
 			d.Changes = append(d.Changes, c)
 		}
+		d.Band = d.Band || HasInterval(c)
 	}
 	slices.Reverse(d.Changes)
 	d.Chart = s.Chart(d.Link)

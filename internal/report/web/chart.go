@@ -68,13 +68,27 @@ func TrendChart(v *history.Series, link func(base, head string) string) template
 
 	// Axes and y ticks.
 	b.WriteString(`<g class="axis">`)
+	// A tick whose label reads as the one before it (steps finer than
+	// the unit is written) says nothing: it is left out.
+	prevLabel := ""
 	for _, val := range yTicks(lo, hi, v.Unit) {
+		label := measure.Format(val, v.Unit)
+		if label == prevLabel {
+			continue
+		}
+		prevLabel = label
 		yy := y(val)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(measure.Format(val, v.Unit)))
+			chartLeft, chartW-chartRight, yy, yy, chartLeft-6, yy+4, template.HTMLEscapeString(label))
 	}
 	dateFormat := xDateFormat(v.Commits[0].Time, v.Commits[n-1].Time)
+	prevDate := ""
 	for _, i := range xLabelIndexes(n) {
+		date := v.Commits[i].Time.Format(dateFormat)
+		if date == prevDate {
+			continue // commits of one day: the day once
+		}
+		prevDate = date
 		// The first and last labels are anchored inside the plot's
 		// width so that neither is clipped at the chart's edge.
 		anchor := "middle"
@@ -84,27 +98,38 @@ func TrendChart(v *history.Series, link func(base, head string) string) template
 		case n > 1 && i == n-1:
 			anchor = "end"
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), chartH-chartBottom+18, anchor,
-			v.Commits[i].Time.Format(dateFormat))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), chartH-chartBottom+18, anchor, date)
 	}
 	b.WriteString(`</g>`)
 
-	// Confidence band: along the upper bounds, back along the lower.
-	b.WriteString(`<path class="band" d="`)
-	for i, c := range v.Commits {
-		if i == 0 {
-			b.WriteByte('M')
-		} else {
-			b.WriteByte('L')
+	// Confidence band, over each run of commits that have an interval:
+	// along the upper bounds, back along the lower. None is drawn where
+	// there is no interval (too few samples).
+	for from := 0; from < n; {
+		if !HasInterval(v.Commits[from]) {
+			from++
+			continue
 		}
-		b.xy(x(i), y(deref(c.Hi, c.Median)), ' ')
+		to := from
+		for to+1 < n && HasInterval(v.Commits[to+1]) {
+			to++
+		}
+		b.WriteString(`<path class="band" d="`)
+		for i := from; i <= to; i++ {
+			if i == from {
+				b.WriteByte('M')
+			} else {
+				b.WriteByte('L')
+			}
+			b.xy(x(i), y(*v.Commits[i].Hi), ' ')
+		}
+		for i := to; i >= from; i-- {
+			b.WriteByte('L')
+			b.xy(x(i), y(*v.Commits[i].Lo), ' ')
+		}
+		b.WriteString(`Z"/>`)
+		from = to + 1
 	}
-	for i := n - 1; i >= 0; i-- {
-		c := v.Commits[i]
-		b.WriteByte('L')
-		b.xy(x(i), y(deref(c.Lo, c.Median)), ' ')
-	}
-	b.WriteString(`Z"/>`)
 
 	b.WriteString(`<polyline class="median" points="`)
 	for i, c := range v.Commits {
@@ -283,3 +308,6 @@ func pointTitle(c history.Commit, unit string) string {
 	}
 	return s
 }
+
+// HasInterval reports whether c's median has a confidence interval.
+func HasInterval(c history.Commit) bool { return c.Lo != nil && c.Hi != nil }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"net/url"
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/benchstats"
@@ -99,15 +100,76 @@ type CommitRuns struct {
 // them.
 type RunComparison struct {
 	Base, Head *run.Run
-	Rows       []report.SideBySideRow
-	Kinds      []string // profile kinds both runs have, for diff flame graphs
+	// BaseHealth and HeadHealth are each run's health (RunHealth).
+	BaseHealth, HeadHealth string
+	// Problems say why the two runs' numbers are not comparable: one run's
+	// load failed or was interrupted, or the runs loaded different
+	// endpoints. When there are any, no row has a verdict or a change:
+	// a faster answer of 404 is not an improvement.
+	Problems []string
+	// Rows are the load and per-request metrics, their change a ratio;
+	// Shares are the shares of CPU, their change in percentage points.
+	Rows, Shares []report.SideBySideRow
+	Kinds        []string // profile kinds both runs have, for diff flame graphs
 }
 
 // NewRunComparison lays out two runs' analyses side by side.
 func NewRunComparison(base, head *run.Run, ba, ha *analysis.Result) *RunComparison {
-	return &RunComparison{Base: base, Head: head,
-		Rows:  report.SideBySideRows(analysis.Beside(base.ID, ba.Analysis, head.ID, ha.Analysis)),
+	c := &RunComparison{Base: base, Head: head, BaseHealth: RunHealth(base), HeadHealth: RunHealth(head),
 		Kinds: SharedKinds(base, head)}
+	for _, side := range []struct {
+		name string
+		r    *run.Run
+	}{{"base", base}, {"head", head}} {
+		if why := runProblem(side.r); why != "" {
+			c.Problems = append(c.Problems, "The "+side.name+" run, "+side.r.ID+": "+why+".")
+		}
+	}
+	if bp, hp := endpoint(base.Target), endpoint(head.Target); bp != hp {
+		c.Problems = append(c.Problems, "The runs loaded different endpoints ("+bp+" and "+hp+
+			"): their numbers measure different work and are not comparable.")
+	}
+	for _, r := range report.SideBySideRows(analysis.Beside(base.ID, ba.Analysis, head.ID, ha.Analysis)) {
+		if len(c.Problems) > 0 {
+			r.Change, r.Ratio, r.Verdict = "", "", ""
+		}
+		if r.Share {
+			c.Shares = append(c.Shares, r)
+		} else {
+			c.Rows = append(c.Rows, r)
+		}
+	}
+	return c
+}
+
+// runProblem says why r's numbers do not describe a working service
+// under its whole load: its load failed or was interrupted; "" when they
+// do.
+func runProblem(r *run.Run) string {
+	switch RunHealth(r) {
+	case HealthInterrupted:
+		return "interrupted, its numbers cover part of its load"
+	case HealthFailed:
+		if r.Error != "" {
+			return "the run failed: " + r.Error
+		}
+		return loadFailure(r.Load)
+	}
+	return ""
+}
+
+// endpoint is the path of a target URL: the same service is often run on
+// another loopback port each time, so host and port do not tell endpoints
+// apart, while the path does.
+func endpoint(target string) string {
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return target
+	}
+	if u.Path == "" {
+		return "/"
+	}
+	return u.Path
 }
 
 // SharedKinds are the kinds of profile both runs have, in head's order:
@@ -120,4 +182,13 @@ func SharedKinds(base, head *run.Run) []string {
 		}
 	}
 	return kinds
+}
+
+// A DiffPage frames the diff flame graph of one kind of profile of two
+// runs with the way back to their comparison.
+type DiffPage struct {
+	Base, Head *run.Run
+	Kind       string
+	Frame      string // the flame graph's address
+	Back       string // the comparison's address
 }

@@ -4,11 +4,13 @@ import (
 	"html/template"
 	"net/url"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/report"
+	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/units"
 )
 
@@ -17,13 +19,8 @@ import (
 func Funcs() template.FuncMap {
 	return template.FuncMap{
 		"short": gitstate.ShortRef,
-		"when": func(t time.Time) string {
-			if t.IsZero() {
-				return ""
-			}
-			return t.UTC().Format("2006-01-02 15:04")
-		},
-		"pct": units.Percent,
+		"when":  when,
+		"pct":   units.Percent,
 		// share writes a finding's severity as the CLI's report does.
 		"share": units.Percent,
 		"pctOf": func(f float64) float64 { return 100 * f },
@@ -52,7 +49,9 @@ func Funcs() template.FuncMap {
 			}
 			return template.URL(q.Encode())
 		},
-		"pathEscape": url.PathEscape,
+		"pathEscape":  url.PathEscape,
+		"runLabel":    RunLabel,
+		"healthClass": HealthClass,
 		// shortFile keeps a source file's directory and name: the
 		// full path, in the title, is too long beside a flame graph.
 		"shortFile": func(file string) string {
@@ -61,4 +60,30 @@ func Funcs() template.FuncMap {
 		},
 		"deref": func(p *float64) float64 { return deref(p, 0) },
 	}
+}
+
+// RunLabel names a run in a menu as a reader tells runs apart: its id,
+// the endpoint it loaded, when, on which commit, and whether its load
+// failed.
+func RunLabel(pr store.ProfileRun) string {
+	parts := []string{pr.ID, endpoint(pr.Target), when(pr.Start)}
+	if pr.Commit != "" {
+		c := gitstate.ShortRef(pr.Commit)
+		if pr.Dirty {
+			c += "+dirty"
+		}
+		parts = append(parts, c)
+	}
+	if pr.LoadFailed {
+		parts = append(parts, "load failed")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// when writes a time as the pages do, "" for none.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04")
 }

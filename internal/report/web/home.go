@@ -57,6 +57,15 @@ type HomeCommit struct {
 	More    int // changes beyond those listed
 }
 
+// MoreLink is the comparison of the commit with the one before it on its
+// line, where every change of the commit is listed.
+func (c HomeCommit) MoreLink() string {
+	if len(c.Changes) == 0 {
+		return ""
+	}
+	return c.Changes[0].Link()
+}
+
 // A HomeChange is one metric's change at a commit.
 type HomeChange struct {
 	history.Change
@@ -94,6 +103,14 @@ func RunHealth(r *run.Run) string {
 	return HealthOK
 }
 
+// loadFailure says why l failed, judged as loadHealth does; "" when it
+// did not.
+func loadFailure(l *loadgen.Result) string {
+	c := *l
+	c.Health = loadHealth(&c)
+	return report.LoadFailure(&c)
+}
+
 // loadHealth is l's health as recorded, or judged by the default threshold
 // for runs saved before loads recorded it.
 func loadHealth(l *loadgen.Result) *loadgen.Health {
@@ -118,8 +135,12 @@ type RunSummary struct {
 }
 
 // HealthClass is the health's style class.
-func (r RunSummary) HealthClass() string {
-	switch r.Health {
+func (r RunSummary) HealthClass() string { return HealthClass(r.Health) }
+
+// HealthClass is the style class of a health (RunHealth): ok, failed or
+// interrupted.
+func HealthClass(health string) string {
+	switch health {
 	case HealthOK:
 		return "ok"
 	case HealthInterrupted:
@@ -143,9 +164,7 @@ func NewRunSummary(pr store.ProfileRun, saved *run.Run, err error, res *analysis
 	case saved.Error != "":
 		sum.Problem = saved.Error
 	case saved.Load != nil:
-		l := *saved.Load
-		l.Health = loadHealth(&l)
-		sum.Problem = report.LoadFailure(&l)
+		sum.Problem = loadFailure(saved.Load)
 	}
 	if l := saved.Load; l != nil {
 		sum.RPS, sum.P99 = units.Rate(l.Throughput), units.Millis(l.Latency.P99)
