@@ -390,9 +390,12 @@ func (r readSymbols) Lookup(k profseries.Kind, ids []uint64) (map[uint64][]byte,
 // A ProfileTarget is one stored series: a target's profile type, and the
 // time its stored scrapes span.
 type ProfileTarget struct {
-	Labels      profseries.Labels `json:"labels"`
-	Type        string            `json:"type"`
-	First, Last time.Time
+	Labels profseries.Labels `json:"labels"`
+	Type   string            `json:"type"`
+	// First is the start of the first stored scrape, Last the end of
+	// the last.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
 	// Scrapes counts stored blocks: scrapes, or windows of merged scrapes
 	// once compacted.
 	Scrapes int64 `json:"scrapes"`
