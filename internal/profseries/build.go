@@ -20,8 +20,8 @@ type Window struct {
 	Duration time.Duration
 	Shape    Shape
 	Samples  []Sample
-	// Processes are the targets' processes the samples came from, in
-	// the order first met: one for a scrape (none where the reader did
+	// Processes are the targets' processes the samples came from, by
+	// target, then generation and build id: one for a scrape (none where the reader did
 	// not say), more when a merge spans several targets, or a restart
 	// or a deploy of one (see Restarted).
 	Processes []TargetProcess
@@ -185,6 +185,10 @@ func (m *Merger) Window() (Window, error) {
 	out := m.out
 	out.Shape.Comments = slices.Clone(out.Shape.Comments)
 	out.Processes = slices.Clone(out.Processes)
+	slices.SortFunc(out.Processes, func(a, b TargetProcess) int {
+		return cmp.Or(cmp.Compare(a.Target.String(), b.Target.String()), cmp.Compare(a.Process.Generation, b.Process.Generation),
+			cmp.Compare(a.Process.BuildID, b.Process.BuildID))
+	})
 	k := len(out.Shape.SampleTypes)
 	out.Samples = make([]Sample, 0, len(m.stacks))
 	for r, id := range m.stacks {

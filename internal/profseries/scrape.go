@@ -95,7 +95,7 @@ type TargetProcess struct {
 
 // Restarted returns the targets that ps holds more than one process of
 // (a restart or a deploy within the range), each with its processes, in
-// the order of ps.
+// the order of ps (a merged window's are by target, then generation).
 func Restarted(ps []TargetProcess) [][]TargetProcess {
 	var out [][]TargetProcess
 	for i, p := range ps {
