@@ -157,9 +157,8 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	}
 	n := 0
 	for rows.Next() {
-		var start, end, duration, process, shapeID, raw int64
-		var data []byte
-		if err := rows.Scan(&start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
+		start, end, duration, process, shapeID, raw, data, err := scanStoredBlock(rows)
+		if err != nil {
 			rows.Close()
 			return 0, err
 		}

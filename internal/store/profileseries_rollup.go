@@ -302,9 +302,8 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 			return 0, err
 		}
 		for rows.Next() {
-			var start, end, duration, process, shapeID, raw int64
-			var data []byte
-			if err := rows.Scan(&start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
+			start, end, duration, process, shapeID, raw, data, err := scanStoredBlock(rows)
+			if err != nil {
 				rows.Close()
 				return 0, err
 			}
@@ -357,4 +356,12 @@ func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, k hourKey
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block)
 	return err
+}
+
+// scanStoredBlock reads a row of start_time, end_time, duration,
+// process_id, shape_id, raw_bytes and data, as compaction and rollups
+// select them.
+func scanStoredBlock(rows *sql.Rows) (start, end, duration, process, shape, raw int64, data []byte, err error) {
+	err = rows.Scan(&start, &end, &duration, &process, &shape, &raw, &data)
+	return
 }
