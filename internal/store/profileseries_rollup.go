@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/profseries"
@@ -48,7 +47,7 @@ func (ps *ProfileSeries) blockSums(ctx context.Context, ids []uint64, from, to i
 	for part := range chunks(ids, 500) {
 		// The hour as a literal: PostgreSQL takes two parameters for two
 		// expressions, and would not group by the one selected.
-		hour := `start_time / ` + strconv.FormatInt(resolutionHour, 10)
+		const hour = `start_time / 3600000000000` // resolutionHour
 		q, args := inList(`SELECT series_id, resolution < 0, process_id, shape_id, `+hour+`, SUM(duration), SUM(raw_bytes)
 			FROM prof_blocks WHERE start_time >= ? AND start_time < ? AND series_id IN `, part, from, to)
 		q += ` GROUP BY series_id, resolution < 0, process_id, shape_id, ` + hour
@@ -188,8 +187,8 @@ type span struct {
 // same runs share a span.
 func uncovered(ids []uint64, covered map[seriesHour]bool, from, to int64) []span {
 	type run struct{ from, to int64 }
-	bySeries := map[string]*span{}
-	var order []string
+	bySeries := map[run]*span{}
+	var order []run
 	for _, id := range ids {
 		var runs []run
 		for t := from; t < to; {
@@ -204,12 +203,11 @@ func uncovered(ids []uint64, covered map[seriesHour]bool, from, to int64) []span
 			t = next
 		}
 		for _, r := range runs {
-			key := fmt.Sprint(r.from, r.to)
-			s := bySeries[key]
+			s := bySeries[r]
 			if s == nil {
 				s = &span{from: r.from, to: r.to}
-				bySeries[key] = s
-				order = append(order, key)
+				bySeries[r] = s
+				order = append(order, r)
 			}
 			s.series = append(s.series, id)
 		}
