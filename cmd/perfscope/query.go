@@ -151,10 +151,11 @@ func newQueryMergeCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			p, err := st.MergedProfile(cmd.Context(), q)
+			m, err := st.Merge(cmd.Context(), q)
 			if err != nil {
 				return queryError(err)
 			}
+			p := m.Profile
 			file, err := os.Create(out)
 			if err != nil {
 				return err
@@ -166,7 +167,7 @@ func newQueryMergeCmd() *cobra.Command {
 			if err := file.Close(); err != nil {
 				return err
 			}
-			return report.WriteMerged(cmd.OutOrStdout(), out, q, p)
+			return report.WriteMerged(cmd.OutOrStdout(), out, q, p, m.Restarted)
 		},
 	}
 	f.register(c.Flags())

@@ -162,11 +162,11 @@ func TestShardedScrapersShareOnePostgres(t *testing.T) {
 
 // A scrapeHealth is what /api/v1/scrape/targets says of one target.
 type scrapeHealth struct {
-	URL       string
-	Up        bool
-	LastError string
-	Scrapes   int64
-	Collected int64
+	URL       string `json:"url"`
+	Up        bool   `json:"up"`
+	LastError string `json:"last_error"`
+	Scrapes   int64  `json:"scrapes"`
+	Collected int64  `json:"collected"`
 }
 
 // TestServeScrape runs the dashboard with a scraper inside (serve

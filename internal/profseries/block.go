@@ -292,84 +292,144 @@ func columnMode(samples []Sample, j int) (mode byte, scale int64) {
 
 // Decode decodes a block Encode made.
 func (c *Codec) Decode(block []byte) ([]Sample, error) {
+	var d columns
+	if err := c.decode(block, &d); err != nil {
+		return nil, err
+	}
+	samples := make([]Sample, d.n)
+	values := make([]int64, d.n*d.columns)
+	for i := range samples {
+		vs := values[i*d.columns : (i+1)*d.columns : (i+1)*d.columns]
+		for j := range vs {
+			vs[j] = d.values[j][i]
+		}
+		samples[i] = Sample{Stack: d.stacks[i], Values: vs, Size: d.sizes[i]}
+	}
+	return samples, nil
+}
+
+// columns is one block decoded as it is laid out, column by column, in
+// buffers that the next block decoded into it reuses: what merging many
+// blocks reads without allocating per block.
+type columns struct {
+	body       []byte
+	n, columns int
+	stacks     []uint64
+	sizes      []uint64
+	values     [][]int64 // per column, n each
+	counts     [][]int64 // per column, the counts of a counted column
+	counted    []bool
+	sms        []sampling
+}
+
+// grow makes d's buffers hold n samples of k columns.
+func (d *columns) grow(n, k int) {
+	d.n, d.columns = n, k
+	d.stacks = resize(d.stacks, n)
+	d.sizes = resize(d.sizes, n)
+	d.sms = resize(d.sms, n)
+	for len(d.values) < k {
+		d.values = append(d.values, nil)
+		d.counts = append(d.counts, nil)
+	}
+	d.counted = resize(d.counted, k)
+	for j := range k {
+		d.values[j] = resize(d.values[j], n)
+		d.counted[j] = false
+	}
+}
+
+// resize returns s with length n, its contents undefined.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// decode decodes block into d, reusing d's buffers.
+func (c *Codec) decode(block []byte, d *columns) error {
 	if len(block) == 0 {
-		return nil, fmt.Errorf("decode block: %w (empty)", errCorrupt)
+		return fmt.Errorf("decode block: %w (empty)", errCorrupt)
 	}
 	body := block[1:]
 	switch block[0] {
 	case blockRaw, blockRaw2:
 	case blockZstd, blockZstd2:
 		var err error
-		if body, err = c.dec.DecodeAll(body, nil); err != nil {
-			return nil, fmt.Errorf("decode block: %w", err)
+		if d.body, err = c.dec.DecodeAll(body, d.body[:0]); err != nil {
+			return fmt.Errorf("decode block: %w", err)
 		}
+		body = d.body
 	default:
-		return nil, fmt.Errorf("decode block: %w (format %d)", errCorrupt, block[0])
+		return fmt.Errorf("decode block: %w (format %d)", errCorrupt, block[0])
 	}
 	r := reader{b: body}
-	n, columns := r.count(), r.count()
-	if n > MaxBlockSamples || columns > maxColumns {
-		return nil, fmt.Errorf("decode block: %w (%d samples of %d values)", errCorrupt, n, columns)
+	n, k := r.count(), r.count()
+	if n > MaxBlockSamples || k > maxColumns {
+		return fmt.Errorf("decode block: %w (%d samples of %d values)", errCorrupt, n, k)
 	}
-	samples := make([]Sample, n)
-	values := make([]int64, n*columns)
+	d.grow(n, k)
 	var id uint64
-	for i := range samples {
+	for i := range n {
 		id += r.uvarint()
-		samples[i] = Sample{Stack: id, Values: values[i*columns : (i+1)*columns : (i+1)*columns]}
+		d.stacks[i] = id
+		d.sizes[i] = 0
+		d.sms[i] = sampling{}
 	}
-	var sms []sampling
+	sized := false
 	if block[0] >= blockRaw2 {
 		switch r.byte() {
 		case 0:
 		case 1:
+			sized = true
 			period := r.varint()
-			sms = make([]sampling, n)
-			for i := range samples {
-				samples[i].Size = r.uvarint()
-				sms[i] = samplingOf(samples[i].Size, period)
+			for i := range n {
+				d.sizes[i] = r.uvarint()
+				d.sms[i] = samplingOf(d.sizes[i], period)
 			}
 		default:
 			r.fail()
 		}
 	}
-	counts := make([][]int64, columns)
-	for j := range columns {
+	for j := range k {
+		col := d.values[j]
 		switch mode := r.byte(); {
 		case mode == modeZero:
+			clear(col)
 		case mode == modeScaled:
 			scale := r.varint()
-			for _, s := range samples {
-				s.Values[j] = s.Values[0] * scale
+			for i, v := range d.values[0][:n] {
+				col[i] = v * scale
 			}
 		case mode == modeVarints:
-			for _, s := range samples {
-				s.Values[j] = r.varint()
+			for i := range col {
+				col[i] = r.varint()
 			}
-		case mode == modeCounted && sms != nil:
-			ks := make([]int64, n)
+		case mode == modeCounted && sized:
+			ks := resize(d.counts[j], n)
 			for i := range ks {
 				ks[i] = r.varint()
 			}
-			for i, s := range samples {
-				s.Values[j] = sms[i].objects(ks[i]) + r.varint()
+			for i := range col {
+				col[i] = d.sms[i].objects(ks[i]) + r.varint()
 			}
-			counts[j] = ks
-		case mode == modeSized && sms != nil:
+			d.counts[j], d.counted[j] = ks, true
+		case mode == modeSized && sized:
 			b := r.uvarint()
-			if b >= uint64(j) || counts[b] == nil {
+			if b >= uint64(j) || !d.counted[b] {
 				r.fail()
 				break
 			}
-			for i, s := range samples {
-				s.Values[j] = sms[i].bytes(counts[b][i]) + r.varint()
+			for i := range col {
+				col[i] = d.sms[i].bytes(d.counts[b][i]) + r.varint()
 			}
 		default:
 			r.fail()
 		}
 	}
 	if err := r.done("block"); err != nil {
-		return nil, fmt.Errorf("decode %w", err)
+		return fmt.Errorf("decode %w", err)
 	}
-	return samples, nil
+	return nil
 }

@@ -20,9 +20,20 @@ type Window struct {
 	Duration time.Duration
 	Shape    Shape
 	Samples  []Sample
-	// Process is the process the samples came from, as the scrape
-	// recorded it (a merge keeps the first window's).
-	Process Process
+	// Processes are the targets' processes the samples came from, by
+	// target, then generation and build id: one for a scrape (none where the reader did
+	// not say), more when a merge spans several targets, or a restart
+	// or a deploy of one (see Restarted).
+	Processes []TargetProcess
+}
+
+// Process is the process of a window read from one scrape: the first of
+// Processes, the zero Process where the reader recorded none.
+func (w Window) Process() Process {
+	if len(w.Processes) == 0 {
+		return Process{}
+	}
+	return w.Processes[0].Process
 }
 
 // Merge adds the samples of blocks by stack, as pprof's profile.Merge adds
@@ -31,54 +42,168 @@ type Window struct {
 // samples whose sums are all zero are dropped. Its samples are sorted by
 // stack.
 func Merge(blocks []Window) (Window, error) {
-	if len(blocks) == 0 {
+	var m Merger
+	for _, b := range blocks {
+		if err := m.Add(b); err != nil {
+			return Window{}, err
+		}
+	}
+	return m.Window()
+}
+
+// A Merger merges windows as Merge does, one at a time, and blocks as
+// they are read, without decoding them into windows first: what a query
+// over days of scrapes does, holding only the sums. The zero Merger is
+// empty and ready to use.
+type Merger struct {
+	out     Window
+	windows int
+	seen    map[string]bool
+	// rows maps a stack to its row of sums: dense for the small ids a
+	// store gives, a map above.
+	dense  []int32
+	sparse map[uint64]int32
+	stacks []uint64
+	sizes  []uint64
+	sums   []int64 // row-major, out.Shape.SampleTypes wide
+	block  columns
+}
+
+// maxDenseStack bounds the stack ids a Merger indexes by a slice.
+const maxDenseStack = 1 << 22
+
+// Add adds the samples of w.
+func (m *Merger) Add(w Window) error {
+	if err := m.header(w); err != nil {
+		return err
+	}
+	k := len(m.out.Shape.SampleTypes)
+	for _, s := range w.Samples {
+		if len(s.Values) != k {
+			return fmt.Errorf("merge: a sample has %d values for %d sample types", len(s.Values), k)
+		}
+		r := m.row(s.Stack, s.Size) * k
+		for i, v := range s.Values {
+			m.sums[r+i] += v
+		}
+	}
+	return nil
+}
+
+// AddBlock adds the samples of block, a block c encoded, whose window is
+// w (without samples).
+func (m *Merger) AddBlock(c *Codec, w Window, block []byte) error {
+	if err := c.decode(block, &m.block); err != nil {
+		return err
+	}
+	if err := m.header(w); err != nil {
+		return err
+	}
+	d, k := &m.block, len(m.out.Shape.SampleTypes)
+	if d.columns != k {
+		return fmt.Errorf("merge: a block has %d values for %d sample types", d.columns, k)
+	}
+	for i, id := range d.stacks[:d.n] {
+		r := m.row(id, d.sizes[i]) * k
+		for j := range k {
+			m.sums[r+j] += d.values[j][i]
+		}
+	}
+	return nil
+}
+
+// header merges w's window, shape and processes into the result's.
+func (m *Merger) header(w Window) error {
+	if m.windows == 0 {
+		m.out = Window{Start: w.Start, End: w.End, Shape: w.Shape}
+		m.out.Shape.Comments = nil
+		m.seen = map[string]bool{}
+	}
+	if !m.out.Shape.Compatible(w.Shape) {
+		return fmt.Errorf("merge: incompatible sample types %v and %v", m.out.Shape.SampleTypes, w.Shape.SampleTypes)
+	}
+	m.windows++
+	o := &m.out
+	if w.Start.Before(o.Start) {
+		o.Start = w.Start
+	}
+	if w.End.After(o.End) {
+		o.End = w.End
+	}
+	o.Duration += w.Duration
+	o.Shape.Period = max(o.Shape.Period, w.Shape.Period)
+	if o.Shape.DefaultSampleType == "" {
+		o.Shape.DefaultSampleType = w.Shape.DefaultSampleType
+	}
+	if o.Shape.DocURL == "" {
+		o.Shape.DocURL = w.Shape.DocURL
+	}
+	for _, c := range w.Shape.Comments {
+		if !m.seen[c] {
+			m.seen[c] = true
+			o.Shape.Comments = append(o.Shape.Comments, c)
+		}
+	}
+	for _, p := range w.Processes {
+		if !slices.ContainsFunc(o.Processes, func(q TargetProcess) bool { return q.Process == p.Process && slices.Equal(q.Target, p.Target) }) {
+			o.Processes = append(o.Processes, p)
+		}
+	}
+	return nil
+}
+
+// row returns the row of sums of stack id, adding it (with size, the
+// stack's first size met) on first sight.
+func (m *Merger) row(id, size uint64) int {
+	if id < maxDenseStack {
+		if id >= uint64(len(m.dense)) {
+			d := make([]int32, max(int(id)+1, min(2*len(m.dense), maxDenseStack)))
+			copy(d, m.dense)
+			m.dense = d
+		}
+		if r := m.dense[id]; r > 0 {
+			return int(r - 1)
+		}
+	} else if r, ok := m.sparse[id]; ok {
+		return int(r)
+	}
+	r := len(m.stacks)
+	m.stacks = append(m.stacks, id)
+	m.sizes = append(m.sizes, size)
+	m.sums = append(m.sums, make([]int64, len(m.out.Shape.SampleTypes))...)
+	if id < maxDenseStack {
+		m.dense[id] = int32(r + 1)
+	} else {
+		if m.sparse == nil {
+			m.sparse = map[uint64]int32{}
+		}
+		m.sparse[id] = int32(r)
+	}
+	return r
+}
+
+// Windows counts the windows and blocks added.
+func (m *Merger) Windows() int { return m.windows }
+
+// Window returns the merge of everything added: samples whose sums are
+// all zero dropped, sorted by stack.
+func (m *Merger) Window() (Window, error) {
+	if m.windows == 0 {
 		return Window{}, fmt.Errorf("merge: no scrapes")
 	}
-	out := Window{Start: blocks[0].Start, End: blocks[0].End, Shape: blocks[0].Shape, Process: blocks[0].Process}
-	out.Shape.Comments = nil
-	seen := map[string]bool{}
-	sums := map[uint64][]int64{}
-	sizes := map[uint64]uint64{}
-	for _, b := range blocks {
-		if !out.Shape.Compatible(b.Shape) {
-			return Window{}, fmt.Errorf("merge: incompatible sample types %v and %v", out.Shape.SampleTypes, b.Shape.SampleTypes)
-		}
-		if b.Start.Before(out.Start) {
-			out.Start = b.Start
-		}
-		if b.End.After(out.End) {
-			out.End = b.End
-		}
-		out.Duration += b.Duration
-		out.Shape.Period = max(out.Shape.Period, b.Shape.Period)
-		if out.Shape.DefaultSampleType == "" {
-			out.Shape.DefaultSampleType = b.Shape.DefaultSampleType
-		}
-		if out.Shape.DocURL == "" {
-			out.Shape.DocURL = b.Shape.DocURL
-		}
-		for _, c := range b.Shape.Comments {
-			if !seen[c] {
-				seen[c] = true
-				out.Shape.Comments = append(out.Shape.Comments, c)
-			}
-		}
-		for _, s := range b.Samples {
-			sum, ok := sums[s.Stack]
-			if !ok {
-				sum = make([]int64, len(s.Values))
-				sums[s.Stack] = sum
-				sizes[s.Stack] = s.Size
-			}
-			for i, v := range s.Values {
-				sum[i] += v
-			}
-		}
-	}
-	out.Samples = make([]Sample, 0, len(sums))
-	for id, vs := range sums {
+	out := m.out
+	out.Shape.Comments = slices.Clone(out.Shape.Comments)
+	out.Processes = slices.Clone(out.Processes)
+	slices.SortFunc(out.Processes, func(a, b TargetProcess) int {
+		return cmp.Or(cmp.Compare(a.Target.String(), b.Target.String()), cmp.Compare(a.Process.Generation, b.Process.Generation),
+			cmp.Compare(a.Process.BuildID, b.Process.BuildID))
+	})
+	k := len(out.Shape.SampleTypes)
+	out.Samples = make([]Sample, 0, len(m.stacks))
+	for r, id := range m.stacks {
+		vs := m.sums[r*k : (r+1)*k : (r+1)*k]
 		if slices.ContainsFunc(vs, func(v int64) bool { return v != 0 }) {
-			out.Samples = append(out.Samples, Sample{Stack: id, Values: vs, Size: sizes[id]})
+			out.Samples = append(out.Samples, Sample{Stack: id, Values: slices.Clone(vs), Size: m.sizes[r]})
 		}
 	}
 	slices.SortFunc(out.Samples, func(a, b Sample) int { return cmp.Compare(a.Stack, b.Stack) })

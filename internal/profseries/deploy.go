@@ -172,7 +172,7 @@ func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to tim
 		k := serviceKey(t)
 		keys[k.String()] = k
 		for _, w := range ws {
-			services[k.String()] = append(services[k.String()], scrape{w, Release{Version: t.Get(VersionLabel), BuildID: w.Process.BuildID}})
+			services[k.String()] = append(services[k.String()], scrape{w, Release{Version: t.Get(VersionLabel), BuildID: w.Process().BuildID}})
 		}
 	}
 	for key, ss := range services {

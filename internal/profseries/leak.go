@@ -279,7 +279,7 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 			continue
 		}
 		leaks = append(leaks, Leak{Target: target, Type: typ, SampleType: sampleType, Unit: c.unit,
-			Process: c.seg[0].Process, From: c.seg[0].Start, To: c.seg[len(c.seg)-1].Start, Snapshots: len(c.seg),
+			Process: c.seg[0].Process(), From: c.seg[0].Start, To: c.seg[len(c.seg)-1].Start, Snapshots: len(c.seg),
 			PerHour: c.tr.Slope * 3600, Growth: growth, Start: c.first, End: c.last, Trend: c.tr})
 		ids = append(ids, c.stack)
 	}
@@ -299,7 +299,7 @@ func byProcess(ws []Window) [][]Window {
 	var out [][]Window
 	for i := 0; i < len(ws); {
 		j := i + 1
-		for j < len(ws) && ws[j].Process == ws[i].Process {
+		for j < len(ws) && ws[j].Process() == ws[i].Process() {
 			j++
 		}
 		out = append(out, ws[i:j])

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -202,6 +203,48 @@ func TestMergeEqualsPprof(t *testing.T) {
 	}
 	if _, err := Merge([]Window{{Shape: Shape{SampleTypes: []ValueType{{"a", "b"}}}}, {Shape: Shape{SampleTypes: []ValueType{{"c", "d"}}}}}); err == nil {
 		t.Error("incompatible windows merged")
+	}
+}
+
+// TestMergeAsDecoded: merging encoded blocks as they are decoded, one
+// buffer reused from block to block, gives what merging the decoded
+// windows gives, on every type of the real scrapes, each block twice.
+func TestMergeAsDecoded(t *testing.T) {
+	c, d := NewCodec(), NewDictionary()
+	for _, typ := range capturedTypes {
+		var ws []Window
+		var m Merger
+		for range 2 {
+			for _, p := range realProfiles(t, typ) {
+				shapeID, samples, err := Intern(p, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				block, err := c.Encode(samples, len(p.SampleType), p.Period)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, _ := window(t, c, d, p)
+				w.Processes = []TargetProcess{{Target: NewLabels(map[string]string{"job": typ}), Process: Process{Generation: int(shapeID)}}}
+				ws = append(ws, w)
+				header := w
+				header.Samples = nil
+				if err := m.AddBlock(c, header, block); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		want, err := Merge(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Window()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: merged as decoded: %d stacks over %v; merged windows: %d stacks over %v", typ, len(got.Samples), got.Duration, len(want.Samples), want.Duration)
+		}
 	}
 }
 

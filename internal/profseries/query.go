@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -40,18 +41,49 @@ func MergedProfile(windows []Window, src SymbolSource) (*profile.Profile, error)
 	if err != nil {
 		return nil, err
 	}
+	return BuildProfile(w, src)
+}
+
+// BuildProfile is the pprof profile of the merged window w, its symbols
+// read from src. Where w spans a restart or a deploy of a target, a
+// comment of the profile says so (go tool pprof -comments shows it).
+func BuildProfile(w Window, src SymbolSource) (*profile.Profile, error) {
 	sy, err := Resolve(src, StackIDs(w))
 	if err != nil {
 		return nil, err
 	}
-	return sy.Profile(w)
+	p, err := sy.Profile(w)
+	if err != nil {
+		return nil, err
+	}
+	for _, ps := range Restarted(w.Processes) {
+		p.Comments = append(p.Comments, ProcessNote(ps))
+	}
+	return p, nil
 }
 
-// Top ranks the functions of the merged windows by flat or cum value of
+// ProcessNote is the one line that says a merged range holds several
+// processes of one target, ps (as Restarted returns them).
+func ProcessNote(ps []TargetProcess) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d processes merged (a restart or a deploy in the range):", ps[0].Target, len(ps))
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " generation %d", p.Process.Generation)
+		if p.Process.BuildID != "" {
+			fmt.Fprintf(&b, " (build id %s)", p.Process.BuildID)
+		}
+	}
+	return b.String()
+}
+
+// Top ranks the functions of the merged window w by flat or cum value of
 // one sample type, n rows at most (0: all), with the profiles package's
 // function table: the numbers agree with every other table perfscope shows.
-func Top(windows []Window, src SymbolSource, sampleType string, order profiles.Order, n int) (*profiles.FuncTable, error) {
-	p, err := MergedProfile(windows, src)
+func Top(w Window, src SymbolSource, sampleType string, order profiles.Order, n int) (*profiles.FuncTable, error) {
+	p, err := BuildProfile(w, src)
 	if err != nil {
 		return nil, err
 	}
@@ -165,12 +197,12 @@ type RangeDiff struct {
 	Functions []ShareDiff `json:"functions"`
 }
 
-// Diff compares the merged base and head windows function by function, in
+// Diff compares the merged windows base and head function by function, in
 // shares of each side's total.
-func Diff(base, head []Window, src SymbolSource, sampleType string) (*RangeDiff, error) {
+func Diff(base, head Window, src SymbolSource, sampleType string) (*RangeDiff, error) {
 	tables := make([]*profiles.FuncTable, 2)
-	for i, ws := range [][]Window{base, head} {
-		p, err := MergedProfile(ws, src)
+	for i, w := range []Window{base, head} {
+		p, err := BuildProfile(w, src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", [...]string{"base", "head"}[i], err)
 		}

@@ -8,6 +8,7 @@
 package profseries
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -78,11 +79,40 @@ var Types = []string{CPU, Allocs, Heap, Goroutine, Mutex, Block, GoroutineLeak}
 type Process struct {
 	// BuildID is the main binary's build id, from the profile's first
 	// mapping.
-	BuildID string
+	BuildID string `json:"build_id"`
 	// Generation counts the restarts the scraper has seen of this target:
 	// it grows by one each time a cumulative profile's counters go back
 	// or the build id changes.
-	Generation int
+	Generation int `json:"generation"`
+}
+
+// A TargetProcess is one process of one target: what a merged range
+// records of where its samples came from.
+type TargetProcess struct {
+	Target  Labels  `json:"target"`
+	Process Process `json:"process"`
+}
+
+// Restarted returns the targets that ps holds more than one process of
+// (a restart or a deploy within the range), each with its processes, in
+// the order of ps (a merged window's are by target, then generation).
+func Restarted(ps []TargetProcess) [][]TargetProcess {
+	var out [][]TargetProcess
+	for i, p := range ps {
+		if slices.ContainsFunc(ps[:i], func(q TargetProcess) bool { return slices.Equal(q.Target, p.Target) }) {
+			continue
+		}
+		var same []TargetProcess
+		for _, q := range ps[i:] {
+			if slices.Equal(q.Target, p.Target) {
+				same = append(same, q)
+			}
+		}
+		if len(same) > 1 {
+			out = append(out, same)
+		}
+	}
+	return out
 }
 
 // A Scrape is one profile of one target over one window, as collected.

@@ -103,13 +103,17 @@ func WriteRangeDiff(w io.Writer, f Format, base, head profseries.Query, d *profs
 }
 
 // WriteMerged says what a merged profile written to path holds.
-func WriteMerged(w io.Writer, path string, q profseries.Query, p *profile.Profile) error {
+func WriteMerged(w io.Writer, path string, q profseries.Query, p *profile.Profile, restarted [][]profseries.TargetProcess) error {
 	d := &doc{}
-	d.add(section{blocks: []block{{lines: []string{
+	lines := []string{
 		"wrote " + path + ": " + q.Type + " " + q.Selector.String() + ", " + rangeText(q.From, q.To) + ", " +
 			strconv.Itoa(len(p.Sample)) + " stacks over " + units.Seconds(time.Duration(p.DurationNanos).Seconds()) + " of profiles",
-		"open it with: go tool pprof " + path,
-	}}}})
+	}
+	for _, ps := range restarted {
+		lines = append(lines, "note: "+profseries.ProcessNote(ps))
+	}
+	lines = append(lines, "open it with: go tool pprof "+path)
+	d.add(section{blocks: []block{{lines: lines}}})
 	return renderDoc(w, Text, d)
 }
 

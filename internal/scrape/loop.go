@@ -14,61 +14,65 @@ import (
 // Health is how scraping one target goes, as the dashboard and the CLI
 // show it.
 type Health struct {
-	Labels profseries.Labels
-	Job    string
+	Labels profseries.Labels `json:"labels"`
+	Job    string            `json:"job"`
 	// URL is the target's pprof base URL, redacted.
-	URL string
+	URL string `json:"url"`
 	// Up says the last scrape collected at least one profile.
-	Up bool
+	Up bool `json:"up"`
 	// LastError is why the last scrape missed a profile, one line
 	// ("heap: 401 Unauthorized"), "" when it missed none; Errors has
 	// every profile it missed.
-	LastError string
-	Errors    []TypeError
+	LastError string      `json:"last_error"`
+	Errors    []TypeError `json:"errors,omitempty"`
 	// LastScrape is when the last scrape started, LastSuccess when the
 	// last one that collected something did; LastDuration is how long
 	// the last scrape took (a CPU profile's window included).
-	LastScrape, LastSuccess time.Time
-	LastDuration            time.Duration
+	LastScrape   time.Time     `json:"last_scrape"`
+	LastSuccess  time.Time     `json:"last_success"`
+	LastDuration time.Duration `json:"last_duration_ns"`
 	// Scrapes counts the scrapes started; Failures those that missed at
 	// least one profile; ConsecutiveFailures those in a row that
 	// collected nothing, which set the backoff.
-	Scrapes, Failures   int64
-	ConsecutiveFailures int
+	Scrapes             int64 `json:"scrapes"`
+	Failures            int64 `json:"failures"`
+	ConsecutiveFailures int   `json:"consecutive_failures"`
 	// Collected counts the profiles the sink stored. Dropped counts
 	// those collected but never handed to it because the store was
 	// behind (its queue full): each shows in LastError too, as a
 	// profile the sink refused does, with the scrape after.
-	Collected, Dropped int64
+	Collected int64 `json:"collected"`
+	Dropped   int64 `json:"dropped"`
 	// NextDue is when the next scrape is due.
-	NextDue time.Time
+	NextDue time.Time `json:"next_due"`
 	// Lateness is how long after it was due the last scrape started;
 	// MaxLateness the most over the target's life. Missed counts the
 	// scrapes never started because the one before ran past their due
 	// time (a scrape due is started at most once, never in a burst).
 	// Scrapes skipped in backoff are not missed.
-	Lateness, MaxLateness time.Duration
-	Missed                int64
+	Lateness    time.Duration `json:"lateness_ns"`
+	MaxLateness time.Duration `json:"max_lateness_ns"`
+	Missed      int64         `json:"missed"`
 	// Backoff is the wait after the failures in a row, 0 when none.
-	Backoff time.Duration
+	Backoff time.Duration `json:"backoff_ns"`
 	// Generation counts the target's restarts seen; BuildID is its main
 	// binary's build id, when the profiles carry it.
-	Generation int
-	BuildID    string
+	Generation int    `json:"generation"`
+	BuildID    string `json:"build_id,omitempty"`
 	// Deltas says how each cumulative profile type's deltas are made:
 	// "target" (?seconds=), "subtracted" (two snapshots), or absent
 	// until the first scrape finds out.
-	Deltas map[string]string
+	Deltas map[string]string `json:"deltas,omitempty"`
 	// Unsupported lists the profile types the target does not serve
 	// (goroutineleak on most Go versions); they are asked again after a
 	// restart.
-	Unsupported []string
+	Unsupported []string `json:"unsupported,omitempty"`
 }
 
 // A TypeError is why one profile type of a scrape was missed.
 type TypeError struct {
-	Type   string
-	Reason string
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
 }
 
 // A loop scrapes one target, one scrape at a time.

@@ -22,6 +22,7 @@ import (
 type profileSeries interface {
 	analysis.SeriesReader
 	ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]store.ProfileTarget, error)
+	Merge(ctx context.Context, q profseries.Query) (*store.Merged, error)
 	Top(ctx context.Context, q profseries.Query, order profiles.Order, n int) (*profiles.FuncTable, error)
 	FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error)
 	Diff(ctx context.Context, base, head profseries.Query) (*profseries.RangeDiff, error)
@@ -90,20 +91,26 @@ func (s *Server) handleProfileTargets(w http.ResponseWriter, r *http.Request) {
 
 // GET /api/v1/profiles/merge: the merged profile of a range as .pb.gz,
 // which go tool pprof opens and go build -pgo takes. Query: see
-// profileQuery.
+// profileQuery. Where the range holds more than one process of a target
+// (a restart or a deploy), the header Perfscope-Restarted-Targets counts
+// those targets and a comment of the profile names each
+// (go tool pprof -comments).
 func (s *Server) handleProfileMerge(w http.ResponseWriter, r *http.Request) {
 	q, err := profileQuery(r)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	p, err := s.cfg.Store.MergedProfile(r.Context(), q)
+	m, err := s.cfg.Store.Merge(r.Context(), q)
 	if err != nil {
 		err = seriesError(err)
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	writeProfile(w, q.Type+".pb.gz", p)
+	if len(m.Restarted) > 0 {
+		w.Header().Set("Perfscope-Restarted-Targets", strconv.Itoa(len(m.Restarted)))
+	}
+	writeProfile(w, q.Type+".pb.gz", m.Profile)
 }
 
 // writeProfile answers with p as a .pb.gz download named name.

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,9 @@ func storeScrapes(t *testing.T, st *store.DB) {
 			p.TimeNanos, p.DurationNanos = at.UnixNano(), int64(10*time.Second)
 			s := &profseries.Scrape{Target: scrapedTarget, Type: typ, Start: at, End: at.Add(10 * time.Second),
 				Process: profseries.Process{Generation: 1}, Profile: p, RawBytes: int64(len(data))}
+			if typ == profseries.CPU && i == 2 {
+				s.Process.Generation = 2 // restarted: the merge says so
+			}
 			if err := st.Append(context.Background(), s); err != nil {
 				t.Fatal(err)
 			}
@@ -92,6 +96,9 @@ func testProfileSeriesAPI(t *testing.T, st *store.DB) {
 		}
 		if len(p.Sample) == 0 || len(p.SampleType) != 2 || p.SampleType[1].Type != "cpu" {
 			t.Errorf("merged: %d samples of %v, want CPU samples", len(p.Sample), p.SampleType)
+		}
+		if !slices.ContainsFunc(p.Comments, func(c string) bool { return strings.Contains(c, "2 processes merged") }) {
+			t.Errorf("merged over a restart, the profile's comments %q do not say so", p.Comments)
 		}
 		// Three scrapes of the same profile: three times each sample.
 		one, err := os.ReadFile(filepath.Join("..", "findings", "testdata", "runs", "leftpad-naive", "cpu.pb.gz"))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -330,9 +331,12 @@ func (r readSymbols) Lookup(k profseries.Kind, ids []uint64) (map[uint64][]byte,
 // A ProfileTarget is one stored series: a target's profile type, and the
 // time its stored scrapes span.
 type ProfileTarget struct {
-	Labels      profseries.Labels `json:"labels"`
-	Type        string            `json:"type"`
-	First, Last time.Time
+	Labels profseries.Labels `json:"labels"`
+	Type   string            `json:"type"`
+	// First is the start of the first stored scrape, Last the end of
+	// the last.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
 	// Scrapes counts stored blocks: scrapes, or windows of merged scrapes
 	// once compacted.
 	Scrapes int64 `json:"scrapes"`
@@ -344,7 +348,8 @@ type ProfileTarget struct {
 // type), by labels then type.
 func (ps *ProfileSeries) ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]ProfileTarget, error) {
 	var out []ProfileTarget
-	q := `SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), COUNT(*), SUM(LENGTH(b.data))
+	// Rollups are counted in bytes (they are stored) but not as scrapes.
+	q := `SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), SUM(CASE WHEN b.resolution >= 0 THEN 1 ELSE 0 END), SUM(LENGTH(b.data))
 		FROM prof_series s JOIN prof_blocks b ON b.series_id = s.id`
 	var args []any
 	if typ != "" {
@@ -387,13 +392,57 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // Windows reads the decoded blocks of q: every stored block of a series
 // q's selector chooses whose start is in [q.From, q.To). Blocks compacted
 // into windows are read as their windows, which start at a multiple of
-// their resolution.
+// their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
-	type series struct{ id int64 }
-	var ids []uint64
+	series, err := ps.matchingSeries(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	processes, err := ps.processes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, len(series))
+	for id := range series {
+		ids = append(ids, uint64(id))
+	}
+	slices.Sort(ids)
+	var windows []profseries.Window
+	for part := range chunks(ids, 500) {
+		sq, args := inList(`SELECT series_id, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
+			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
+		err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+			var seriesID, start, end, duration, processID, shapeID int64
+			var data []byte
+			if err := rows.Scan(&seriesID, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+				return err
+			}
+			samples, err := ps.codec().Decode(data)
+			if err != nil {
+				return err
+			}
+			shape, err := ps.shape(ctx, shapeID)
+			if err != nil {
+				return err
+			}
+			windows = append(windows, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples,
+				Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read profile blocks: %w", err)
+		}
+	}
+	return windows, nil
+}
+
+// matchingSeries returns the series of q's type that q's selector
+// chooses, by id.
+func (ps *ProfileSeries) matchingSeries(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, error) {
+	out := map[int64]profseries.Labels{}
 	err := ps.b.each(ctx, `SELECT id, labels FROM prof_series WHERE type = ?`, []any{q.Type}, func(rows *sql.Rows) error {
 		var id int64
 		var key string
@@ -405,41 +454,14 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 			return err
 		}
 		if q.Selector.Matches(ls) {
-			ids = append(ids, uint64(id))
+			out[id] = ls
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read profile series: %w", err)
 	}
-	var windows []profseries.Window
-	for part := range chunks(ids, 500) {
-		sq, args := inList(`SELECT b.start_time, b.end_time, b.duration, b.shape_id, b.data, p.build_id, p.generation
-			FROM prof_blocks b JOIN prof_processes p ON p.id = b.process_id
-			WHERE b.start_time >= ? AND b.start_time < ? AND b.series_id IN `, part, nanos(q.From), nanos(q.To))
-		err := ps.b.each(ctx, sq+` ORDER BY b.start_time`, args, func(rows *sql.Rows) error {
-			var start, end, duration, shapeID int64
-			var data []byte
-			var proc profseries.Process
-			if err := rows.Scan(&start, &end, &duration, &shapeID, &data, &proc.BuildID, &proc.Generation); err != nil {
-				return err
-			}
-			samples, err := ps.codec().Decode(data)
-			if err != nil {
-				return err
-			}
-			shape, err := ps.shape(ctx, shapeID)
-			if err != nil {
-				return err
-			}
-			windows = append(windows, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples, Process: proc})
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read profile blocks: %w", err)
-		}
-	}
-	return windows, nil
+	return out, nil
 }
 
 func (ps *ProfileSeries) shape(ctx context.Context, id int64) (profseries.Shape, error) {
@@ -478,22 +500,49 @@ func (ps *ProfileSeries) windows(ctx context.Context, q profseries.Query) ([]pro
 	return ws, err
 }
 
-// MergedProfile merges every scrape q chooses into one pprof profile.
-func (ps *ProfileSeries) MergedProfile(ctx context.Context, q profseries.Query) (*profile.Profile, error) {
-	ws, err := ps.windows(ctx, q)
+// A Merged is the merged profile of a query, and where its samples came
+// from.
+type Merged struct {
+	Profile *profile.Profile
+	// Processes lists each target's processes the range holds; Restarted
+	// the targets of them that have more than one (a restart or a deploy
+	// in the range), whose samples are merged all the same. The profile
+	// has a comment for each.
+	Processes []profseries.TargetProcess
+	Restarted [][]profseries.TargetProcess
+}
+
+// Merge merges every scrape q chooses into one pprof profile, and says
+// which processes it came from.
+func (ps *ProfileSeries) Merge(ctx context.Context, q profseries.Query) (*Merged, error) {
+	w, err := ps.mergeQuery(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return profseries.MergedProfile(ws, readSymbols{ctx, ps})
+	p, err := profseries.BuildProfile(w, readSymbols{ctx, ps})
+	if err != nil {
+		return nil, err
+	}
+	return &Merged{Profile: p, Processes: w.Processes, Restarted: profseries.Restarted(w.Processes)}, nil
+}
+
+// MergedProfile merges every scrape q chooses into one pprof profile (see
+// Merge).
+func (ps *ProfileSeries) MergedProfile(ctx context.Context, q profseries.Query) (*profile.Profile, error) {
+	m, err := ps.Merge(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return m.Profile, nil
 }
 
 // Top ranks the functions of the merged profile of q by q.SampleType.
 func (ps *ProfileSeries) Top(ctx context.Context, q profseries.Query, order profiles.Order, n int) (*profiles.FuncTable, error) {
-	ws, err := ps.windows(ctx, q)
+	w, err := ps.mergeQuery(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return profseries.Top(ws, readSymbols{ctx, ps}, q.SampleType, order, n)
+	return profseries.Top(w, readSymbols{ctx, ps}, q.SampleType, order, n)
 }
 
 // FunctionSeries is one function's share of q.SampleType per step.
@@ -508,11 +557,11 @@ func (ps *ProfileSeries) FunctionSeries(ctx context.Context, q profseries.Query,
 // Diff compares the merged profiles of base and head in shares; the two
 // queries differ only in their range, as a rule.
 func (ps *ProfileSeries) Diff(ctx context.Context, base, head profseries.Query) (*profseries.RangeDiff, error) {
-	bw, err := ps.windows(ctx, base)
+	bw, err := ps.mergeQuery(ctx, base)
 	if err != nil {
 		return nil, err
 	}
-	hw, err := ps.windows(ctx, head)
+	hw, err := ps.mergeQuery(ctx, head)
 	if err != nil {
 		return nil, err
 	}

@@ -53,13 +53,15 @@ const budgetStep = int64(time.Hour)
 // A RetentionReport says what ApplyRetention did.
 type RetentionReport struct {
 	Compacted int   // blocks merged into coarser windows
+	RolledUp  int   // hourly rollups made (see resolutionRollup)
 	Deleted   int   // blocks deleted for age or budget
 	Collected int   // stacks no block refers to any more, removed
 	Bytes     int64 // bytes of blocks and symbols after
 }
 
 // ApplyRetention compacts and deletes what r keeps no longer at time now
-// (a parameter, so that a month can be simulated), drops the oldest data
+// (a parameter, so that a month can be simulated), rolls up the hours
+// that ended (see resolutionRollup), drops the oldest data
 // while over the budget, and removes the symbols no block needs any more.
 // Each series' compaction is one transaction: a crash leaves each window
 // either merged or not.
@@ -87,6 +89,11 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 			}
 			rep.Compacted += n
 		}
+		n, err := ps.rollUp(ctx, id, now)
+		if err != nil {
+			return rep, fmt.Errorf("retention: roll up series %d: %w", id, err)
+		}
+		rep.RolledUp += n
 	}
 	if r.TenMinutes > 0 {
 		n, err := ps.deleteBefore(ctx, nanos(now.Add(-r.TenMinutes)))
@@ -150,9 +157,8 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	}
 	n := 0
 	for rows.Next() {
-		var start, end, duration, process, shapeID, raw int64
-		var data []byte
-		if err := rows.Scan(&start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
+		start, end, duration, process, shapeID, raw, data, err := scanStoredBlock(rows)
+		if err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -212,14 +218,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		if err != nil {
 			return 0, err
 		}
-		block, err := ps.codec().Encode(m.Samples, len(m.Shape.SampleTypes), m.Shape.Period)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
-			(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			series, to, k.window, nanos(m.End), int64(m.Duration), k.process, k.shape, len(m.Samples), g.raw, block); err != nil {
+		if err := ps.insertMerged(ctx, tx, hourKey{series, k.window, k.process, k.shape}, to, m, g.raw); err != nil {
 			return 0, fmt.Errorf("insert window: %w", err)
 		}
 	}

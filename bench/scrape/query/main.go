@@ -8,10 +8,14 @@
 // windows as they would be. Each range is asked once untimed, then -n
 // times; the median is reported.
 //
-//	go run ./bench/scrape/query [-days 7] [-n 5] [-profiles DIR] [-sqlite FILE] [-cpuprofile FILE]
+//	go run ./bench/scrape/query [-days 7] [-n 5] [-profiles DIR] [-sqlite FILE] [-pgschema NAME] [-engine sqlite|postgres] [-cpuprofile FILE]
 //
 // -sqlite keeps the SQLite data set in FILE, and reuses it when FILE
-// already holds one (building 7 days takes minutes); -cpuprofile writes a
+// already holds one (building 7 days takes minutes); -pgschema does the
+// same on PostgreSQL in the schema NAME. A data set reused has the
+// default retention applied once more at its end, so that what this
+// version of the store keeps (compacted windows, rollups) is there as a
+// fresh one would have it. -cpuprofile writes a
 // CPU profile of the queries to FILE.ENGINE.
 package main
 
@@ -40,9 +44,11 @@ func main() {
 	n := flag.Int("n", 5, "queries per range")
 	dir := flag.String("profiles", "internal/profseries/testdata/leftpad", "the recorded scrapes replayed")
 	keep := flag.String("sqlite", "", "keep the SQLite data set in this file, reused if it holds one")
+	pgschema := flag.String("pgschema", "", "keep the PostgreSQL data set in this schema, reused if it holds one")
+	engine := flag.String("engine", "", "measure this engine alone: sqlite or postgres (default: both, postgres where PERFSCOPE_TEST_POSTGRES is set)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
-	if err := run(*days, *n, *dir, *keep, *cpuprofile); err != nil {
+	if err := run(*days, *n, *dir, *keep, *pgschema, *engine, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "query:", err)
 		os.Exit(1)
 	}
@@ -53,7 +59,7 @@ var (
 	target = profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
 )
 
-func run(days, n int, dir, keep, cpuprofile string) error {
+func run(days, n int, dir, keep, pgschema, engine, cpuprofile string) error {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "query")
 	if err != nil {
@@ -64,14 +70,20 @@ func run(days, n int, dir, keep, cpuprofile string) error {
 	if keep != "" {
 		sqlitePath = keep
 	}
-	engines := []struct{ name, dsn string }{{"sqlite", sqlitePath}}
-	if base := os.Getenv("PERFSCOPE_TEST_POSTGRES"); base != "" {
-		dsn, drop, err := schema(ctx, base)
+	var engines []struct{ name, dsn string }
+	if engine == "" || engine == "sqlite" {
+		engines = append(engines, struct{ name, dsn string }{"sqlite", sqlitePath})
+	}
+	if base := os.Getenv("PERFSCOPE_TEST_POSTGRES"); base != "" && (engine == "" || engine == "postgres") {
+		dsn, drop, err := schema(ctx, base, pgschema)
 		if err != nil {
 			return err
 		}
 		defer drop()
 		engines = append(engines, struct{ name, dsn string }{"postgres", dsn})
+	}
+	if len(engines) == 0 {
+		return fmt.Errorf("no engine to measure: -engine %q (postgres needs PERFSCOPE_TEST_POSTGRES)", engine)
 	}
 	for _, e := range engines {
 		st, err := store.Open(ctx, e.dsn)
@@ -87,7 +99,11 @@ func run(days, n int, dir, keep, cpuprofile string) error {
 			}
 			fmt.Printf("%s: %d days of 10 s CPU scrapes of one target stored in %s (default retention applied every 6 h)\n", e.name, days, time.Since(began).Round(time.Second))
 		} else {
-			fmt.Printf("%s: %d days of 10 s CPU scrapes of one target, as stored before in %s\n", e.name, days, e.dsn)
+			if _, err := st.ApplyRetention(ctx, end); err != nil {
+				st.Close()
+				return err
+			}
+			fmt.Printf("%s: %d days of 10 s CPU scrapes of one target, as stored before in %s (retention applied again in %s)\n", e.name, days, e.dsn, time.Since(began).Round(time.Second))
 		}
 		if cpuprofile != "" {
 			f, err := os.Create(cpuprofile + "." + e.name)
@@ -168,20 +184,29 @@ func fill(ctx context.Context, st *store.DB, days int, dir string) (time.Time, e
 }
 
 // schema makes a schema of its own in the PostgreSQL database at base and
-// returns the DSN that uses it, and how to drop it.
-func schema(ctx context.Context, base string) (string, func(), error) {
+// returns the DSN that uses it, and how to drop it; with keep, the schema
+// is that one, made if missing, and never dropped.
+func schema(ctx context.Context, base, keep string) (string, func(), error) {
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
 		return "", nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	name := fmt.Sprintf("perfscope_bench_%d", rand.Uint64()>>1)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+	if keep != "" {
+		name = pgx.Identifier{keep}.Sanitize()
+	}
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+name); err != nil {
 		admin.Close(ctx)
 		return "", nil, err
 	}
 	drop := func() {
-		admin.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
+		if keep == "" {
+			admin.Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
+		}
 		admin.Close(context.Background())
+	}
+	if keep != "" {
+		name = keep
 	}
 	u, err := url.Parse(base)
 	if err != nil {

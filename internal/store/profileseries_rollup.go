@@ -1,0 +1,365 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// Rollups: beside the blocks a series keeps at its resolutions, each whole
+// hour of it is also kept merged into one block per process and shape, at
+// resolution -resolutionHour, so that a merge over days reads one block an
+// hour instead of hundreds. A rollup starts where the first block it
+// merged starts (so a merge of rollups spans what the blocks span). A rollup is only ever a shortcut: it records
+// the sums of duration and raw bytes of the blocks it merged (which
+// compaction keeps), and a query uses it only while the hour's blocks
+// still sum to the same, so a scrape stored late into a rolled-up hour
+// makes the query read that hour's blocks until the rollup is made again.
+// Windows, and the counts of ProfileTargets, never see rollups; retention
+// and the budget delete them with their hour.
+const (
+	resolutionHour   = int64(time.Hour)
+	resolutionRollup = -resolutionHour
+	// rollupDelay is how long after its end an hour is rolled up: the
+	// scrapes of its last seconds are stored by then.
+	rollupDelay = 10 * time.Minute
+	// rollupLookback is how far before a series' newest rollup its
+	// rollups are checked again, for scrapes stored late.
+	rollupLookback = 24 * time.Hour
+)
+
+// hourKey is one hour of one series' blocks of one process and shape
+// (for a block, its start).
+type hourKey struct{ series, hour, process, shape int64 }
+
+// hourSums are the sums a rollup records of the blocks it merged.
+type hourSums struct{ duration, raw int64 }
+
+// blockSums reads, for the series ids and blocks starting in [from, to),
+// the sums of each hour's blocks at their resolutions, and of its rollups.
+func (ps *ProfileSeries) blockSums(ctx context.Context, ids []uint64, from, to int64) (blocks, rollups map[hourKey]hourSums, err error) {
+	blocks, rollups = map[hourKey]hourSums{}, map[hourKey]hourSums{}
+	for part := range chunks(ids, 500) {
+		// The hour as a literal: PostgreSQL takes two parameters for two
+		// expressions, and would not group by the one selected.
+		const hour = `start_time / 3600000000000` // resolutionHour
+		q, args := inList(`SELECT series_id, resolution < 0, process_id, shape_id, `+hour+`, SUM(duration), SUM(raw_bytes)
+			FROM prof_blocks WHERE start_time >= ? AND start_time < ? AND series_id IN `, part, from, to)
+		q += ` GROUP BY series_id, resolution < 0, process_id, shape_id, ` + hour
+		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
+			var k hourKey
+			var rollup bool
+			var s hourSums
+			if err := rows.Scan(&k.series, &rollup, &k.process, &k.shape, &k.hour, &s.duration, &s.raw); err != nil {
+				return err
+			}
+			k.hour *= resolutionHour
+			if rollup {
+				rollups[k] = s
+			} else {
+				blocks[k] = s
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("read block sums: %w", err)
+		}
+	}
+	return blocks, rollups, nil
+}
+
+// seriesHour is one hour of one series.
+type seriesHour struct{ series, hour int64 }
+
+// rolledUp returns the hours of [from, to) whose rollups merge exactly the
+// blocks stored in them: every process and shape the hour has blocks of
+// has a rollup with the same sums, and no other rollup.
+func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
+	ok := map[seriesHour]bool{}
+	for k := range rollups {
+		ok[seriesHour{k.series, k.hour}] = true
+	}
+	for k, s := range blocks {
+		if r, found := rollups[k]; !found || r != s {
+			ok[seriesHour{k.series, k.hour}] = false
+		}
+	}
+	for k := range rollups {
+		if _, found := blocks[k]; !found {
+			ok[seriesHour{k.series, k.hour}] = false
+		}
+	}
+	return ok
+}
+
+// mergeQuery merges every block q chooses as it is read: the rollups of
+// the whole hours of the range that are up to date, and the blocks of the
+// rest. It is what MergedProfile, Top and Diff read; the result is the
+// merge of the windows Windows returns.
+func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (profseries.Window, error) {
+	if err := q.Check(); err != nil {
+		return profseries.Window{}, err
+	}
+	series, err := ps.matchingSeries(ctx, q)
+	if err != nil {
+		return profseries.Window{}, err
+	}
+	processes, err := ps.processes(ctx)
+	if err != nil {
+		return profseries.Window{}, err
+	}
+	ids := make([]uint64, 0, len(series))
+	for id := range series {
+		ids = append(ids, uint64(id))
+	}
+	slices.Sort(ids)
+	from, to := nanos(q.From), nanos(q.To)
+	// The whole hours of the range, where rollups can stand in.
+	hFrom, hTo := (from+resolutionHour-1)/resolutionHour*resolutionHour, to/resolutionHour*resolutionHour
+	var covered map[seriesHour]bool
+	if hTo > hFrom && from > 0 {
+		blocks, rollups, err := ps.blockSums(ctx, ids, hFrom, hTo)
+		if err != nil {
+			return profseries.Window{}, err
+		}
+		covered = rolledUp(blocks, rollups)
+	}
+	var m profseries.Merger
+	add := func(rows *sql.Rows) error {
+		var seriesID, resolution, start, end, duration, processID, shapeID int64
+		var data []byte
+		if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+			return err
+		}
+		rollup := resolution < 0
+		if rollup != covered[seriesHour{seriesID, start / resolutionHour * resolutionHour}] {
+			return nil // read the other way
+		}
+		shape, err := ps.shape(ctx, shapeID)
+		if err != nil {
+			return err
+		}
+		w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
+			Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
+		return m.AddBlock(ps.codec(), w, data)
+	}
+	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
+	for part := range chunks(ids, 500) {
+		// Blocks outside the covered hours (the edges of the range, and
+		// hours whose rollups are missing or out of date, as runs of
+		// hours) and the rollups of the covered ones, in order of time.
+		spans := uncovered(part, covered, from, to)
+		if len(covered) > 0 {
+			spans = append(spans, span{series: part, from: hFrom, to: hTo, rollups: true})
+		}
+		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+		for _, sp := range spans {
+			res := `resolution >= 0`
+			if sp.rollups {
+				res = `resolution < 0`
+			}
+			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, sp.from, sp.to)
+			if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
+				return profseries.Window{}, fmt.Errorf("read profile blocks: %w", err)
+			}
+		}
+	}
+	if m.Windows() == 0 {
+		return profseries.Window{}, fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	return m.Window()
+}
+
+// A span is a time range to read the blocks of, for some series.
+type span struct {
+	series   []uint64
+	from, to int64
+	rollups  bool // the span's rollups, not its blocks
+}
+
+// uncovered returns the ranges of [from, to) to read blocks of: per
+// series, the runs of hours no up-to-date rollup covers; series with the
+// same runs share a span.
+func uncovered(ids []uint64, covered map[seriesHour]bool, from, to int64) []span {
+	type run struct{ from, to int64 }
+	bySeries := map[run]*span{}
+	var order []run
+	for _, id := range ids {
+		var runs []run
+		for t := from; t < to; {
+			next := min(to, (t/resolutionHour+1)*resolutionHour)
+			if !covered[seriesHour{int64(id), t / resolutionHour * resolutionHour}] || next-t < resolutionHour {
+				if n := len(runs); n > 0 && runs[n-1].to == t {
+					runs[n-1].to = next
+				} else {
+					runs = append(runs, run{t, next})
+				}
+			}
+			t = next
+		}
+		for _, r := range runs {
+			s := bySeries[r]
+			if s == nil {
+				s = &span{from: r.from, to: r.to}
+				bySeries[r] = s
+				order = append(order, r)
+			}
+			s.series = append(s.series, id)
+		}
+	}
+	out := make([]span, 0, len(order))
+	for _, k := range order {
+		out = append(out, *bySeries[k])
+	}
+	return out
+}
+
+// processes reads every process stored, by id.
+func (ps *ProfileSeries) processes(ctx context.Context) (map[int64]profseries.Process, error) {
+	out := map[int64]profseries.Process{}
+	err := ps.b.each(ctx, `SELECT id, build_id, generation FROM prof_processes`, nil, func(rows *sql.Rows) error {
+		var id int64
+		var p profseries.Process
+		if err := rows.Scan(&id, &p.BuildID, &p.Generation); err != nil {
+			return err
+		}
+		out[id] = p
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read processes: %w", err)
+	}
+	return out, nil
+}
+
+// rollUp makes the rollups of one series' whole hours that end
+// rollupDelay before now and have none, or one out of date: those since
+// rollupLookback before its newest rollup, or all when it has none. One
+// transaction: a crash leaves the series' rollups as they were.
+func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time) (int, error) {
+	limit := nanos(now.Add(-rollupDelay)) / resolutionHour * resolutionHour
+	var newest sql.NullInt64
+	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT MAX(start_time) FROM prof_blocks WHERE series_id = ? AND resolution = ?`),
+		series, resolutionRollup).Scan(&newest); err != nil {
+		return 0, err
+	}
+	from := int64(1)
+	if newest.Valid {
+		from = max(1, newest.Int64-int64(rollupLookback))
+	}
+	if from >= limit {
+		return 0, nil
+	}
+	blocks, rollups, err := ps.blockSums(ctx, []uint64{uint64(series)}, from, limit)
+	if err != nil {
+		return 0, err
+	}
+	ok := rolledUp(blocks, rollups)
+	var hours []int64
+	for h, good := range ok {
+		if !good {
+			hours = append(hours, h.hour)
+		}
+	}
+	for k := range blocks {
+		if _, seen := ok[seriesHour{k.series, k.hour}]; !seen {
+			ok[seriesHour{k.series, k.hour}] = false
+			hours = append(hours, k.hour)
+		}
+	}
+	if len(hours) == 0 {
+		return 0, nil
+	}
+	slices.Sort(hours)
+	tx, err := ps.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n := 0
+	for _, h := range hours {
+		if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
+			series, resolutionRollup, h, h+resolutionHour); err != nil {
+			return 0, err
+		}
+		type group struct {
+			m     profseries.Merger
+			raw   int64
+			start int64
+		}
+		groups := map[[2]int64]*group{}
+		var keys [][2]int64
+		rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
+			WHERE series_id = ? AND resolution >= 0 AND start_time >= ? AND start_time < ?`), series, h, h+resolutionHour)
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+			start, end, duration, process, shapeID, raw, data, err := scanStoredBlock(rows)
+			if err != nil {
+				rows.Close()
+				return 0, err
+			}
+			shape, err := ps.shape(ctx, shapeID)
+			if err != nil {
+				rows.Close()
+				return 0, err
+			}
+			k := [2]int64{process, shapeID}
+			g := groups[k]
+			if g == nil {
+				g = &group{start: start}
+				groups[k] = g
+				keys = append(keys, k)
+			}
+			if err := g.m.AddBlock(ps.codec(), profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape}, data); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			g.raw += raw
+			g.start = min(g.start, start)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		for _, k := range keys {
+			g := groups[k]
+			w, err := g.m.Window()
+			if err != nil {
+				return 0, err
+			}
+			if err := ps.insertMerged(ctx, tx, hourKey{series, g.start, k[0], k[1]}, resolutionRollup, w, g.raw); err != nil {
+				return 0, fmt.Errorf("insert rollup: %w", err)
+			}
+			n++
+		}
+	}
+	return n, tx.Commit()
+}
+
+// insertMerged stores the merged window w as the block k names at resolution res, raw the raw bytes it merged.
+func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, k hourKey, res int64, w profseries.Window, raw int64) error {
+	block, err := ps.codec().Encode(w.Samples, len(w.Shape.SampleTypes), w.Shape.Period)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
+		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block)
+	return err
+}
+
+// scanStoredBlock reads a row of start_time, end_time, duration,
+// process_id, shape_id, raw_bytes and data, as compaction and rollups
+// select them.
+func scanStoredBlock(rows *sql.Rows) (start, end, duration, process, shape, raw int64, data []byte, err error) {
+	err = rows.Scan(&start, &end, &duration, &process, &shape, &raw, &data)
+	return
+}

@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// TestMergeAsRead checks, on both engines, that merging blocks as they
+// are read, with hourly rollups standing in for whole hours, gives what
+// merging the windows Windows decodes gives, on committed real scrapes:
+// over ranges that cut hours and ranges of whole hours, after compaction,
+// with a restart in the range (said in the result, for that target only),
+// and after a scrape stored late into an hour already rolled up (the
+// rollup is passed over until made again).
+func TestMergeAsRead(t *testing.T) {
+	sq, _ := openTestSQLite(t)
+	pg, _ := openTestPostgres(t)
+	for _, e := range []struct {
+		name string
+		s    *DB
+	}{{"SQLite", sq}, {"PostgreSQL", pg}} {
+		t.Run(e.name, func(t *testing.T) { testMergeAsRead(t, e.s) })
+	}
+}
+
+func testMergeAsRead(t *testing.T, s *DB) {
+	ctx := context.Background()
+	types := []string{profseries.CPU, profseries.Heap, profseries.Allocs}
+	const rounds = 105 // 3.5 h of scrapes every 2 minutes
+	step := 2 * time.Minute
+	for _, typ := range types {
+		ps := leftpadProfiles(t, typ)
+		for i := range rounds {
+			for j, target := range []profseries.Labels{apiTarget, webTarget} {
+				sc := scrapeAt(target, typ, ps[(i+j)%len(ps)], profEpoch.Add(time.Duration(i)*step+time.Duration(j)*time.Second))
+				if target.Get("team") == "web" && i >= rounds/2 {
+					sc.Process.Generation = 2 // restarted half way
+				}
+				if err := s.Append(ctx, sc); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	end := profEpoch.Add(rounds * step)
+	// Scrapes older than an hour compacted into minutes, every ended
+	// hour rolled up.
+	s.Retention = Retention{Raw: time.Hour, Minute: 24 * time.Hour, TenMinutes: 48 * time.Hour}
+	rep, err := s.ApplyRetention(ctx, end.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RolledUp != 2*len(types)*4+len(types) { // 4 hours each, and the restarted hour twice
+		t.Errorf("%d rollups made, want one per series, hour and process: %d", rep.RolledUp, 2*len(types)*4+len(types))
+	}
+
+	all := profseries.Selector(nil)
+	web, err := profseries.ParseSelector(`{team="web"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges := []struct {
+		name     string
+		from, to time.Time
+		sel      profseries.Selector
+	}{
+		{"cut hours", profEpoch.Add(17 * time.Minute), profEpoch.Add(3*time.Hour + 5*time.Minute), all},
+		{"whole hours", profEpoch, profEpoch.Add(3 * time.Hour), all},
+		{"within an hour", profEpoch.Add(65 * time.Minute), profEpoch.Add(100 * time.Minute), all},
+		{"one target", profEpoch, end, web},
+	}
+	check := func(t *testing.T, rangeName string, q profseries.Query) (rowsRead int64) {
+		t.Helper()
+		ws, err := s.Windows(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := profseries.Merge(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.b.rowsRead.Load()
+		got, err := s.mergeQuery(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rowsRead = s.b.rowsRead.Load() - before
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: merged as read: %s to %s, %d stacks, processes %v; merged from windows: %s to %s, %d stacks, processes %v",
+				q.Type, rangeName, got.Start, got.End, len(got.Samples), got.Processes, want.Start, want.End, len(want.Samples), want.Processes)
+		}
+		return rowsRead
+	}
+	for _, typ := range types {
+		for _, r := range ranges {
+			check(t, r.name, profseries.Query{Type: typ, Selector: r.sel, From: r.from, To: r.to})
+		}
+	}
+
+	// Three whole hours of two targets are read as rollups: a few
+	// rows, not the 90 windows of the blocks.
+	q := profseries.Query{Type: profseries.CPU, From: profEpoch, To: profEpoch.Add(3 * time.Hour)}
+	if n := check(t, "whole hours", q); n > 30 {
+		t.Errorf("merging 3 whole hours of 2 targets read %d rows, want the rollups'", n)
+	}
+	m, err := s.Merge(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Restarted) != 1 || !reflect.DeepEqual(m.Restarted[0][0].Target, webTarget) || len(m.Restarted[0]) != 2 || len(m.Processes) != 3 {
+		t.Errorf("restarts: %+v of processes %+v, want the web target's two processes", m.Restarted, m.Processes)
+	}
+	if n := len(m.Profile.Comments); n == 0 || m.Profile.Comments[n-1] != profseries.ProcessNote(m.Restarted[0]) {
+		t.Errorf("the merged profile's comments %q do not say the web target restarted", m.Profile.Comments)
+	}
+	if m, err := s.Merge(ctx, profseries.Query{Type: profseries.CPU, Selector: web, From: profEpoch, To: profEpoch.Add(time.Hour)}); err != nil || len(m.Restarted) != 0 {
+		t.Errorf("a range before the restart: restarts %+v (%v), want none", m, err)
+	}
+
+	// A scrape stored late into the first hour: the hour's rollup is out
+	// of date, so the merge reads the hour's blocks, until retention
+	// makes the rollup again.
+	late := scrapeAt(apiTarget, profseries.CPU, leftpadProfiles(t, profseries.CPU)[0], profEpoch.Add(30*time.Minute+5*time.Second))
+	if err := s.Append(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	if n := check(t, "whole hours, a late scrape", q); n < 30 {
+		t.Errorf("after a late scrape, the merge read %d rows: it used the rollup out of date", n)
+	}
+	if _, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := check(t, "whole hours, rolled up again", q); n > 30 {
+		t.Errorf("after retention, the merge read %d rows, want the rollups'", n)
+	}
+	targets, err := s.ProfileTargets(ctx, profseries.CPU, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		if want := int64(rounds); tg.Labels.Get("team") == "web" && tg.Scrapes > want {
+			t.Errorf("%s: %d scrapes counted, rollups among them", tg.Labels, tg.Scrapes)
+		}
+	}
+}
