@@ -20,9 +20,12 @@ import (
 )
 
 // A Key names one UI: the profile of a kind of run Head, or with Base, the
-// difference head minus base as pprof -diff_base shows it.
+// difference head minus base as pprof -diff_base shows it; with Normalize,
+// base is first scaled to head's total (pprof -normalize), so that ranges
+// of different lengths or load compare by shares.
 type Key struct {
 	Base, Head, Kind string
+	Normalize        bool
 }
 
 // Config configures UIs.
@@ -91,7 +94,7 @@ func (u *UIs) Get(key Key, load func() (head, base *profile.Profile, err error))
 	e.once.Do(func() {
 		head, base, err := load()
 		if err == nil {
-			e.ui, err = u.build1(head, base)
+			e.ui, err = u.build1(head, base, key.Normalize)
 		}
 		e.err = err
 	})
@@ -121,7 +124,7 @@ func (u *UIs) ForgetRun(id string) {
 // build1 runs pprof's driver on head (minus base, when given, as
 // pprof -diff_base), both confined to the source directory, and returns
 // its web UI.
-func (u *UIs) build1(head, base *profile.Profile) (*UI, error) {
+func (u *UIs) build1(head, base *profile.Profile, normalize bool) (*UI, error) {
 	u.build.Lock()
 	defer u.build.Unlock()
 	args := []string{"-http=127.0.0.1:0", "-no_browser", "-symbolize=none", "-trim_path=" + noTrim}
@@ -129,6 +132,9 @@ func (u *UIs) build1(head, base *profile.Profile) (*UI, error) {
 	if base != nil {
 		args = append(args, "-diff_base="+baseSource)
 		profiles[baseSource] = confine(base, u.cfg.SourceDir)
+		if normalize {
+			args = append(args, "-normalize")
+		}
 	}
 	args = append(args, headSource)
 	var handlers map[string]http.Handler

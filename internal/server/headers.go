@@ -63,9 +63,9 @@ func secure(h http.Handler) http.Handler {
 }
 
 // isPprofPath reports whether path is under one of pprof's web UIs:
-// /runs/ID/pprof/KIND/... or /diff/BASE/HEAD/KIND/....
+// /runs/ID/pprof/KIND/..., /diff/BASE/HEAD/KIND/... or /services/pprof/....
 func isPprofPath(path string) bool {
-	if strings.HasPrefix(path, "/diff/") {
+	if strings.HasPrefix(path, "/diff/") || strings.HasPrefix(path, "/services/pprof/") {
 		return true
 	}
 	parts := strings.SplitN(path, "/", 5) // "", "runs", ID, "pprof", ...
