@@ -114,7 +114,9 @@ func TestNearestRange(t *testing.T) {
 
 func TestVersions(t *testing.T) {
 	at := func(m int) time.Time { return time.Date(2026, 11, 26, 12, m, 0, 0, time.UTC) }
-	ls := func(v, inst string) Labels { return NewLabels(map[string]string{"job": "api", "version": v, "instance": inst}) }
+	ls := func(v, inst string) Labels {
+		return NewLabels(map[string]string{"job": "api", "version": v, "instance": inst})
+	}
 	vs := Versions([]Span{
 		{Labels: ls("1.1", "a"), First: at(30), Last: at(50)},
 		{Labels: ls("1.0", "a"), First: at(0), Last: at(29)},
