@@ -12,6 +12,7 @@ import (
 	"container/list"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -132,10 +133,10 @@ func (u *UIs) build1(head, base *profile.Profile, normalize bool) (*UI, error) {
 	if base != nil {
 		args = append(args, "-diff_base="+baseSource)
 		profiles[baseSource] = confine(base, u.cfg.SourceDir)
-		if normalize {
-			args = append(args, "-normalize")
-		}
 	}
+	// Always said: pprof keeps its configuration in package state, so a
+	// UI built with -normalize would pass it on to the next one built.
+	args = append(args, "-normalize="+strconv.FormatBool(normalize && base != nil))
 	args = append(args, headSource)
 	var handlers map[string]http.Handler
 	ui := &quietUI{}

@@ -251,7 +251,7 @@ type TimeChart struct {
 
 // Time chart geometry, in SVG user units; it scales to the page's width.
 const (
-	tcW, tcH         = 1000.0, 140.0
+	tcW, tcH         = 1000.0, 120.0
 	tcLeft, tcRight  = 80.0, 10.0
 	tcTop, tcBottom  = 8.0, 24.0
 	tcXLabels        = 6
@@ -407,7 +407,7 @@ type TopRow struct {
 }
 
 // topRowsMax bounds the rows the table shows; the search finds the rest.
-const topRowsMax = 100
+const topRowsMax = 40
 
 // NewTopTable lays out t for the page of q: rows whose name contains
 // q.Search (any case), ordered by q.Sort, the first topRowsMax.
