@@ -122,7 +122,7 @@ func TestBrowserWatchPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string][]string{
-			"worker · 127.0.0.1:7002": {"stored", "cores", "MiB"},
+			"worker · 127.0.0.1:7002":  {"stored", "cores", "MiB"},
 			"leftpad · 127.0.0.1:7001": {"version 1.1", "stored"},
 			"live · ":                  {"up", "heap, goroutine"},
 			"broken · ":                {"down", "404"},
