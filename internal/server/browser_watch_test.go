@@ -88,6 +88,14 @@ func TestBrowserWatchPages(t *testing.T) {
 		t.Skip("runs a scraper and a browser")
 	}
 	ctx := newBrowser(t)
+	// Every page, its script and pprof's frames run under the policies
+	// the server sends, with nothing refused.
+	rec := recordCSP(t, ctx)
+	t.Cleanup(func() {
+		if v := rec.take(); len(v) > 0 {
+			t.Errorf("the browser refused what the watch pages do: %q", v)
+		}
+	})
 	st, _ := openSQLiteBackend(t)
 	storeWatchScrapes(t, st)
 	sc := startWatchScraper(t, st)
@@ -190,10 +198,9 @@ func TestBrowserWatchPages(t *testing.T) {
 				t.Fatalf("sorted by name, %q comes before %q", names[i-1], names[i])
 			}
 		}
-		err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`form.search input[name=search]`), "leftpad"), chromedp.Submit(chromedp.CSS(`form.search input[name=search]`)))
-		if err == nil {
-			_, err = chromedp.Run(ctx, chromedp.Poll[bool](`location.search.includes("search=leftpad") && document.readyState === "complete" || null`))
-		}
+		// The page of the search keeps it in its field.
+		err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`form.search input[name=search]`), "leftpad"), chromedp.Submit(chromedp.CSS(`form.search input[name=search]`)),
+			chromedp.WaitVisible(chromedp.CSS(`form.search input[name=search][value="leftpad"]`)), chromedp.WaitVisible(chromedp.CSS(`table.top`)))
 		if err != nil {
 			t.Fatal(err)
 		}
