@@ -132,8 +132,8 @@ func TestBrowserWatchPages(t *testing.T) {
 		want := map[string][]string{
 			"worker · 127.0.0.1:7002":  {"stored", "cores", "MiB"},
 			"leftpad · 127.0.0.1:7001": {"version 1.1", "stored"},
-			"live · ":                  {"up", "heap, goroutine"},
-			"broken · ":                {"down", "404"},
+			"live · ":                  {"up", "heap, goroutine", "no cpu stored", "MiB"},
+			"broken · ":                {"down", "404", "no heap stored"},
 		}
 		for name, parts := range want {
 			found := false

@@ -41,11 +41,10 @@ const (
 	versionLabel = "version"
 )
 
-// watchNow is the end of the ranges "ago" is counted from: now, in whole
-// scrape intervals, so that the pages of one interval are the same range
-// and share pprof's UI. A scrape is stored once its window has ended, so
-// no stored scrape starts in the part of an interval cut off.
-func watchNow() time.Time { return time.Now().Truncate(scrapeInterval) }
+// watchNow is the end of the ranges "ago" is counted from: now, rounded
+// up to a whole scrape interval, so that the pages of one interval are the
+// same range and share pprof's UI, and nothing stored is left out.
+func watchNow() time.Time { return time.Now().Truncate(scrapeInterval).Add(scrapeInterval) }
 
 // pageServices lists every scraped target: its health, the types stored,
 // sparklines of CPU, heap in use and goroutines: GET /services.
@@ -82,6 +81,7 @@ func (s *Server) pageServices(w http.ResponseWriter, r *http.Request) {
 		t := &targets[i]
 		for _, g := range profseries.Gauges {
 			if !slices.Contains(t.Types, g.Type) {
+				t.Gauges = append(t.Gauges, web.GaugeLine{Gauge: g, Step: step})
 				continue
 			}
 			pts, err := s.cfg.Store.GaugeSeries(ctx, g, profseries.Exact(t.Labels), from, now, step)

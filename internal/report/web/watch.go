@@ -57,7 +57,9 @@ type ServiceTarget struct {
 	// Version is the version label of its latest scrapes, if any.
 	Version string
 	Health  TargetHealth
-	Gauges  []GaugeLine
+	// Gauges has every gauge of profseries.Gauges, without points for
+	// the types not stored.
+	Gauges []GaugeLine
 }
 
 // ServicesPage is the data of /services.
@@ -119,6 +121,9 @@ func NewServicesPage(since string, from, to time.Time, targets []ServiceTarget, 
 		row.LastScrape = ago(to, last)
 		for _, g := range t.Gauges {
 			s := Spark{Name: g.Gauge.Name, Latest: "no data"}
+			if !slices.Contains(t.Types, g.Gauge.Type) {
+				s.Latest = "no " + g.Gauge.Type + " stored"
+			}
 			if n := len(g.Points); n > 0 {
 				s.Latest = GaugeValue(g.Points[n-1].Value, g.Gauge.Unit)
 				s.SVG = gaugeSparkline(g, from, to)
