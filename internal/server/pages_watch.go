@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -293,7 +294,7 @@ func (s *Server) fillService(ctx context.Context, p *web.ServicePage, q web.Serv
 		p.Charts = append(p.Charts, c)
 	}
 	query := profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}
-	p.Download = "/api/v1/profiles/merge?" + web.FlameQuery(q, rq.from, rq.to, nil).Encode()
+	p.Download = "/api/v1/profiles/merge?" + url.Values{"query": {q.Target}, "type": {q.Type}, "from": {stampOf(rq.from)}, "to": {stampOf(rq.to)}}.Encode()
 	p.NowVsHour = s.nowVsHour(q, rq)
 	p.VersionVsPrevious, p.VersionNote = versionVsPrevious(q, rq, spans)
 

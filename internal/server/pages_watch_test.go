@@ -36,6 +36,7 @@ func TestWatchPagesBadInput(t *testing.T) {
 		{view(), http.StatusBadRequest, []string{"target: give a label selector"}},
 		{"/services?since=soon", http.StatusBadRequest, []string{"since &#34;soon&#34;"}},
 		{view("target", `{job="worker"}`, "from", "2020-01-01 10:00", "to", "2020-01-01 11:00"), http.StatusOK, []string{"were scraped from", `class="nearest"`}},
+		{view("target", `{job="worker"}`), http.StatusOK, []string{`<iframe class="flame"`, "&amp;query=%7Bjob%3D%22worker%22%7D&amp;to=", "Top functions"}},
 		{view("target", `{job="worker"}`, "fn", "main.nothing"), http.StatusOK, []string{"appears in none of the"}},
 		{"/services/pprof/flamegraph?" + url.Values{"target": {`{job="worker"}`}, "from": {"2020-01-01 10:00"}, "to": {"2020-01-01 11:00"}}.Encode(), http.StatusNotFound, []string{"no profiles stored"}},
 		{"/services/pprof/nosuchview?" + url.Values{"target": {`{job="worker"}`}}.Encode(), http.StatusNotFound, []string{"pprof has no view"}},
