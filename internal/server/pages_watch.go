@@ -287,11 +287,7 @@ func (s *Server) fillService(ctx context.Context, p *web.ServicePage, q web.Serv
 		if err != nil {
 			return err
 		}
-		c := web.NewTimeChart(web.GaugeLine{Gauge: g, Points: pts, Step: step}, rq.from, rq.to)
-		if targets > 1 {
-			c.Title += ", mean per target of " + strconv.Itoa(targets)
-		}
-		p.Charts = append(p.Charts, c)
+		p.Charts = append(p.Charts, web.NewTimeChart(web.GaugeLine{Gauge: g, Points: pts, Step: step, Targets: targets}, rq.from, rq.to))
 	}
 	query := profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}
 	p.Download = "/api/v1/profiles/merge?" + url.Values{"query": {q.Target}, "type": {q.Type}, "from": {stampOf(rq.from)}, "to": {stampOf(rq.to)}}.Encode()

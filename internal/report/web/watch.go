@@ -36,6 +36,9 @@ type GaugeLine struct {
 	Gauge  profseries.Gauge
 	Points []profseries.GaugePoint
 	Step   time.Duration
+	// Targets counts the targets whose scrapes the points merge; over
+	// several, a gauge is their mean per target.
+	Targets int
 }
 
 // A TargetHealth is what the scraper running in the server knows of a
@@ -266,6 +269,9 @@ const (
 // NewTimeChart draws g's points over [from, to).
 func NewTimeChart(g GaugeLine, from, to time.Time) TimeChart {
 	c := TimeChart{Title: g.Gauge.Name + " (" + g.Gauge.Unit + ")"}
+	if g.Targets > 1 {
+		c.Title += ", mean per target of " + strconv.Itoa(g.Targets)
+	}
 	if len(g.Points) == 0 {
 		c.Empty = true
 		return c
