@@ -63,9 +63,12 @@ func secure(h http.Handler) http.Handler {
 }
 
 // isPprofPath reports whether path is under one of pprof's web UIs:
-// /runs/ID/pprof/KIND/... or /diff/BASE/HEAD/KIND/... (/diff/BASE/HEAD/KIND
-// itself is the dashboard's page framing the diff).
+// /runs/ID/pprof/KIND/..., /diff/BASE/HEAD/KIND/... (/diff/BASE/HEAD/KIND
+// itself is the dashboard's page framing the diff) or /services/pprof/....
 func isPprofPath(path string) bool {
+	if strings.HasPrefix(path, "/services/pprof/") {
+		return true
+	}
 	parts := strings.SplitN(path, "/", 6) // "", "runs", ID, "pprof", ...
 	if len(parts) == 6 && parts[1] == "diff" {
 		return true

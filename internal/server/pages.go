@@ -26,7 +26,7 @@ type pages struct {
 
 // pageNames are the templates under web/ that are pages; each is
 // rendered inside layout.html.
-var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff"}
+var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff", "services", "service"}
 
 func newPages(version string) (*pages, error) {
 	funcs := web.Funcs()

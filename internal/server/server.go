@@ -45,6 +45,7 @@ type Backend interface {
 	tokenChecker
 	profileSeries
 	leakSeries
+	watchSeries
 }
 
 // benchHistory is what the server records and reads of the benchmark
@@ -238,6 +239,9 @@ func (s *Server) routes() {
 	page("GET /runs/{id}/pprof/{kind}/{view...}", s.pageRunPprof)
 	page("GET /diff/{base}/{head}/{kind}", s.pageDiffPprof)
 	page("GET /diff/{base}/{head}/{kind}/{view...}", s.pageDiffPprof)
+	page("GET /services", s.pageServices)
+	page("GET /services/view", s.pageService)
+	page("GET /services/pprof/{view...}", s.pageServicePprof)
 	page("GET /static/{file}", s.pages.static)
 	page("/", s.pageNotFound)
 }

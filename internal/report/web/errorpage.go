@@ -35,6 +35,8 @@ func backTo(p string) (href, name string) {
 		return "/runs", "all runs"
 	case strings.HasPrefix(p, "/trend"), strings.HasPrefix(p, "/benchmarks"):
 		return "/benchmarks", "all benchmarks"
+	case strings.HasPrefix(p, "/services"):
+		return "/services", "all services"
 	case strings.HasPrefix(p, "/diff"), strings.HasPrefix(p, "/compare"):
 		return "/compare", "compare"
 	}
