@@ -25,7 +25,7 @@ type pages struct {
 }
 
 // pageNames are the templates under web/ that are pages; each is
-// rendered inside layout.html.
+// rendered inside layout.html, with the blocks of partials.html.
 var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff", "services", "service"}
 
 func newPages(version string) (*pages, error) {
@@ -35,12 +35,19 @@ func newPages(version string) (*pages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard templates: %w", err)
 	}
+	partials, err := fs.ReadFile(webFS, "web/partials.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard templates: %w", err)
+	}
 	for _, name := range pageNames {
 		body, err := fs.ReadFile(webFS, "web/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard templates: %w", err)
 		}
 		t, err := template.New("layout").Funcs(funcs).Parse(string(layout))
+		if err == nil {
+			_, err = t.Parse(string(partials))
+		}
 		if err == nil {
 			_, err = t.Parse(string(body))
 		}
