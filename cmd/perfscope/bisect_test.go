@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,13 @@ func TestBisectAllocs(t *testing.T) {
 		} `json:"first_bad"`
 		LastGood struct{ Subject string } `json:"last_good"`
 		Steps    []struct{ Commit, Verdict string }
+		// Explanations say which allocation site the second object
+		// comes from.
+		Explanations []struct {
+			Unit      string
+			Delta     float64
+			Functions []struct{ Function, File string }
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -63,6 +71,9 @@ func TestBisectAllocs(t *testing.T) {
 	}
 	if !strings.Contains(v.Outcome, "first bad commit") {
 		t.Errorf("outcome %q", v.Outcome)
+	}
+	if len(v.Explanations) != 1 || v.Explanations[0].Unit != "allocs/op" || math.Abs(v.Explanations[0].Delta-1) > 0.05 || len(v.Explanations[0].Functions) == 0 || v.Explanations[0].Functions[0].File != "work_test.go" {
+		t.Errorf("explanations %+v: want allocs/op up by 1, with its site", v.Explanations)
 	}
 
 	s, err := store.Open(context.Background(), db)

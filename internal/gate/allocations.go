@@ -129,27 +129,42 @@ func explainAllocations(ctx context.Context, g *bench.GateBuild, d *Decision, to
 		if !ok {
 			continue
 		}
-		n := allocOperations(secPerOp[k])
-		base, err := bench.RecordAllocations(ctx, baseBin, k.name, n)
-		var head *bench.AllocRun
-		if err == nil {
-			head, err = bench.RecordAllocations(ctx, headBin, k.name, n)
+		es, note, err := explainAllocationsOf(ctx, baseBin, headBin, k.pkg, k.name, units[k], allocOperations(secPerOp[k]), top)
+		if err != nil {
+			return out, notes, err
 		}
-		if ctx.Err() != nil {
-			return out, notes, ctx.Err()
-		}
-		for _, unit := range units[k] {
-			var e *Explanation
-			if err == nil {
-				e, err = ExplainAllocations(base, head, unit, top)
-			}
-			if err != nil {
-				notes = append(notes, fmt.Sprintf("where %s Benchmark%s's allocations changed is not known: %v", k.pkg, k.name, err))
-				break
-			}
-			e.Package, e.Benchmark = k.pkg, k.name
-			out = append(out, *e)
+		out = append(out, es...)
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	return out, notes, nil
+}
+
+// explainAllocationsOf records the allocations of benchmark name of
+// package pkg over n operations with both binaries and explains each of
+// units (allocs/op, B/op). What could not be recorded or explained is a
+// note; the error is only for cancellation.
+func explainAllocationsOf(ctx context.Context, baseBin, headBin bench.Binary, pkg, name string, units []string, n, top int) ([]Explanation, string, error) {
+	base, err := bench.RecordAllocations(ctx, baseBin, name, n)
+	var head *bench.AllocRun
+	if err == nil {
+		head, err = bench.RecordAllocations(ctx, headBin, name, n)
+	}
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	var out []Explanation
+	for _, unit := range units {
+		var e *Explanation
+		if err == nil {
+			e, err = ExplainAllocations(base, head, unit, top)
+		}
+		if err != nil {
+			return out, fmt.Sprintf("where %s Benchmark%s's allocations changed is not known: %v", pkg, name, err), nil
+		}
+		e.Package, e.Benchmark = pkg, name
+		out = append(out, *e)
+	}
+	return out, "", nil
 }

@@ -575,25 +575,14 @@ func (b *bisector) explain(ctx context.Context, before, after *commitBuild, benc
 		if !okBefore || !okAfter {
 			continue
 		}
-		n := allocOperations(math.NaN())
-		base, err := bench.RecordAllocations(ctx, beforeBin, bm.Benchmark, n)
-		var head *bench.AllocRun
-		if err == nil {
-			head, err = bench.RecordAllocations(ctx, afterBin, bm.Benchmark, n)
-		}
-		if ctx.Err() != nil {
-			return out, notes, ctx.Err()
-		}
-		var e *Explanation
-		if err == nil {
-			e, err = ExplainAllocations(base, head, b.opts.Unit, 0)
-		}
+		es, note, err := explainAllocationsOf(ctx, beforeBin, afterBin, bm.Package, bm.Benchmark, []string{b.opts.Unit}, allocOperations(math.NaN()), 0)
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("where %s Benchmark%s's allocations changed is not known: %v", bm.Package, bm.Benchmark, err))
-			continue
+			return out, notes, err
 		}
-		e.Package, e.Benchmark = bm.Package, bm.Benchmark
-		out = append(out, *e)
+		out = append(out, es...)
+		if note != "" {
+			notes = append(notes, note)
+		}
 	}
 	return out, notes, nil
 }
