@@ -26,7 +26,7 @@ type pages struct {
 
 // pageNames are the templates under web/ that are pages; each is
 // rendered inside layout.html.
-var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks"}
+var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "deploys"}
 
 func newPages(version string) (*pages, error) {
 	funcs := web.Funcs()
