@@ -10,6 +10,10 @@ import (
 	"github.com/perfscope/perfscope/internal/report/web"
 )
 
+// deployPageRows bounds the changes the deploys page lists per deploy;
+// it says how many more there are.
+const deployPageRows = 100
+
 // pageDeploys shows the deploys of the services a selector chooses over a
 // range, each with its significant changes:
 // GET /deploys?target=SELECTOR&since=24h. Bad input keeps the form as typed
@@ -34,7 +38,7 @@ func (s *Server) pageDeploys(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusNotFound, "no target with CPU profiles matches "+strconv.Quote(sel.String())+": see the targets scraped with perfscope query targets", nil)
 		return
 	}
-	rep, err := profseries.FindDeploys(r.Context(), s.cfg.Store, sel, from, to, profseries.DeployOptions{})
+	rep, err := profseries.FindDeploys(r.Context(), s.cfg.Store, sel, from, to, profseries.DeployOptions{Rows: deployPageRows})
 	if err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err)
 		return

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -98,7 +100,22 @@ func TestDeploysOnHomeAndPage(t *testing.T) {
 		t.Errorf("the home page's deploy lists %d changes with their share before → after, want 1 to 5:\n%s", n, section)
 	}
 
+	// The counts agree with the API's: the home page lists the largest
+	// five and counts the rest, the deploys page lists them all.
+	code, b := get("/api/v1/profiles/deploys?since=1h")
+	var dr profseries.DeployReport
+	if err := json.Unmarshal([]byte(b), &dr); code != http.StatusOK || err != nil || len(dr.Deploys) != 1 || dr.Deploys[0].Significant <= 5 {
+		t.Fatalf("deploys API: %d (%v), want one deploy with more than 5 significant changes: %s", code, err, b)
+	}
+	significant := dr.Deploys[0].Significant
+	if want := fmt.Sprintf("and %d more changes</a>", significant-5); !strings.Contains(section, want) {
+		t.Errorf("the home page's deploy does not say %q:\n%s", want, section)
+	}
+
 	code, page := get(link)
+	if n := strings.Count(page, `<td class="function">`); n != min(significant, deployPageRows) {
+		t.Errorf("the deploys page lists %d changes, want the %d significant", n, significant)
+	}
 	page = html.UnescapeString(page)
 	// The optimized leftpad spends less in the padding itself.
 	leftpad := regexp.MustCompile(`<tr class="down"><td class="function"><code>[^<]*examples/leftpad\.[^<]*</code></td>`)

@@ -57,15 +57,16 @@ type DeployChangeRow struct {
 	Up                                 bool // the share grew
 }
 
-// deployRow lays out d with at most rows changes (0: all).
+// deployRow lays out d with at most rows changes; More counts the
+// significant changes beyond them, FindDeploys' bound included.
 func deployRow(rep *profseries.DeployReport, d profseries.Deploy, rows int, since string) DeployRow {
 	row := DeployRow{Sentence: report.DeploySentence(d), Service: d.Service.String(), Before: d.Before.String(), After: d.After.String(),
 		Scrapes: fmt.Sprintf("%d before, %d after", d.BeforeScrapes, d.AfterScrapes), Tested: fmt.Sprint(d.Tested),
 		Verdict: report.DeployVerdict(rep, d),
 		Link:    "/deploys?" + url.Values{"target": {d.Service.String()}, "since": {since}}.Encode()}
+	row.More = d.Significant - min(len(d.Changes), rows)
 	for i, c := range d.Changes {
-		if rows > 0 && i == rows {
-			row.More = len(d.Changes) - rows
+		if i == rows {
 			break
 		}
 		row.Changes = append(row.Changes, DeployChangeRow{Function: c.Function, Before: units.Percent(c.Before), After: units.Percent(c.After),
@@ -90,7 +91,7 @@ func NewDeploys(target, since, problem string, rep *profseries.DeployReport) *De
 	p.Method = report.DeployMethod(rep)
 	p.Range = seriesRange(rep.From, rep.To)
 	for _, d := range rep.Deploys {
-		p.Deploys = append(p.Deploys, deployRow(rep, d, 0, since))
+		p.Deploys = append(p.Deploys, deployRow(rep, d, len(d.Changes), since))
 	}
 	return p
 }
