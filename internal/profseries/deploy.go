@@ -106,8 +106,10 @@ type Deploy struct {
 	// Changes are the functions whose share changed significantly,
 	// largest change first.
 	Changes []DeployChange `json:"changes"`
-	// Tested counts the functions tested.
-	Tested int `json:"tested"`
+	// Tested counts the functions tested; Significant those whose
+	// change was significant, of which the largest Rows are in Changes.
+	Tested      int `json:"tested"`
+	Significant int `json:"significant"`
 }
 
 // A DeployChange is one function's share before and after a deploy.
@@ -306,6 +308,7 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 		}
 		return strings.Compare(a.Function, b.Function)
 	})
+	d.Significant = len(d.Changes)
 	if len(d.Changes) > o.Rows {
 		d.Changes = d.Changes[:o.Rows]
 	}

@@ -123,34 +123,53 @@ func DeploySentence(d profseries.Deploy) string {
 	return fmt.Sprintf("%s %s: %s → %s", seriesTime(d.At), d.Service, d.Before, d.After)
 }
 
+// DeployMethod says how FindDeploys judged rep's deploys.
+func DeployMethod(rep *profseries.DeployReport) string {
+	return fmt.Sprintf("each change of version label or build id; %s before against %s after: each function's cum share of %s per scrape, Mann–Whitney U at alpha %s over the functions tested, changes of at least %s",
+		spanText(rep.Span), spanText(rep.Span), rep.Type, strconv.FormatFloat(rep.Alpha, 'g', -1, 64), units.Points(rep.MinChange))
+}
+
+// DeployVerdict says why a deploy lists no change: not judged (too few
+// scrapes), or no significant change; "" when it lists some.
+func DeployVerdict(rep *profseries.DeployReport, d profseries.Deploy) string {
+	switch {
+	case !d.Judged:
+		return fmt.Sprintf("not judged: %d scrapes before and %d after, %d needed on each side", d.BeforeScrapes, d.AfterScrapes, rep.MinScrapes)
+	case len(d.Changes) == 0:
+		return "no significant change"
+	}
+	return ""
+}
+
+// DeployP is a change's p-value as written.
+func DeployP(c profseries.DeployChange) string { return strconv.FormatFloat(c.P, 'g', 2, 64) }
+
+// NoDeploy says a range holds no deploy.
+const NoDeploy = "no deploy in the range: no target changed its version label or build id"
+
 // WriteDeploys renders the deploys of a range: each with the functions
 // whose share changed significantly.
 func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
 	if f == JSON {
 		return writeJSON(w, rep)
 	}
-	d := &doc{title: "deploys " + rep.Selector, meta: []string{rangeText(rep.From, rep.To),
-		fmt.Sprintf("each change of version label or build id; %s before against %s after: each function's cum share of %s per scrape, Mann–Whitney U at alpha %s over the functions tested, changes of at least %s",
-			spanText(rep.Span), spanText(rep.Span), rep.Type, strconv.FormatFloat(rep.Alpha, 'g', -1, 64), units.Points(rep.MinChange))}}
+	d := &doc{title: "deploys " + rep.Selector, meta: []string{rangeText(rep.From, rep.To), DeployMethod(rep)}}
 	var blocks []block
 	for _, dp := range rep.Deploys {
 		b := block{caption: DeploySentence(dp), facts: [][2]string{{"scrapes", fmt.Sprintf("%d before, %d after", dp.BeforeScrapes, dp.AfterScrapes)}, {"functions tested", strconv.Itoa(dp.Tested)}}}
-		switch {
-		case !dp.Judged:
-			b.lines = []string{fmt.Sprintf("not judged: %d scrapes before and %d after, %d needed on each side", dp.BeforeScrapes, dp.AfterScrapes, rep.MinScrapes)}
-		case len(dp.Changes) == 0:
-			b.lines = []string{"no significant change"}
-		default:
+		if v := DeployVerdict(rep, dp); v != "" {
+			b.lines = []string{v}
+		} else {
 			t := &table{header: []string{"FUNCTION", "BEFORE", "AFTER", "CHANGE", "P"}, right: []bool{false, true, true, true, true}}
 			for _, c := range dp.Changes {
-				t.add(c.Function, units.Percent(c.Before), units.Percent(c.After), units.Points(c.Delta), strconv.FormatFloat(c.P, 'g', 2, 64))
+				t.add(c.Function, units.Percent(c.Before), units.Percent(c.After), units.Points(c.Delta), DeployP(c))
 			}
 			b.table = t
 		}
 		blocks = append(blocks, b)
 	}
 	if len(blocks) == 0 {
-		blocks = []block{{lines: []string{"no deploy in the range: no target changed its version label or build id"}}}
+		blocks = []block{{lines: []string{NoDeploy}}}
 	}
 	d.add(section{blocks: blocks})
 	return renderDoc(w, f, d)

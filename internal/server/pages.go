@@ -25,8 +25,7 @@ type pages struct {
 }
 
 // pageNames are the templates under web/ that are pages; each is
-// rendered inside layout.html, with the blocks of partials.html.
-var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff", "services", "service"}
+var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff", "services", "service", "deploys"}
 
 func newPages(version string) (*pages, error) {
 	funcs := web.Funcs()

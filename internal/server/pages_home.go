@@ -52,5 +52,8 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 	for _, pr := range runs {
 		sums = append(sums, s.summarize(ctx, pr))
 	}
-	s.pages.render(w, http.StatusOK, "home", "What changed", "home", web.NewHome(changes, sums), start)
+	home := web.NewHome(changes, sums)
+	// Deploys of the scraped services, beside the benchmark changes.
+	home.Deploys = s.homeDeploys(ctx)
+	s.pages.render(w, http.StatusOK, "home", "What changed", "home", home, start)
 }

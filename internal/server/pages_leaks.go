@@ -15,22 +15,12 @@ import (
 // (404).
 func (s *Server) pageLeaks(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	v := r.URL.Query()
-	target, since := v.Get("target"), v.Get("since")
-	if since == "" {
-		since = "1h"
-	}
+	target, since, sel, from, to, problem := seriesForm(r, "1h")
 	show := func(code int, problem string, rep *profseries.LeakReport) {
 		s.pages.render(w, code, "leaks", "Leaks", "leaks", web.NewLeaks(target, since, problem, rep), start)
 	}
-	sel, err := profseries.ParseSelector(target)
-	if err != nil {
-		show(http.StatusBadRequest, "target: "+err.Error(), nil)
-		return
-	}
-	from, to, err := profseries.ParseRange(since, "", "", time.Now())
-	if err != nil {
-		show(http.StatusBadRequest, err.Error(), nil)
+	if problem != "" {
+		show(http.StatusBadRequest, problem, nil)
 		return
 	}
 	rep, err := profseries.FindLeaks(r.Context(), s.cfg.Store, sel, from, to, profseries.LeakOptions{})

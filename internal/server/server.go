@@ -235,6 +235,7 @@ func (s *Server) routes() {
 	page("GET /runs", s.pageRuns)
 	page("GET /runs/{id}", s.pageRun)
 	page("GET /leaks", s.pageLeaks)
+	page("GET /deploys", s.pageDeploys)
 	page("GET /runs/{id}/pprof/{kind}", s.pageRunPprof)
 	page("GET /runs/{id}/pprof/{kind}/{view...}", s.pageRunPprof)
 	page("GET /diff/{base}/{head}/{kind}", s.pageDiffPprof)

@@ -27,6 +27,9 @@ type Home struct {
 	Metrics int // series judged
 	Window  int // commits judged per series
 	Runs    []RunSummary
+	// Deploys are the latest deploys of the scraped services; nil when
+	// no profiles are stored.
+	Deploys *HomeDeploys
 }
 
 // NewHome lays out change detection's answer: the latest HomeCommits

@@ -45,7 +45,7 @@ func NewLeaks(target, since, problem string, rep *profseries.LeakReport) *Leaks 
 	}
 	l.Ran = true
 	l.Method = report.LeakMethod(rep)
-	l.Range = rep.From.Local().Format("2006-01-02 15:04:05") + " to " + rep.To.Local().Format("2006-01-02 15:04:05")
+	l.Range = seriesRange(rep.From, rep.To)
 	for _, j := range rep.Judged {
 		l.Judged = append(l.Judged, JudgedRow{LeakSeries: j, Target: j.Target.String(), Note: report.LeakSeriesNote(rep, j)})
 	}
