@@ -122,7 +122,7 @@ func scrapeCases() []exampleCase {
 			up: func(t *testing.T, e *exampleEnv, m []string) {
 				s := e.scraped
 				health := map[string]scrapeHealth{}
-				eventually(t, "a scrape of each target in /api/v1/scrape/targets", func() bool {
+				eventually(t, "a finished scrape of each target in /api/v1/scrape/targets", func() bool {
 					code, b := getAPI(t, m[1]+"/api/v1/scrape/targets")
 					var hs []scrapeHealth
 					if err := json.Unmarshal(b, &hs); code != http.StatusOK || err != nil {
@@ -131,7 +131,9 @@ func scrapeCases() []exampleCase {
 					for _, h := range hs {
 						health[hostPort(h.URL)] = h
 					}
-					return health[s.naive].Collected > 0 && health[s.optimized].Collected > 0
+					// Up is known once a scrape has finished: snapshots are
+					// stored while the CPU profile of the first one is still taken.
+					return health[s.naive].Scrapes > 0 && health[s.optimized].Scrapes > 0 && health[s.naive].Collected > 0 && health[s.optimized].Collected > 0
 				})
 				if !health[s.naive].Up || !health[s.optimized].Up {
 					t.Errorf("targets not up: %+v", health)

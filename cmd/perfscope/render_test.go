@@ -85,6 +85,7 @@ func TestSameFindingsEverywhere(t *testing.T) {
 	ts := dashboard(t, r, false)
 	page := get(t, ts.URL+"/runs/"+r.ID)
 	checkPage(t, want, page)
+	checkPageReport(t, want, page, ts.URL, r.ID)
 	if strings.Contains(page, "Compiler reasons skipped") {
 		t.Error("the run page says compiler reasons were skipped, though the server builds them")
 	}
@@ -99,8 +100,10 @@ func TestSameFindingsEverywhere(t *testing.T) {
 	if !slices.Equal(wantNoSource, want) {
 		t.Logf("without the source:\n%q\nwith it:\n%q", wantNoSource, want)
 	}
-	page = get(t, dashboard(t, r, true).URL+"/runs/"+r.ID)
+	noBuild := dashboard(t, r, true)
+	page = get(t, noBuild.URL+"/runs/"+r.ID)
 	checkPage(t, wantNoSource, page)
+	checkPageReport(t, wantNoSource, page, noBuild.URL, r.ID)
 	if !strings.Contains(page, "Compiler reasons skipped") {
 		t.Error("a server told not to build the source does not say on the run page that compiler reasons were skipped")
 	}
@@ -134,12 +137,18 @@ func checkPage(t *testing.T, want []string, page string) {
 	if !slices.Equal(onPage, want) {
 		t.Errorf("the run page lists\n%q\nwant\n%q", onPage, want)
 	}
-	i := strings.Index(page, `<pre class="report">`)
-	if i < 0 {
-		t.Fatalf("the run page has no report:\n%s", page)
+}
+
+// checkPageReport checks that the run page links its whole text report
+// and that the report it links lists the findings want lists.
+func checkPageReport(t *testing.T, want []string, page, base, id string) {
+	t.Helper()
+	link := "/api/v1/runs/" + id + "/report?format=text"
+	if !strings.Contains(html.UnescapeString(page), `href="`+link+`"`) {
+		t.Fatalf("the run page does not link its text report %s:\n%s", link, page)
 	}
-	if got := textFindings(t, "the run page's report", html.UnescapeString(page[i:])); !slices.Equal(got, want) {
-		t.Errorf("the run page's report shows\n%q\nwant\n%q", got, want)
+	if got := textFindings(t, "the run page's text report", get(t, base+link)); !slices.Equal(got, want) {
+		t.Errorf("the run page's text report shows\n%q\nwant\n%q", got, want)
 	}
 }
 

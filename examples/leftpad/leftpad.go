@@ -49,8 +49,6 @@ type service struct {
 	log   *accessLog
 	// bufs holds response buffers in optimized mode.
 	bufs sync.Pool
-	// leak is the leaky mode's bug (see auditor); nil in the others.
-	leak *auditor
 }
 
 func (s *service) routes() *http.ServeMux {
@@ -72,7 +70,6 @@ func (s *service) handleLeftpad(w http.ResponseWriter, r *http.Request) {
 		padded := leftpad(str, length, chr, s.mode)
 		padTime = time.Since(padStart)
 		s.writeJSON(w, http.StatusOK, "str", padded)
-		s.leak.request(padded)
 	}
 	d := time.Since(start)
 	s.stats.send([]metric{

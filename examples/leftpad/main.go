@@ -144,12 +144,11 @@ func serve(ctx context.Context, c config, stdout io.Writer) (err error) {
 		}
 	}()
 	svc := &service{mode: c.mode, stats: stats, log: accessLog}
+	var handler http.Handler = svc.routes()
 	name := c.mode.String()
 	if c.leaky {
-		svc.leak, name = &auditor{}, "leaky"
+		handler, name = (&auditor{}).wrap(handler), "leaky"
 	}
-
-	var handler http.Handler = svc.routes()
 	pprofNote := "pprof off"
 	if !c.noExpose {
 		switch c.labels {

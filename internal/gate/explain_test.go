@@ -87,8 +87,8 @@ func (r mixRepo) commitSource(file, src, msg string) {
 // TestExplainNamesTheFunction is the gate's explanation end to end: on a
 // module whose commits make its benchmark's operation 1%, 2% and 5%
 // longer, all of it in one function, the gate names that function first
-// with an instruction delta within 0.5% of the benchmark's, and its loop's
-// line first among the lines, though the line moved. hot's own delta is
+// with its exact instruction delta, and its loop's line first among the
+// lines, though the line moved. hot's own delta is
 // exact at any load (2,800 instructions an operation per 1%). The
 // benchmark's total delta also carries the runtime's work driven by the
 // wall clock — sysmon, and the preemptions it asks for every 10ms a
@@ -145,8 +145,12 @@ func TestExplainNamesTheFunction(t *testing.T) {
 		}
 		f := e.Functions[0]
 		t.Logf("%d%% more work: %+.1f instructions/op (%+.2f%%); first %s %+.1f (%.2f%% of it)", pct, e.Delta, 100*e.Delta/e.Base, f.Function, f.Delta, 100*f.Share)
-		if f.Function != "example.com/scratch.hot" || math.Abs(f.Share-1) > 0.005 {
-			t.Errorf("%d%% more work: first function %s with %.2f%% of the delta, want example.com/scratch.hot within 0.5%% of all of it: %+v", pct, f.Function, 100*f.Share, e.Functions)
+		// hot's own delta is exact: 200 iterations of 14 instructions
+		// per 1%. Its share of the total is what the machine's load
+		// can move (see above), so the goal of 0.5% is not asserted here;
+		// only a share far off fails.
+		if f.Function != "example.com/scratch.hot" || f.Delta != float64(2800*pct) || math.Abs(f.Share-1) > 0.05 {
+			t.Errorf("%d%% more work: first function %s %+.1f with %.2f%% of the delta, want example.com/scratch.hot %+d with nearly all of it: %+v", pct, f.Function, f.Delta, 100*f.Share, 2800*pct, e.Functions)
 		}
 		if len(e.Lines) == 0 || e.Lines[0].Function != "example.com/scratch.hot" || e.Lines[0].File != "mix_test.go" || e.Lines[0].Source != "s += i % 7" {
 			t.Errorf("%d%% more work: lines %+v, want hot's loop first", pct, e.Lines)
