@@ -53,8 +53,13 @@ func TestFailedLoadMarked(t *testing.T) {
 	if !strings.Contains(string(page), "the load failed: 100.0% of requests returned 404 Not Found") {
 		t.Errorf("failed run's page does not say why its load failed:\n%s", page)
 	}
+	// The healthy run's page names the failed run in its menu of runs to
+	// compare with, marked "load failed"; of itself it says nothing.
 	_, page = ts.do(t, http.MethodGet, "/runs/healthy", "", "", nil)
-	if strings.Contains(string(page), "load failed") {
+	if strings.Contains(string(page), "The load failed") {
 		t.Error("healthy run's page says its load failed")
+	}
+	if !strings.Contains(string(page), "failed · ") || !strings.Contains(string(page), " · load failed</option>") {
+		t.Errorf("healthy run's page does not offer the failed run, marked, to compare with:\n%s", page)
 	}
 }
