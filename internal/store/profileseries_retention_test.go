@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,15 +83,25 @@ func month(t *testing.T, s *DB, size func() int64, days int) {
 			dayCPU = append(dayCPU, renamed(cpu[i], d))
 			dayAllocs = append(dayAllocs, renamed(allocs[i], d))
 		}
+		// Each 6 hours' scrapes are appended at once, as many scrapers'
+		// targets do: the store commits them together.
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*72)
 		for i := range int(24 * time.Hour / every) {
 			at := profEpoch.Add(time.Duration(d)*24*time.Hour + time.Duration(i)*every)
-			if err := s.Append(ctx, scrapeAt(apiTarget, profseries.CPU, dayCPU[i%len(dayCPU)], at)); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Append(ctx, scrapeAt(apiTarget, profseries.Allocs, dayAllocs[i%len(dayAllocs)], at)); err != nil {
-				t.Fatal(err)
+			for _, sc := range []*profseries.Scrape{
+				scrapeAt(apiTarget, profseries.CPU, dayCPU[i%len(dayCPU)], at),
+				scrapeAt(apiTarget, profseries.Allocs, dayAllocs[i%len(dayAllocs)], at),
+			} {
+				wg.Go(func() { errs <- s.Append(ctx, sc) })
 			}
 			if (i+1)%72 == 0 {
+				wg.Wait()
+				for range 2 * 72 {
+					if err := <-errs; err != nil {
+						t.Fatal(err)
+					}
+				}
 				rep, err := s.ApplyRetention(ctx, at.Add(every))
 				if err != nil {
 					t.Fatal(err)
