@@ -57,7 +57,10 @@ func TestBisectAllocs(t *testing.T) {
 		Explanations []struct {
 			Unit      string
 			Delta     float64
-			Functions []struct{ Function, File string }
+			Functions []struct {
+				Function, File string
+				Delta          float64
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
@@ -72,8 +75,12 @@ func TestBisectAllocs(t *testing.T) {
 	if !strings.Contains(v.Outcome, "first bad commit") {
 		t.Errorf("outcome %q", v.Outcome)
 	}
-	if len(v.Explanations) != 1 || v.Explanations[0].Unit != "allocs/op" || math.Abs(v.Explanations[0].Delta-1) > 0.05 || len(v.Explanations[0].Functions) == 0 || v.Explanations[0].Functions[0].File != "work_test.go" {
-		t.Errorf("explanations %+v: want allocs/op up by 1, with its site", v.Explanations)
+	// The new allocation's own line is up by one object an operation;
+	// the total also carries the runtime's own allocations, which vary a
+	// little from run to run.
+	if len(v.Explanations) != 1 || v.Explanations[0].Unit != "allocs/op" || len(v.Explanations[0].Functions) == 0 ||
+		v.Explanations[0].Functions[0].File != "work_test.go" || math.Abs(v.Explanations[0].Functions[0].Delta-1) > 0.02 {
+		t.Errorf("explanations %+v: want the allocating line of work_test.go first, up by 1 allocs/op", v.Explanations)
 	}
 
 	s, err := store.Open(context.Background(), db)
