@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -276,21 +277,11 @@ func NewTimeChart(g GaugeLine, from, to time.Time) TimeChart {
 		c.Empty = true
 		return c
 	}
-	peak := slices.MaxFunc(g.Points, func(a, b profseries.GaugePoint) int { return cmpFloat(a.Value, b.Value) })
+	peak := slices.MaxFunc(g.Points, func(a, b profseries.GaugePoint) int { return cmp.Compare(a.Value, b.Value) })
 	c.Latest = GaugeValue(g.Points[len(g.Points)-1].Value, g.Gauge.Unit)
 	c.Peak = GaugeValue(peak.Value, g.Gauge.Unit)
 	c.SVG = timeChart(g.Points, g.Step, from, to, g.Gauge.Name, func(v float64) string { return GaugeValue(v, g.Gauge.Unit) })
 	return c
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // timeChart draws points over [from, to) with a y axis labelled by label
@@ -433,11 +424,11 @@ func NewTopTable(t *profiles.FuncTable, q ServiceQuery) *TopTable {
 	}
 	switch tt.Sort {
 	case "cum":
-		slices.SortStableFunc(rows, func(a, b profiles.Row) int { return cmpInt(b.Cum, a.Cum) })
+		slices.SortStableFunc(rows, func(a, b profiles.Row) int { return cmp.Compare(b.Cum, a.Cum) })
 	case "name":
 		slices.SortStableFunc(rows, func(a, b profiles.Row) int { return strings.Compare(a.Function, b.Function) })
 	default:
-		slices.SortStableFunc(rows, func(a, b profiles.Row) int { return cmpInt(b.Flat, a.Flat) })
+		slices.SortStableFunc(rows, func(a, b profiles.Row) int { return cmp.Compare(b.Flat, a.Flat) })
 	}
 	tt.Matched = len(rows)
 	rows = rows[:min(len(rows), topRowsMax)]
@@ -457,16 +448,6 @@ func NewTopTable(t *profiles.FuncTable, q ServiceQuery) *TopTable {
 		*s.to = sq.Href() + "#top"
 	}
 	return tt
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A CompareView is one range against another, in shares of each range's
@@ -547,7 +528,7 @@ func NewFunctionView(q ServiceQuery, pts []profseries.FunctionPoint, step time.D
 		v.Chart.Empty = true
 		return v
 	}
-	peak := slices.MaxFunc(line.Points, func(a, b profseries.GaugePoint) int { return cmpFloat(a.Value, b.Value) })
+	peak := slices.MaxFunc(line.Points, func(a, b profseries.GaugePoint) int { return cmp.Compare(a.Value, b.Value) })
 	v.Chart.Latest, v.Chart.Peak = units.Percent(line.Points[len(line.Points)-1].Value), units.Percent(peak.Value)
 	v.Chart.SVG = timeChart(line.Points, step, from, to, "share of "+q.Function, units.Percent)
 	return v
