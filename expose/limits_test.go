@@ -200,15 +200,36 @@ func trickle(conn net.Conn, stop <-chan struct{}) {
 }
 
 // TestCapturesOutliveTimeouts checks that captures longer than the read and
-// write bounds (a second here) are taken in full: the read deadline, had it
-// stayed, would cancel them, and the write deadline would cut their answer.
+// write bounds (two seconds here) are taken in full: the read deadline, had
+// it stayed, would cancel them, and the write deadline would cut their
+// answer. Each capture is twice the bounds, and the answer still has the
+// write bound to be written after it, as on a busy machine it may need.
 func TestCapturesOutliveTimeouts(t *testing.T) {
 	lim := defaultLimits()
-	lim.read, lim.write = time.Second, time.Second
+	lim.read, lim.write = 2*time.Second, 2*time.Second
 	s := startWith(t, Options{}, lim)
-	const want = 2 * time.Second
-	for _, path := range []string{"profile?seconds=2", "heap?seconds=2", "wall?seconds=2"} {
-		code, body := get(t, nil, s.URL()+path, "")
+	const want = 4 * time.Second
+	paths := []string{"profile?seconds=4", "heap?seconds=4", "wall?seconds=4"}
+	type answer struct {
+		code int
+		body []byte
+		err  error
+	}
+	answers := make([]answer, len(paths))
+	var wg sync.WaitGroup
+	for i, path := range paths {
+		wg.Go(func() {
+			code, body, err := request(nil, s.URL()+path, "")
+			answers[i] = answer{code, body, err}
+		})
+	}
+	wg.Wait()
+	for i, path := range paths {
+		code, body := answers[i].code, answers[i].body
+		if answers[i].err != nil {
+			t.Errorf("GET %s: %v", path, answers[i].err)
+			continue
+		}
 		if code != http.StatusOK {
 			t.Errorf("GET %s: status %d (%.200q), want 200", path, code, body)
 			continue
@@ -220,7 +241,7 @@ func TestCapturesOutliveTimeouts(t *testing.T) {
 		}
 		// fgprof does not record the duration; its profile would be
 		// empty had the capture been cancelled.
-		if got := time.Duration(p.DurationNanos); path != "wall?seconds=2" && got < want-100*time.Millisecond {
+		if got := time.Duration(p.DurationNanos); path != "wall?seconds=4" && got < want-100*time.Millisecond {
 			t.Errorf("GET %s: profile of %s, want %s", path, got, want)
 		}
 	}

@@ -658,7 +658,9 @@ func newExampleEnv(t *testing.T) *exampleEnv {
 		"SSL_CERT_FILE="+pemFile,
 		"TOKEN="+token,
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The setup builds and starts several programs; on a busy machine
+	// that takes minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	// The service of the scratch module, built as its developer would.
