@@ -31,7 +31,8 @@ const (
 	DefaultFetchTimeout = fetch.DefaultTimeout
 )
 
-// endGrace bounds the end-of-window fetches after an interruption: they
+// endGrace bounds the snapshot fetches an interruption waits for (the
+// start snapshots in flight, then the end-of-window ones): they
 // turn the start snapshots into deltas and take milliseconds on a live
 // target, so they are worth a short wait, but not a long one.
 const endGrace = 2 * time.Second

@@ -152,10 +152,15 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 	var starts [len(deltaKinds)]fetched
 	var goroutineStart fetched
 	var startWG sync.WaitGroup
+	// A start snapshot in flight when the run is interrupted is waited for
+	// (for endGrace at most): without it, its kind has nothing to subtract
+	// from, and the window measured so far would be lost.
+	startCtx, stopStarts := withGrace(ctx, endGrace)
+	defer stopStarts()
 	for i, kind := range deltaKinds {
-		startWG.Go(func() { starts[i] = s.fetchSnapshot(ctx, kind, kind) })
+		startWG.Go(func() { starts[i] = s.fetchSnapshot(startCtx, kind, kind) })
 	}
-	startWG.Go(func() { goroutineStart = s.fetchSnapshot(ctx, run.KindGoroutineStart, "goroutine") })
+	startWG.Go(func() { goroutineStart = s.fetchSnapshot(startCtx, run.KindGoroutineStart, "goroutine") })
 	// CPU runs on its own: its last request may end after the window.
 	cpuDone := make(chan cpuResult, 1)
 	go func() { cpuDone <- s.captureCPU(ctx, load, window) }()
@@ -204,6 +209,15 @@ func (s *session) capture(ctx context.Context, load *loadRun) {
 	s.recordSnapshot(goroutineStart)
 	s.recordSnapshot(goroutineEnd)
 	s.noteTargetGone(ctx, goroutineEnd)
+}
+
+// withGrace returns a context that ends grace after ctx does (or when the
+// returned function is called), for work that an interruption should let
+// finish but not wait for without end.
+func withGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	g, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return g, func() { stop(); cancel() }
 }
 
 // fetched is the outcome of one snapshot fetch.
