@@ -266,7 +266,9 @@ func escapeIndex(t *testing.T) *escape.Index {
 		for _, p := range programs() {
 			pkgs = append(pkgs, "./"+p)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// A bound against a hung build, not a timing: compiling forty
+		// programs with -m takes minutes on a busy machine.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		workloads.ix, workloads.ixErrs = escape.Build(ctx, "testdata", pkgs, escape.Options{})
 	})
