@@ -147,17 +147,17 @@ type DeployChange struct {
 
 // A DeployReport is every deploy FindDeploys found in one range.
 type DeployReport struct {
-	Selector   string        `json:"selector"`
-	From       time.Time     `json:"from"`
-	To         time.Time     `json:"to"`
-	Type       string        `json:"type"`
-	Alpha      float64       `json:"alpha"`
-	MinChange  float64       `json:"min_change"`
+	Selector  string    `json:"selector"`
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	Type      string    `json:"type"`
+	Alpha     float64   `json:"alpha"`
+	MinChange float64   `json:"min_change"`
 	// MinPerRequestChange is DeployOptions.MinPerRequestChange.
-	MinPerRequestChange float64 `json:"min_per_request_change"`
-	MinScrapes int           `json:"min_scrapes"`
-	Span       time.Duration `json:"span_ns"`
-	Deploys    []Deploy      `json:"deploys"`
+	MinPerRequestChange float64       `json:"min_per_request_change"`
+	MinScrapes          int           `json:"min_scrapes"`
+	Span                time.Duration `json:"span_ns"`
+	Deploys             []Deploy      `json:"deploys"`
 }
 
 // serviceKey is a target's labels without those that change from one

@@ -98,7 +98,10 @@ func perRequestMissing(before, after []Window, o DeployOptions) string {
 }
 
 // perRequest is one side's CPU seconds per request, per scrape that
-// counted requests: in all ("" route) and per route.
+// counted requests: in all ("" route) and per route. Each is a ratio of
+// rates, CPU seconds per second of the window over requests per second
+// of the counts' span, as the two differ by the moments the scraper's
+// requests take.
 func perRequest(ws []Window, ps []*profile.Profile) (map[string][]float64, int64, error) {
 	out := map[string][]float64{}
 	var requests int64
@@ -112,7 +115,13 @@ func perRequest(ws []Window, ps []*profile.Profile) (map[string][]float64, int64
 			return nil, 0, err
 		}
 		requests += w.Requests.Total
-		out[""] = append(out[""], seconds(profiles.SampleTotal(p, vi))/float64(w.Requests.Total))
+		// scale turns requests counted over the span into requests
+		// over the window.
+		scale := 1.0
+		if w.Requests.Span > 0 && w.Duration > 0 {
+			scale = float64(w.Duration) / float64(w.Requests.Span)
+		}
+		out[""] = append(out[""], seconds(profiles.SampleTotal(p, vi))/(scale*float64(w.Requests.Total)))
 		routes, err := profiles.Routes(p, profiles.SampleCPU, 1, nil)
 		if err != nil {
 			return nil, 0, err
@@ -120,7 +129,7 @@ func perRequest(ws []Window, ps []*profile.Profile) (map[string][]float64, int64
 		byRoute := w.Requests.ByRoute()
 		for _, r := range routes {
 			if n := byRoute[r.Route]; r.Route != "" && n > 0 {
-				out[r.Route] = append(out[r.Route], seconds(r.Value)/float64(n))
+				out[r.Route] = append(out[r.Route], seconds(r.Value)/(scale*float64(n)))
 			}
 		}
 	}

@@ -146,6 +146,12 @@ type Requests struct {
 	// Total is the sum of Routes' counts.
 	Total  int64           `json:"total"`
 	Routes []RouteRequests `json:"routes"`
+	// Span is the time between the two reads of the counters that
+	// Total is the difference of. The reads follow the ends of
+	// consecutive windows, so Span is the window's length give or take
+	// the moments the requests take; rates (Total/Span) compare with the
+	// window's rates without that error.
+	Span time.Duration `json:"span_ns"`
 }
 
 // RouteRequests are the requests of one route and method: Route as the

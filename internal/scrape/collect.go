@@ -363,11 +363,16 @@ func (c *collector) countRequests(ctx context.Context, start, end time.Time) *pr
 	}
 	// The counts span [prev.At, cur.At]; the window, [start, end]. Both
 	// reads follow a window's end, so they agree but for the moments
-	// answers take; a second more and they do not.
-	if d := prev.At.Sub(start); d > time.Second || d < -time.Second {
+	// answers take (Requests.Span says by how much); half a window more
+	// and the last read is not of the window before.
+	if d := prev.At.Sub(start); d > (end.Sub(start))/2 || d < -end.Sub(start)/2 {
 		return nil
 	}
-	return requestsBetween(prev.Counts, cur.Counts)
+	r := requestsBetween(prev.Counts, cur.Counts)
+	if r != nil {
+		r.Span = cur.At.Sub(prev.At)
+	}
+	return r
 }
 
 // requestsBetween is the requests counted from a to b, by route and

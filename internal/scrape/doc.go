@@ -84,8 +84,10 @@
 // They are subtracted as the profiles' deltas are: the first read is a
 // baseline; counts that go back (a restart) or a route gone make the read
 // a new baseline, never a negative count; after a restart the counts
-// start over; a last read more than a second from the window's start (a
-// scrape missed between) stands for no window. A target that serves no
+// start over; a last read more than half a window from the window's start
+// (a scrape missed between) stands for no window. The counts carry the
+// time between their two reads, which differs from the window's length by
+// the moments answers take, so that rates compare exactly. A target that serves no
 // counts (404, or a snapshot without them) is asked again only after a
 // restart, and its scrapes have none: unknown, not zero.
 //

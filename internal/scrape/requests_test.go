@@ -66,8 +66,8 @@ func TestRequestsScraped(t *testing.T) {
 	var sum int64
 	for _, sc := range counted() {
 		n := sc.Requests.ByRoute()[route]
-		if n <= 0 || sc.Requests.Total < n {
-			t.Errorf("scrape over %v..%v: %d requests of %s, %d in all", sc.Start, sc.End, n, route, sc.Requests.Total)
+		if n <= 0 || sc.Requests.Total < n || sc.Requests.Span <= 0 {
+			t.Errorf("scrape over %v..%v: %d requests of %s, %d in all, over %s", sc.Start, sc.End, n, route, sc.Requests.Total, sc.Requests.Span)
 		}
 		sum += n
 	}
@@ -116,9 +116,9 @@ func TestRequestsBetween(t *testing.T) {
 		want     string
 	}{
 		{"grown", counts(12, a, b), counts(17, expose.RouteCount{Route: "GET /a", Method: "GET", Count: 14}, expose.RouteCount{Route: "", Method: "GET", Count: 3}),
-			`&{5 [{GET /a GET 4} { GET 1}]}`},
-		{"new route", counts(10, a), counts(12, a, b), `&{2 [{ GET 2}]}`},
-		{"idle", counts(10, a), counts(10, a), `&{0 []}`},
+			`&{5 [{GET /a GET 4} { GET 1}] 0s}`},
+		{"new route", counts(10, a), counts(12, a, b), `&{2 [{ GET 2}] 0s}`},
+		{"idle", counts(10, a), counts(10, a), `&{0 [] 0s}`},
 		{"a count went back", counts(12, a, b), counts(13, expose.RouteCount{Route: "GET /a", Method: "GET", Count: 1}, expose.RouteCount{Route: "", Method: "GET", Count: 12}), `<nil>`},
 		{"the total went back", counts(12, a, b), counts(3, expose.RouteCount{Route: "", Method: "GET", Count: 3}), `<nil>`},
 		{"a route gone", counts(12, a, b), counts(12, expose.RouteCount{Route: "", Method: "GET", Count: 12}), `<nil>`},

@@ -454,18 +454,20 @@ type scrapeKey struct{ series, start, process int64 }
 // q's range.
 func (ps *ProfileSeries) requests(ctx context.Context, series []uint64, q profseries.Query) (map[scrapeKey]*profseries.Requests, error) {
 	out := map[scrapeKey]*profseries.Requests{}
-	sq, args := inList(`SELECT series_id, start_time, process_id, total, routes FROM prof_requests
+	sq, args := inList(`SELECT series_id, start_time, process_id, total, span, routes FROM prof_requests
 		WHERE start_time >= ? AND start_time < ? AND series_id IN `, series, nanos(q.From), nanos(q.To))
 	err := ps.b.each(ctx, sq, args, func(rows *sql.Rows) error {
 		var k scrapeKey
 		var r profseries.Requests
 		var routes string
-		if err := rows.Scan(&k.series, &k.start, &k.process, &r.Total, &routes); err != nil {
+		var span int64
+		if err := rows.Scan(&k.series, &k.start, &k.process, &r.Total, &span, &routes); err != nil {
 			return err
 		}
 		if err := json.Unmarshal([]byte(routes), &r.Routes); err != nil {
 			return fmt.Errorf("stored request counts: %w", err)
 		}
+		r.Span = time.Duration(span)
 		out[k] = &r
 		return nil
 	})

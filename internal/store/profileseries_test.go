@@ -190,7 +190,7 @@ func runProfileSeriesSuite(t *testing.T, s *DB) string {
 // served.
 func requestsOf(i int) *profseries.Requests {
 	return &profseries.Requests{Total: int64(100 + i + 1), Routes: []profseries.RouteRequests{
-		{Route: "", Method: "GET", Count: 1}, {Route: "GET /v1/leftpad/", Method: "GET", Count: int64(100 + i)}}}
+		{Route: "", Method: "GET", Count: 1}, {Route: "GET /v1/leftpad/", Method: "GET", Count: int64(100 + i)}}, Span: 10*time.Second + time.Duration(i)*time.Millisecond}
 }
 
 func stackSums(p *profile.Profile) map[string][]int64 {

@@ -186,8 +186,8 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_requests (series_id, start_time, process_id, total, routes)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`), seriesID, nanos(s.Start), processID, s.Requests.Total, string(routes)); err != nil {
+		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_requests (series_id, start_time, process_id, total, span, routes)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`), seriesID, nanos(s.Start), processID, s.Requests.Total, int64(s.Requests.Span), string(routes)); err != nil {
 			return fmt.Errorf("insert request counts: %w", err)
 		}
 	}

@@ -236,6 +236,7 @@ CREATE TABLE prof_requests (
 	start_time BIGINT NOT NULL,
 	process_id BIGINT NOT NULL,
 	total BIGINT NOT NULL,
+	span BIGINT NOT NULL,
 	routes TEXT NOT NULL,
 	PRIMARY KEY (series_id, start_time, process_id)
 ) {without_rowid}
