@@ -110,6 +110,9 @@ type Deploy struct {
 	Compared string `json:"compared"`
 	// Basis says what was compared, in words, and why.
 	Basis string `json:"basis"`
+	// NotPerRequest says why the deploy was not judged per request, when
+	// it was not and could have been (it was judged, of CPU profiles).
+	NotPerRequest string `json:"not_per_request,omitempty"`
 	// PerRequest is the CPU per request before and after, in all and
 	// per route; nil unless Compared is ComparedPerRequest.
 	PerRequest *DeployPerRequest `json:"per_request,omitempty"`
@@ -279,6 +282,9 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 	}
 	if why := perRequestMissing(before, after, o); why != "" {
 		d.Basis = sharesBasis(o, why)
+		if o.Type == CPU {
+			d.NotPerRequest = why
+		}
 	} else {
 		d.Compared, d.Basis = ComparedPerRequest, perRequestBasis
 		if d.PerRequest, err = comparePerRequest(before, after, bp, ap, o); err != nil {

@@ -135,8 +135,8 @@ func DeployCompared(d profseries.Deploy) string {
 	if d.Compared == profseries.ComparedPerRequest {
 		return "CPU per request"
 	}
-	if _, why, ok := strings.Cut(d.Basis, "CPU per request is not known: "); ok {
-		return "shares of the profile (CPU per request is not known: " + strings.TrimSuffix(why, ")") + ")"
+	if d.NotPerRequest != "" {
+		return "shares of the profile (CPU per request is not known: " + d.NotPerRequest + ")"
 	}
 	return "shares of the profile"
 }
@@ -227,7 +227,7 @@ func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
 		}
 		var perRequest []block
 		if cs := DeployPerRequestChanges(dp, false); len(cs) > 0 {
-			t := &table{header: []string{"CPU PER REQUEST", "BEFORE", "AFTER", "CHANGE", "P", ""}, right: []bool{false, true, true, true, true, false}}
+			t := &table{header: []string{"ROUTE", "BEFORE", "AFTER", "CHANGE", "P", ""}, right: []bool{false, true, true, true, true, false}}
 			for _, c := range cs {
 				mark := ""
 				if c.Significant {
