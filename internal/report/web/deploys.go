@@ -48,7 +48,8 @@ type DeployRow struct {
 	More    int    // changes beyond those listed
 	Link    string // the service's deploys page
 	// Compared says what the deploy was judged by: CPU per request, or
-	// shares of the profile and why not per request.
+	// shares of the profile and why not per request; "" when it was not
+	// judged (Verdict says why).
 	Compared string
 	// Requests counts the requests compared on each side; "" when the
 	// deploy was not judged per request.
@@ -86,7 +87,9 @@ func deployRow(rep *profseries.DeployReport, d profseries.Deploy, rows int, sinc
 		Verdict: report.DeployVerdict(rep, d),
 		Link:    "/deploys?" + url.Values{"target": {d.Service.String()}, "since": {since}}.Encode()}
 	row.More = d.Significant - min(len(d.Changes), rows)
-	row.Compared, row.Requests = report.DeployCompared(d), report.DeployRequests(d)
+	if d.Judged {
+		row.Compared, row.Requests = report.DeployCompared(d), report.DeployRequests(d)
+	}
 	for _, c := range report.DeployPerRequestChanges(d, !allRoutes) {
 		row.PerRequest = append(row.PerRequest, DeployRequestRow{Route: report.DeployRoute(c), Before: units.Seconds(c.Before), After: units.Seconds(c.After),
 			Change: report.DeployChangeText(c), P: report.DeployRequestP(c), Significant: c.Significant, Worse: c.Change > 0, All: c.Route == ""})
