@@ -21,7 +21,8 @@
 //	                           named profiles; debug=N for text, seconds=N for a delta
 //	/debug/pprof/wall          wall-clock profile (on- and off-CPU) via fgprof;
 //	                           seconds=N (default 30), format=pprof (default) or folded
-//	/debug/metrics             runtime/metrics snapshot as JSON
+//	/debug/metrics             runtime/metrics snapshot as JSON, with the
+//	                           requests Middleware counted
 //
 // A seconds value that is not a positive number, or is larger than
 // Options.MaxSeconds, is answered with 400. Only one CPU profile, one trace and
@@ -95,6 +96,17 @@
 // Where handlers, or libraries they pass the request's context to, read or
 // add labels through r.Context(), ContextMiddleware puts the labels there
 // too, at the cost of that copy.
+//
+// # Request counts
+//
+// Middleware and ContextMiddleware count the requests they serve, per
+// route and method, as each begins: one atomic addition, no allocation.
+// /debug/metrics serves the counts since the process started, once either
+// middleware has been made: in MetricsSnapshot.Requests by route and
+// method, and their total as the cumulative metric
+// "/expose/http/requests:requests" (RequestsMetric). perfscope scrape reads
+// them each scrape, so that it can compare a service's CPU time per request
+// before and after a deploy rather than shares of its profile alone.
 //
 // # Overhead
 //

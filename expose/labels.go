@@ -59,6 +59,11 @@ const (
 //
 // Labels that the request's context already carries, from a pprof.Do
 // further out, are kept next to the route's.
+//
+// Middleware also counts the requests it serves, per route and method, with
+// one atomic addition and no allocation; /debug/metrics serves the counts
+// (see RequestCounts), so that a scraper can divide a profile's CPU time by
+// the requests served meanwhile.
 func Middleware(h http.Handler) http.Handler {
 	return labeller(h, false)
 }
@@ -99,6 +104,7 @@ func RouteContext(r *http.Request) context.Context {
 }
 
 func labeller(h http.Handler, inContext bool) http.Handler {
+	routes.counting.Store(true)
 	if mux, ok := h.(*http.ServeMux); ok {
 		return muxLabeler{mux, routes, inContext}
 	}
@@ -118,6 +124,7 @@ type muxLabeler struct {
 
 func (m muxLabeler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.RequestURI == "*" {
+		m.labels.noRoute[methodIndex(r.Method)].served.Add(1)
 		m.mux.ServeHTTP(w, r) // the mux answers "OPTIONS *" itself
 		return
 	}
@@ -155,6 +162,7 @@ func (p patternLabeler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the route, and the request a context that takes its labels from there and
 // everything else from r's context.
 func serveLabelled(w http.ResponseWriter, r *http.Request, labels *routeLabels, inContext bool, next http.Handler) {
+	labels.served.Add(1)
 	parent := r.Context()
 	if hasLabels(parent) {
 		// Labels from further out are merged with ours, which needs a
@@ -262,29 +270,41 @@ const maxCachedRoutes = 1024
 
 // routeLabels are the labels of one route and method, as a set (to merge
 // with other labels) and as a context holding only them (to label a
-// goroutine with, and to look them up in).
+// goroutine with, and to look them up in), and the counter of the
+// requests served with them.
 type routeLabels struct {
-	set pprof.LabelSet
-	ctx context.Context
+	set    pprof.LabelSet
+	ctx    context.Context
+	served *atomic.Uint64
 }
 
-func newRouteLabels(set pprof.LabelSet) *routeLabels {
-	return &routeLabels{set: set, ctx: pprof.WithLabels(context.Background(), set)}
+func newRouteLabels(set pprof.LabelSet, served *atomic.Uint64) *routeLabels {
+	if served == nil {
+		served = new(atomic.Uint64)
+	}
+	return &routeLabels{set: set, ctx: pprof.WithLabels(context.Background(), set), served: served}
 }
 
 // labelCache keeps the labels per route and method: building them
 // allocates, and a request would otherwise build the same ones every time.
+// With them it keeps the count of requests served per route and method.
 type labelCache struct {
 	methods [numMethods]string
 	noRoute [numMethods]*routeLabels
 	routes  sync.Map // pattern → *[numMethods]*routeLabels
 	n       atomic.Int32
+	// overflow counts, per method, the requests of routes beyond
+	// maxCachedRoutes.
+	overflow [numMethods]atomic.Uint64
+	// counting is set once a middleware has been made: before, no
+	// request is counted and the counts are not served.
+	counting atomic.Bool
 }
 
 func newLabelCache() *labelCache {
 	c := &labelCache{methods: methodLabels()}
 	for i, m := range c.methods {
-		c.noRoute[i] = newRouteLabels(pprof.Labels(LabelMethod, m))
+		c.noRoute[i] = newRouteLabels(pprof.Labels(LabelMethod, m), nil)
 	}
 	return c
 }
@@ -301,14 +321,17 @@ func (c *labelCache) get(pattern, method string) *routeLabels {
 	// Keys in sorted order ("http.method" < "http.route") take
 	// pprof.Labels' fast path.
 	if c.n.Load() >= maxCachedRoutes {
-		return newRouteLabels(pprof.Labels(LabelMethod, c.methods[i], LabelRoute, pattern))
+		return newRouteLabels(pprof.Labels(LabelMethod, c.methods[i], LabelRoute, pattern), &c.overflow[i])
 	}
 	sets := new([numMethods]*routeLabels)
 	for j, m := range c.methods {
-		sets[j] = newRouteLabels(pprof.Labels(LabelMethod, m, LabelRoute, pattern))
+		sets[j] = newRouteLabels(pprof.Labels(LabelMethod, m, LabelRoute, pattern), nil)
 	}
-	if _, loaded := c.routes.LoadOrStore(pattern, sets); !loaded {
+	actual, loaded := c.routes.LoadOrStore(pattern, sets)
+	if !loaded {
 		c.n.Add(1)
 	}
-	return sets[i]
+	// Another request may have stored the route's labels first: theirs
+	// hold the route's counters.
+	return actual.(*[numMethods]*routeLabels)[i]
 }

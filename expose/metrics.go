@@ -15,8 +15,14 @@ type MetricsSnapshot struct {
 	// Time is when the metrics were read.
 	Time time.Time `json:"time"`
 	// Metrics maps a runtime/metrics name, such as
-	// "/sched/goroutines:goroutines", to its value.
+	// "/sched/goroutines:goroutines", to its value; and RequestsMetric to
+	// the requests Middleware counted.
 	Metrics map[string]MetricValue `json:"metrics"`
+	// Requests are the requests served through Middleware and
+	// ContextMiddleware, by route and method; absent until either
+	// middleware has been made, so that a process that counts none is
+	// not mistaken for one that served none.
+	Requests *RequestCounts `json:"requests,omitempty"`
 }
 
 // A MetricValue is one runtime metric. Kind says which fields are set:
@@ -73,6 +79,10 @@ func metricsHandler() http.Handler {
 				continue
 			}
 			snap.Metrics[s.Name] = v
+		}
+		if rc := routes.requestCounts(); rc != nil {
+			snap.Requests = rc
+			snap.Metrics[RequestsMetric] = MetricValue{Kind: "uint64", Cumulative: true, Value: finite(float64(rc.Total))}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

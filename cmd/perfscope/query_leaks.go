@@ -61,15 +61,18 @@ func newQueryDeploysCmd() *cobra.Command {
 	var o profseries.DeployOptions
 	c := &cobra.Command{
 		Use:   "deploys [SELECTOR]",
-		Short: "List each change of a service's version or binary over a range, with the functions whose share of CPU changed",
+		Short: "List each change of a service's version or binary over a range, with its CPU per request and the functions whose share of CPU changed",
 		Long: `deploys finds every change of release of the services the selector chooses —
 a new value of the version label, or a new build id of the main binary — and
 compares the scrapes before it (--span, of the old release) with those after
 (of the new one). Targets are one service when their labels but version and
-instance agree. The scrapes record no request counts, so the comparison is of
-each function's cum share of the profile per scrape, by the Mann–Whitney U
-test at --alpha divided by the functions tested; changes smaller than
---min-change are not listed.`,
+instance agree. Where the scrapes count requests (the target serves its
+application behind expose.Middleware) the deploy is judged by CPU seconds per
+request, in all and per route, changes smaller than --min-per-request-change
+not significant; else by shares alone, and the output says why. Either way
+each function's cum share of the profile per scrape is compared, changes
+smaller than --min-change not listed. Every comparison is the Mann–Whitney U
+test at --alpha divided by the tests made.`,
 		Example: `  perfscope query deploys --db scrape.db --since 24h '{job="leftpad"}'`,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -93,6 +96,7 @@ test at --alpha divided by the functions tested; changes smaller than
 	c.Flags().DurationVar(&o.Span, "span", 30*60e9, "how long before and after each deploy is compared")
 	c.Flags().Float64Var(&o.Alpha, "alpha", 0.05, "the chance, over all functions tested, of listing one that did not change")
 	c.Flags().Float64Var(&o.MinChange, "min-change", 0.01, "the least change of share listed (0.01: one percentage point)")
+	c.Flags().Float64Var(&o.MinPerRequestChange, "min-per-request-change", 0.05, "the least relative change of CPU per request called significant (0.05: 5%)")
 	addFormatFlag(c, &f.format, report.Formats()...)
 	return c
 }

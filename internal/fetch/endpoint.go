@@ -239,19 +239,9 @@ func (e *Endpoint) get(ctx context.Context, name string, query url.Values, windo
 	wait := e.timeout + window
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := e.newRequest(ctx, u)
 	if err != nil {
 		return nil, fail(0, "", false, err)
-	}
-	for k, vs := range e.header {
-		if http.CanonicalHeaderKey(k) == "Host" {
-			req.Host = vs[0]
-			continue
-		}
-		req.Header[k] = vs
-	}
-	if e.token != "" {
-		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
@@ -292,6 +282,25 @@ func (e *Endpoint) get(ctx context.Context, name string, query url.Values, windo
 		return nil, fail(resp.StatusCode, "", false, fmt.Errorf("invalid profile: %w", err))
 	}
 	return p, nil
+}
+
+// newRequest is a GET of u with the endpoint's headers and token.
+func (e *Endpoint) newRequest(ctx context.Context, u *url.URL) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range e.header {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = vs[0]
+			continue
+		}
+		req.Header[k] = vs
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	return req, nil
 }
 
 // transportCause is what went wrong with a request that got no complete

@@ -25,6 +25,10 @@ type Window struct {
 	// not say), more when a merge spans several targets, or a restart
 	// or a deploy of one (see Restarted).
 	Processes []TargetProcess
+	// Requests are what the target served over a scrape's window, where
+	// it counted them (see Scrape.Requests); nil when unknown, and for a
+	// merge.
+	Requests *Requests
 }
 
 // Process is the process of a window read from one scrape: the first of

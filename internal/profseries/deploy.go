@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchmath"
+	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/profiles"
 )
@@ -35,6 +35,10 @@ type DeployOptions struct {
 	// MinChange is the least change of a function's median cum share
 	// named, in shares; default 0.01 (one percentage point).
 	MinChange float64
+	// MinPerRequestChange is the least relative change of the median
+	// CPU per request named, where requests are counted; default 0.05
+	// (5%).
+	MinPerRequestChange float64
 	// Rows bounds the changes listed per deploy, largest first; default
 	// 10.
 	Rows int
@@ -55,6 +59,9 @@ func (o DeployOptions) withDefaults() DeployOptions {
 	}
 	if o.MinChange <= 0 {
 		o.MinChange = 0.01
+	}
+	if o.MinPerRequestChange <= 0 {
+		o.MinPerRequestChange = 0.05
 	}
 	if o.Rows <= 0 {
 		o.Rows = 10
@@ -98,19 +105,37 @@ type Deploy struct {
 	BeforeScrapes int  `json:"before_scrapes"`
 	AfterScrapes  int  `json:"after_scrapes"`
 	Judged        bool `json:"judged"`
-	// Basis says what was compared: the scrapes record no request
-	// counts, so CPU per request is not known and each function's cum
-	// share (itself and what it calls) of the profile in each scrape is
-	// compared.
+	// Compared names what the deploy was judged by: ComparedPerRequest
+	// when both sides' scrapes have request counts, else ComparedShares.
+	Compared string `json:"compared"`
+	// Basis says what was compared, in words, and why.
 	Basis string `json:"basis"`
+	// NotPerRequest says why the deploy was not judged per request, when
+	// it was not and could have been (it was judged, of CPU profiles).
+	NotPerRequest string `json:"not_per_request,omitempty"`
+	// PerRequest is the CPU per request before and after, in all and
+	// per route; nil unless Compared is ComparedPerRequest.
+	PerRequest *DeployPerRequest `json:"per_request,omitempty"`
 	// Changes are the functions whose share changed significantly,
-	// largest change first.
+	// largest change first: where the profile moved, whichever the
+	// basis.
 	Changes []DeployChange `json:"changes"`
 	// Tested counts the functions tested; Significant those whose
 	// change was significant, of which the largest Rows are in Changes.
 	Tested      int `json:"tested"`
 	Significant int `json:"significant"`
 }
+
+// What a deploy was judged by (Deploy.Compared).
+const (
+	// ComparedPerRequest: CPU seconds per request, the requests counted
+	// by the target's middleware over each scrape's window.
+	ComparedPerRequest = "cpu_per_request"
+	// ComparedShares: each function's share of the profile, which needs
+	// no request counts but cannot tell a service that does more per
+	// request from one that does the same, faster or slower.
+	ComparedShares = "shares"
+)
 
 // A DeployChange is one function's share before and after a deploy.
 type DeployChange struct {
@@ -125,15 +150,17 @@ type DeployChange struct {
 
 // A DeployReport is every deploy FindDeploys found in one range.
 type DeployReport struct {
-	Selector   string        `json:"selector"`
-	From       time.Time     `json:"from"`
-	To         time.Time     `json:"to"`
-	Type       string        `json:"type"`
-	Alpha      float64       `json:"alpha"`
-	MinChange  float64       `json:"min_change"`
-	MinScrapes int           `json:"min_scrapes"`
-	Span       time.Duration `json:"span_ns"`
-	Deploys    []Deploy      `json:"deploys"`
+	Selector  string    `json:"selector"`
+	From      time.Time `json:"from"`
+	To        time.Time `json:"to"`
+	Type      string    `json:"type"`
+	Alpha     float64   `json:"alpha"`
+	MinChange float64   `json:"min_change"`
+	// MinPerRequestChange is DeployOptions.MinPerRequestChange.
+	MinPerRequestChange float64       `json:"min_per_request_change"`
+	MinScrapes          int           `json:"min_scrapes"`
+	Span                time.Duration `json:"span_ns"`
+	Deploys             []Deploy      `json:"deploys"`
 }
 
 // serviceKey is a target's labels without those that change from one
@@ -155,7 +182,8 @@ func serviceKey(ls Labels) Labels {
 // version and instance agree. Latest deploys come first.
 func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to time.Time, o DeployOptions) (*DeployReport, error) {
 	o = o.withDefaults()
-	rep := &DeployReport{Selector: sel.String(), From: from, To: to, Type: o.Type, Alpha: o.Alpha, MinChange: o.MinChange, MinScrapes: o.MinScrapes, Span: o.Span, Deploys: []Deploy{}}
+	rep := &DeployReport{Selector: sel.String(), From: from, To: to, Type: o.Type, Alpha: o.Alpha, MinChange: o.MinChange,
+		MinPerRequestChange: o.MinPerRequestChange, MinScrapes: o.MinScrapes, Span: o.Span, Deploys: []Deploy{}}
 	targets, err := r.SeriesLabels(ctx, o.Type, sel)
 	if err != nil {
 		return nil, err
@@ -218,12 +246,14 @@ func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to tim
 	return rep, nil
 }
 
-// compareReleases tests, function by function, whether the cum shares
-// of the scrapes after differ from those before (Mann–Whitney U).
+// compareReleases judges a deploy: by CPU per request where both sides'
+// scrapes count requests (see comparePerRequest), else by shares alone;
+// and, either way, function by function, whether the cum shares of the
+// scrapes after differ from those before (Mann–Whitney U).
 func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) (Deploy, error) {
-	d := Deploy{BeforeScrapes: len(before), AfterScrapes: len(after), Changes: []DeployChange{},
-		Basis: "each function's cum share (itself and what it calls) of " + o.Type + " per scrape (the scrapes record no request counts, so CPU per request is not known)"}
+	d := Deploy{BeforeScrapes: len(before), AfterScrapes: len(after), Changes: []DeployChange{}, Compared: ComparedShares}
 	if len(before) < o.MinScrapes || len(after) < o.MinScrapes {
+		d.Basis = sharesBasis(o, "")
 		return d, nil
 	}
 	d.Judged = true
@@ -231,13 +261,39 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 	if err != nil {
 		return d, err
 	}
-	shares := func(ws []Window) ([]map[string]float64, error) {
-		out := make([]map[string]float64, len(ws))
+	build := func(ws []Window) ([]*profile.Profile, error) {
+		out := make([]*profile.Profile, len(ws))
 		for i, w := range ws {
 			p, err := sy.Profile(w)
 			if err != nil {
 				return nil, err
 			}
+			out[i] = p
+		}
+		return out, nil
+	}
+	bp, err := build(before)
+	if err != nil {
+		return d, err
+	}
+	ap, err := build(after)
+	if err != nil {
+		return d, err
+	}
+	if why := perRequestMissing(before, after, o); why != "" {
+		d.Basis = sharesBasis(o, why)
+		if o.Type == CPU {
+			d.NotPerRequest = why
+		}
+	} else {
+		d.Compared, d.Basis = ComparedPerRequest, perRequestBasis
+		if d.PerRequest, err = comparePerRequest(before, after, bp, ap, o); err != nil {
+			return d, err
+		}
+	}
+	shares := func(ps []*profile.Profile) ([]map[string]float64, error) {
+		out := make([]map[string]float64, len(ps))
+		for i, p := range ps {
 			t, err := profiles.Functions(p, "", nil)
 			if err != nil {
 				return nil, err
@@ -249,11 +305,11 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 		}
 		return out, nil
 	}
-	bs, err := shares(before)
+	bs, err := shares(bp)
 	if err != nil {
 		return d, err
 	}
-	as, err := shares(after)
+	as, err := shares(ap)
 	if err != nil {
 		return d, err
 	}
@@ -290,17 +346,15 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 	}
 	d.Tested = len(cands)
 	alpha := o.Alpha / float64(max(1, len(cands)))
-	th := benchmath.DefaultThresholds
-	th.CompareAlpha = alpha
 	for _, c := range cands {
 		if math.Abs(c.ma-c.mb) < o.MinChange {
 			continue
 		}
-		cmpr := benchmath.AssumeNothing.Compare(benchmath.NewSample(c.b, &th), benchmath.NewSample(c.a, &th))
-		if cmpr.P >= alpha {
+		p := mannWhitney(c.b, c.a, alpha)
+		if p >= alpha {
 			continue
 		}
-		d.Changes = append(d.Changes, DeployChange{Function: c.f, Before: c.mb, After: c.ma, Delta: c.ma - c.mb, P: cmpr.P})
+		d.Changes = append(d.Changes, DeployChange{Function: c.f, Before: c.mb, After: c.ma, Delta: c.ma - c.mb, P: p})
 	}
 	slices.SortFunc(d.Changes, func(a, b DeployChange) int {
 		if c := cmp.Compare(math.Abs(b.Delta), math.Abs(a.Delta)); c != 0 {

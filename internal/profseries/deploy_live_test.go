@@ -2,6 +2,7 @@ package profseries_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,25 @@ func TestDeploysOfLiveExamples(t *testing.T) {
 	}
 	if len(d.Changes) == 0 || !strings.Contains(strings.Join(names, "\n"), "leftpad.") {
 		t.Errorf("no change of a leftpad function named: %q", names)
+	}
+
+	// leftpad serves its API behind expose.Middleware, so the scraper
+	// counted its requests and the deploy is judged by CPU per request:
+	// optimized spends less on each, in all and on the API's route.
+	pr := d.PerRequest
+	if d.Compared != profseries.ComparedPerRequest || pr == nil {
+		t.Fatalf("compared %q: %s", d.Compared, d.Basis)
+	}
+	t.Logf("CPU per request: %.1fµs → %.1fµs (%+.0f%%, p=%.2g) over %d and %d requests",
+		1e6*pr.Total.Before, 1e6*pr.Total.After, 100*pr.Total.Change, pr.Total.P, pr.BeforeRequests, pr.AfterRequests)
+	if pr.BeforeRequests <= 0 || pr.AfterRequests <= 0 || !(pr.Total.After < pr.Total.Before) || pr.Total.Change >= 0 {
+		t.Errorf("CPU per request %+v over %d and %d requests: want less after", pr.Total, pr.BeforeRequests, pr.AfterRequests)
+	}
+	api := slices.IndexFunc(pr.Routes, func(c profseries.PerRequestChange) bool { return c.Route == "GET /v1/leftpad/" })
+	if api < 0 {
+		t.Fatalf("the API's route was not compared: %+v", pr.Routes)
+	}
+	if r := pr.Routes[api]; !(r.After < r.Before) {
+		t.Errorf("%s: %g s per request before, %g after: want less after", r.Route, r.Before, r.After)
 	}
 }

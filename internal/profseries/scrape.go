@@ -134,4 +134,42 @@ type Scrape struct {
 	// RawBytes is the size of the pprof bodies as received, for
 	// accounting what storing them compactly saves.
 	RawBytes int64
+	// Requests are the requests the target served over the window, where
+	// it counts them (perfscope's expose middleware does): the scraper
+	// sets them on CPU scrapes. Nil means unknown, never none.
+	Requests *Requests
+}
+
+// Requests are the requests a target served over one scrape's window, as
+// its middleware counted them, per route and method.
+type Requests struct {
+	// Total is the sum of Routes' counts.
+	Total  int64           `json:"total"`
+	Routes []RouteRequests `json:"routes"`
+	// Span is the time between the two reads of the counters that
+	// Total is the difference of. The reads follow the ends of
+	// consecutive windows, so Span is the window's length give or take
+	// the moments the requests take; rates (Total/Span) compare with the
+	// window's rates without that error.
+	Span time.Duration `json:"span_ns"`
+}
+
+// RouteRequests are the requests of one route and method: Route as the
+// http.route profiler label has it ("" for requests that matched none).
+type RouteRequests struct {
+	Route  string `json:"route"`
+	Method string `json:"method"`
+	Count  int64  `json:"count"`
+}
+
+// ByRoute sums the counts of each route over its methods, as CPU profiles
+// split by route (profiles.Routes); requests of no route are left out.
+func (r *Requests) ByRoute() map[string]int64 {
+	out := map[string]int64{}
+	for _, rr := range r.Routes {
+		if rr.Route != "" {
+			out[rr.Route] += rr.Count
+		}
+	}
+	return out
 }

@@ -125,8 +125,69 @@ func DeploySentence(d profseries.Deploy) string {
 
 // DeployMethod says how FindDeploys judged rep's deploys.
 func DeployMethod(rep *profseries.DeployReport) string {
-	return fmt.Sprintf("each change of version label or build id; %s before against %s after: each function's cum share of %s per scrape, Mann–Whitney U at alpha %s over the functions tested, changes of at least %s",
-		spanText(rep.Span), spanText(rep.Span), rep.Type, strconv.FormatFloat(rep.Alpha, 'g', -1, 64), units.Points(rep.MinChange))
+	return fmt.Sprintf("each change of version label or build id; %s before against %s after: CPU seconds per request per scrape where the targets count requests (changes of at least %s), and each function's cum share of %s per scrape (changes of at least %s), Mann–Whitney U at alpha %s over the tests made",
+		spanText(rep.Span), spanText(rep.Span), units.Percent(rep.MinPerRequestChange), rep.Type, units.Points(rep.MinChange), strconv.FormatFloat(rep.Alpha, 'g', -1, 64))
+}
+
+// DeployCompared says in a few words what a deploy was judged by, and
+// why not per request where it was not.
+func DeployCompared(d profseries.Deploy) string {
+	if d.Compared == profseries.ComparedPerRequest {
+		return "CPU per request"
+	}
+	if d.NotPerRequest != "" {
+		return "shares of the profile (CPU per request is not known: " + d.NotPerRequest + ")"
+	}
+	return "shares of the profile"
+}
+
+// DeployRequests says how many requests each side of a per-request
+// comparison counted; "" where none was made.
+func DeployRequests(d profseries.Deploy) string {
+	if d.PerRequest == nil {
+		return ""
+	}
+	return units.Thousands(d.PerRequest.BeforeRequests) + " before, " + units.Thousands(d.PerRequest.AfterRequests) + " after"
+}
+
+// DeployRoute names a per-request change's route; the total's is "all
+// requests".
+func DeployRoute(c profseries.PerRequestChange) string {
+	if c.Route == "" {
+		return "all requests"
+	}
+	return c.Route
+}
+
+// DeployPerRequestChanges are the per-request changes of d, all
+// requests' first; with significantRoutes, all requests' and the
+// significant routes'.
+func DeployPerRequestChanges(d profseries.Deploy, significantRoutes bool) []profseries.PerRequestChange {
+	if d.PerRequest == nil {
+		return nil
+	}
+	out := []profseries.PerRequestChange{d.PerRequest.Total}
+	for _, c := range d.PerRequest.Routes {
+		if c.Significant || !significantRoutes {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// DeployChangeText writes a per-request change relatively: "+104%",
+// "-51%".
+func DeployChangeText(c profseries.PerRequestChange) string {
+	s := units.Percent(c.Change)
+	if c.Change >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// DeployRequestP is a per-request change's p-value as written.
+func DeployRequestP(c profseries.PerRequestChange) string {
+	return strconv.FormatFloat(c.P, 'g', 2, 64)
 }
 
 // DeployVerdict says why a deploy lists no change: not judged (too few
@@ -135,7 +196,7 @@ func DeployVerdict(rep *profseries.DeployReport, d profseries.Deploy) string {
 	switch {
 	case !d.Judged:
 		return fmt.Sprintf("not judged: %d scrapes before and %d after, %d needed on each side", d.BeforeScrapes, d.AfterScrapes, rep.MinScrapes)
-	case len(d.Changes) == 0:
+	case len(d.Changes) == 0 && (d.PerRequest == nil || d.PerRequest.Significant == 0):
 		return "no significant change"
 	}
 	return ""
@@ -143,6 +204,10 @@ func DeployVerdict(rep *profseries.DeployReport, d profseries.Deploy) string {
 
 // DeployP is a change's p-value as written.
 func DeployP(c profseries.DeployChange) string { return strconv.FormatFloat(c.P, 'g', 2, 64) }
+
+// NoShareChange says a deploy judged per request moved no function's
+// share significantly.
+const NoShareChange = "no function's share of the profile changed significantly"
 
 // NoDeploy says a range holds no deploy.
 const NoDeploy = "no deploy in the range: no target changed its version label or build id"
@@ -156,9 +221,26 @@ func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
 	d := &doc{title: "deploys " + rep.Selector, meta: []string{rangeText(rep.From, rep.To), DeployMethod(rep)}}
 	var blocks []block
 	for _, dp := range rep.Deploys {
-		b := block{caption: DeploySentence(dp), facts: [][2]string{{"scrapes", fmt.Sprintf("%d before, %d after", dp.BeforeScrapes, dp.AfterScrapes)}, {"functions tested", strconv.Itoa(dp.Tested)}}}
+		b := block{caption: DeploySentence(dp), facts: [][2]string{{"scrapes", fmt.Sprintf("%d before, %d after", dp.BeforeScrapes, dp.AfterScrapes)}, {"functions tested", strconv.Itoa(dp.Tested)}, {"compared", DeployCompared(dp)}}}
+		if r := DeployRequests(dp); r != "" {
+			b.facts = append(b.facts, [2]string{"requests", r})
+		}
+		var perRequest []block
+		if cs := DeployPerRequestChanges(dp, false); len(cs) > 0 {
+			t := &table{header: []string{"ROUTE", "BEFORE", "AFTER", "CHANGE", "P", ""}, right: []bool{false, true, true, true, true, false}}
+			for _, c := range cs {
+				mark := ""
+				if c.Significant {
+					mark = "significant"
+				}
+				t.add(DeployRoute(c), units.Seconds(c.Before), units.Seconds(c.After), DeployChangeText(c), DeployRequestP(c), mark)
+			}
+			perRequest = append(perRequest, block{caption: "CPU per request", table: t})
+		}
 		if v := DeployVerdict(rep, dp); v != "" {
 			b.lines = []string{v}
+		} else if len(dp.Changes) == 0 {
+			b.lines = []string{NoShareChange}
 		} else {
 			t := &table{header: []string{"FUNCTION", "BEFORE", "AFTER", "CHANGE", "P"}, right: []bool{false, true, true, true, true}}
 			for _, c := range dp.Changes {
@@ -166,7 +248,7 @@ func WriteDeploys(w io.Writer, f Format, rep *profseries.DeployReport) error {
 			}
 			b.table = t
 		}
-		blocks = append(blocks, b)
+		blocks = append(append(blocks, b), perRequest...)
 	}
 	if len(blocks) == 0 {
 		blocks = []block{{lines: []string{NoDeploy}}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/expose"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -38,6 +39,8 @@ type collector struct {
 	unsupported map[string]bool           // types the target does not serve
 	last        map[string]fetch.Snapshot // the last cumulative snapshot of each subtracted type
 	clock       *counterSet               // the counters of the last snapshot that shows a restart
+	requests    *fetch.RequestCounts      // the request counts the next scrape's are subtracted from
+	noRequests  bool                      // the target counts no requests (asked again after a restart)
 }
 
 func newCollector(l *loop) collector {
@@ -60,6 +63,7 @@ type result struct {
 	snap       *fetch.Snapshot // the cumulative snapshot taken, for subtraction
 	counters   *counterSet     // a heap snapshot's cumulative counters, for the restart clock
 	raw        int64
+	requests   *profseries.Requests // served over the window, where counted
 
 	// What the scrape learnt of the target, applied once every request
 	// is back: the type is not served; how its deltas are made.
@@ -165,6 +169,9 @@ func (c *collector) scrape(ctx context.Context, start time.Time, window time.Dur
 		}
 		out = append(out, r)
 	}
+	if i := slices.IndexFunc(out, func(r result) bool { return r.typ == profseries.CPU && r.err == nil }); i >= 0 {
+		out[i].requests = c.countRequests(ctx, out[i].start, out[i].end)
+	}
 	n, more := c.deliver(out)
 	c.publish()
 	return got + n, append(errs, more...)
@@ -194,6 +201,7 @@ func (c *collector) deliver(out []result) (int, []TypeError) {
 			Process:  profseries.Process{BuildID: c.buildID, Generation: c.generation},
 			Profile:  r.p,
 			RawBytes: r.raw,
+			Requests: r.requests,
 		})
 		if err != nil {
 			errs = append(errs, TypeError{Type: r.typ, Reason: err.Error()})
@@ -321,6 +329,81 @@ func (c *collector) restarted() {
 	clear(c.last)
 	clear(c.deltas)
 	clear(c.unsupported)
+	c.requests, c.noRequests = nil, false
+}
+
+// countRequests reads the target's request counts, once a scrape, right
+// after its CPU window [start, end], and returns the requests served since
+// the last read: those of the window, or nil where they are not known —
+// the first read (a baseline), a target that counts none, counts that
+// went back (a restart the other clocks did not see; this read is the new
+// baseline), or a last read too far from the window's start to stand for
+// it (a scrape missed or failed between).
+func (c *collector) countRequests(ctx context.Context, start, end time.Time) *profseries.Requests {
+	if c.noRequests {
+		return nil
+	}
+	if err := acquire(ctx, c.l.s.quick); err != nil {
+		return nil
+	}
+	cur, err := c.l.ep.RequestCounts(ctx)
+	<-c.l.s.quick
+	if errors.Is(err, fetch.ErrNoRequestCounts) {
+		c.noRequests = true
+	}
+	if err != nil {
+		// Unknown this time; a failed read leaves the last one as it
+		// is, too old to stand for the next window's start.
+		return nil
+	}
+	prev := c.requests
+	c.requests = &cur
+	if prev == nil {
+		return nil
+	}
+	// The counts span [prev.At, cur.At]; the window, [start, end]. Both
+	// reads follow a window's end, so they agree but for the moments
+	// answers take (Requests.Span says by how much); half a window more
+	// and the last read is not of the window before.
+	if d := prev.At.Sub(start); d > (end.Sub(start))/2 || d < -end.Sub(start)/2 {
+		return nil
+	}
+	r := requestsBetween(prev.Counts, cur.Counts)
+	if r != nil {
+		r.Span = cur.At.Sub(prev.At)
+	}
+	return r
+}
+
+// requestsBetween is the requests counted from a to b, by route and
+// method; nil when a count went back, as a restart makes them.
+func requestsBetween(a, b expose.RequestCounts) *profseries.Requests {
+	if b.Total < a.Total {
+		return nil
+	}
+	before := make(map[[2]string]uint64, len(a.Routes))
+	for _, r := range a.Routes {
+		before[[2]string{r.Route, r.Method}] = r.Count
+	}
+	out := &profseries.Requests{Routes: []profseries.RouteRequests{}}
+	for _, r := range b.Routes {
+		k := [2]string{r.Route, r.Method}
+		prev := before[k]
+		if r.Count < prev {
+			return nil
+		}
+		delete(before, k)
+		if n := int64(r.Count - prev); n > 0 {
+			out.Routes = append(out.Routes, profseries.RouteRequests{Route: r.Route, Method: r.Method, Count: n})
+			out.Total += n
+		}
+	}
+	for _, n := range before {
+		if n > 0 {
+			return nil // a route counted before is gone: another process
+		}
+	}
+	return out
 }
 
 // newBuild records the build id of p's main binary and reports whether

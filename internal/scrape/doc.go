@@ -73,6 +73,24 @@
 // (profseries.Process.Generation) grows by one, the next snapshots are
 // baselines, and what the target serves is asked again.
 //
+// # Request counts
+//
+// A target whose application runs behind perfscope's expose middleware
+// counts its requests, and serves the counts in the metrics snapshot
+// beside its pprof endpoints (/debug/metrics). Each scrape that takes a
+// CPU profile reads them once, right after the window, and hands the
+// requests served since the last read with the CPU scrape
+// (profseries.Scrape.Requests), so that CPU per request can be judged.
+// They are subtracted as the profiles' deltas are: the first read is a
+// baseline; counts that go back (a restart) or a route gone make the read
+// a new baseline, never a negative count; after a restart the counts
+// start over; a last read more than half a window from the window's start
+// (a scrape missed between) stands for no window. The counts carry the
+// time between their two reads, which differs from the window's length by
+// the moments answers take, so that rates compare exactly. A target that serves no
+// counts (404, or a snapshot without them) is asked again only after a
+// restart, and its scrapes have none: unknown, not zero.
+//
 // # Health and backoff
 //
 // Each target's health (Scraper.Targets) says whether its last scrape

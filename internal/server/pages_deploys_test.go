@@ -30,6 +30,14 @@ const deployScrapes = 8
 // ago. It returns the time of the deploy.
 func storeDeploy(t testing.TB, st *store.DB) time.Time {
 	t.Helper()
+	return storeDeployCounted(t, st, false)
+}
+
+// storeDeployCounted is storeDeploy; with counted, each scrape carries
+// the requests its run served over the profile's window, as a scraper
+// reads them from expose's counts (see requestsOfRun).
+func storeDeployCounted(t testing.TB, st *store.DB, counted bool) time.Time {
+	t.Helper()
 	at := time.Now().Add(-time.Minute - 2*deployScrapes*10*time.Second).Truncate(time.Second)
 	var deployed time.Time
 	for _, rel := range []struct{ run, version string }{{"leftpad-naive", "1"}, {"leftpad-optimized", "2"}} {
@@ -51,6 +59,9 @@ func storeDeploy(t testing.TB, st *store.DB) time.Time {
 			p.TimeNanos, p.DurationNanos = at.UnixNano(), int64(10*time.Second)
 			s := &profseries.Scrape{Target: target, Type: profseries.CPU, Start: at, End: at.Add(10 * time.Second),
 				Process: profseries.Process{Generation: 1}, Profile: p, RawBytes: int64(len(data))}
+			if counted {
+				s.Requests = requestsOfRun(t, rel.run)
+			}
 			if err := st.Append(context.Background(), s); err != nil {
 				t.Fatal(err)
 			}

@@ -412,12 +412,16 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 	slices.Sort(ids)
 	var windows []profseries.Window
 	for part := range chunks(ids, 500) {
-		sq, args := inList(`SELECT series_id, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
+		requests, err := ps.requests(ctx, part, q)
+		if err != nil {
+			return nil, err
+		}
+		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
 			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
-		err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
-			var seriesID, start, end, duration, processID, shapeID int64
+		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+			var seriesID, resolution, start, end, duration, processID, shapeID int64
 			var data []byte
-			if err := rows.Scan(&seriesID, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+			if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
 				return err
 			}
 			samples, err := ps.codec().Decode(data)
@@ -428,8 +432,12 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 			if err != nil {
 				return err
 			}
-			windows = append(windows, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples,
-				Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}})
+			w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples,
+				Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
+			if resolution == 0 {
+				w.Requests = requests[scrapeKey{seriesID, start, processID}]
+			}
+			windows = append(windows, w)
 			return nil
 		})
 		if err != nil {
@@ -437,6 +445,36 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 		}
 	}
 	return windows, nil
+}
+
+// A scrapeKey names one scrape of a series as stored at full resolution.
+type scrapeKey struct{ series, start, process int64 }
+
+// requests reads the request counts stored with the scrapes of series in
+// q's range.
+func (ps *ProfileSeries) requests(ctx context.Context, series []uint64, q profseries.Query) (map[scrapeKey]*profseries.Requests, error) {
+	out := map[scrapeKey]*profseries.Requests{}
+	sq, args := inList(`SELECT series_id, start_time, process_id, total, span, routes FROM prof_requests
+		WHERE start_time >= ? AND start_time < ? AND series_id IN `, series, nanos(q.From), nanos(q.To))
+	err := ps.b.each(ctx, sq, args, func(rows *sql.Rows) error {
+		var k scrapeKey
+		var r profseries.Requests
+		var routes string
+		var span int64
+		if err := rows.Scan(&k.series, &k.start, &k.process, &r.Total, &span, &routes); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(routes), &r.Routes); err != nil {
+			return fmt.Errorf("stored request counts: %w", err)
+		}
+		r.Span = time.Duration(span)
+		out[k] = &r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read request counts: %w", err)
+	}
+	return out, nil
 }
 
 // matchingSeries returns the series of q's type that q's selector

@@ -225,6 +225,12 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time < ?`), series, from, limit); err != nil {
 		return 0, err
 	}
+	if from == 0 {
+		// Request counts are kept per scrape only.
+		if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE series_id = ? AND start_time < ?`), series, limit); err != nil {
+			return 0, err
+		}
+	}
 	return n, tx.Commit()
 }
 
@@ -253,6 +259,9 @@ func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error)
 		}
 	}
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE start_time < ?`), t); err != nil {
+		return 0, err
+	}
+	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE start_time < ?`), t); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -70,7 +70,11 @@ func runProfileSeriesSuite(t *testing.T, s *DB) string {
 		for i, p := range leftpadProfiles(t, typ) {
 			for j, target := range []profseries.Labels{apiTarget, webTarget} {
 				at := profEpoch.Add(time.Duration(i)*10*time.Second + time.Duration(j)*time.Millisecond)
-				if err := s.Append(ctx, scrapeAt(target, typ, p, at)); err != nil {
+				sc := scrapeAt(target, typ, p, at)
+				if typ == profseries.CPU && j == 0 {
+					sc.Requests = requestsOf(i)
+				}
+				if err := s.Append(ctx, sc); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -80,6 +84,25 @@ func runProfileSeriesSuite(t *testing.T, s *DB) string {
 	again := scrapeAt(apiTarget, profseries.CPU, leftpadProfiles(t, profseries.CPU)[0], profEpoch)
 	if err := s.Append(ctx, again); err != nil {
 		t.Fatal(err)
+	}
+
+	// Request counts come back with their scrapes, and only with those
+	// that had them.
+	for _, target := range []profseries.Labels{apiTarget, webTarget} {
+		ws, err := s.Windows(ctx, profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(target), From: profEpoch, To: profEpoch.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range ws {
+			want := requestsOf(i)
+			if target.Get("team") == "web" {
+				want = nil
+			}
+			if fmt.Sprint(w.Requests) != fmt.Sprint(want) {
+				t.Errorf("%s scrape %d: requests %+v, want %+v", target, i, w.Requests, want)
+			}
+			fmt.Fprintf(&digest, "requests %s %d %+v\n", target, i, w.Requests)
+		}
 	}
 
 	sel, err := profseries.ParseSelector(`{team="pay – ops", zone-id=~"eu.*"}`)
@@ -161,6 +184,13 @@ func runProfileSeriesSuite(t *testing.T, s *DB) string {
 		t.Error("a range without scrapes merged into a profile")
 	}
 	return digest.String()
+}
+
+// requestsOf is what the i-th scrape of a target that counts requests
+// served.
+func requestsOf(i int) *profseries.Requests {
+	return &profseries.Requests{Total: int64(100 + i + 1), Routes: []profseries.RouteRequests{
+		{Route: "", Method: "GET", Count: 1}, {Route: "GET /v1/leftpad/", Method: "GET", Count: int64(100 + i)}}, Span: 10*time.Second + time.Duration(i)*time.Millisecond}
 }
 
 func stackSums(p *profile.Profile) map[string][]int64 {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -179,6 +180,16 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 		VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
 		seriesID, nanos(s.Start), nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block); err != nil {
 		return fmt.Errorf("insert block: %w", err)
+	}
+	if s.Requests != nil {
+		routes, err := json.Marshal(s.Requests.Routes)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_requests (series_id, start_time, process_id, total, span, routes)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`), seriesID, nanos(s.Start), processID, s.Requests.Total, int64(s.Requests.Span), string(routes)); err != nil {
+			return fmt.Errorf("insert request counts: %w", err)
+		}
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7}
 }
 
 const migration1 = `
@@ -224,6 +224,22 @@ CREATE TABLE prof_meta (
 	value BIGINT NOT NULL
 );
 INSERT INTO prof_meta (name, value) VALUES ('gc_epoch', 0)
+`
+
+// migration7 keeps the requests a target served over each CPU scrape's
+// window, where its middleware counts them: one row per scrape, keyed as
+// its block at full resolution, the counts per route and method as JSON.
+// Rows go when their scrapes are compacted or deleted.
+const migration7 = `
+CREATE TABLE prof_requests (
+	series_id BIGINT NOT NULL,
+	start_time BIGINT NOT NULL,
+	process_id BIGINT NOT NULL,
+	total BIGINT NOT NULL,
+	span BIGINT NOT NULL,
+	routes TEXT NOT NULL,
+	PRIMARY KEY (series_id, start_time, process_id)
+) {without_rowid}
 `
 
 // schemaVersion is the version a database has after all migrations.

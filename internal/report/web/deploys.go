@@ -47,6 +47,26 @@ type DeployRow struct {
 	Changes []DeployChangeRow
 	More    int    // changes beyond those listed
 	Link    string // the service's deploys page
+	// Compared says what the deploy was judged by: CPU per request, or
+	// shares of the profile and why not per request; "" when it was not
+	// judged (Verdict says why).
+	Compared string
+	// Requests counts the requests compared on each side; "" when the
+	// deploy was not judged per request.
+	Requests string
+	// PerRequest are the CPU per request rows, all requests first: every
+	// route compared on the deploys page, the significant ones on home.
+	PerRequest []DeployRequestRow
+}
+
+// A DeployRequestRow is the CPU per request of all requests or one
+// route, before and after a deploy. More CPU per request is worse, so
+// rows are marked better or worse when the change is significant.
+type DeployRequestRow struct {
+	Route, Before, After, Change, P string
+	Significant                     bool
+	Worse                           bool // more CPU per request after
+	All                             bool // the row of all requests, not one route's
 }
 
 // A DeployChangeRow is one function's median cum share before and after a
@@ -58,13 +78,22 @@ type DeployChangeRow struct {
 }
 
 // deployRow lays out d with at most rows changes; More counts the
-// significant changes beyond them, FindDeploys' bound included.
-func deployRow(rep *profseries.DeployReport, d profseries.Deploy, rows int, since string) DeployRow {
+// significant changes beyond them, FindDeploys' bound included. Its CPU
+// per request rows are every route's with allRoutes, else all requests'
+// and the significant routes'.
+func deployRow(rep *profseries.DeployReport, d profseries.Deploy, rows int, since string, allRoutes bool) DeployRow {
 	row := DeployRow{Sentence: report.DeploySentence(d), Service: d.Service.String(), Before: d.Before.String(), After: d.After.String(),
 		Scrapes: fmt.Sprintf("%d before, %d after", d.BeforeScrapes, d.AfterScrapes), Tested: fmt.Sprint(d.Tested),
 		Verdict: report.DeployVerdict(rep, d),
 		Link:    "/deploys?" + url.Values{"target": {d.Service.String()}, "since": {since}}.Encode()}
 	row.More = d.Significant - min(len(d.Changes), rows)
+	if d.Judged {
+		row.Compared, row.Requests = report.DeployCompared(d), report.DeployRequests(d)
+	}
+	for _, c := range report.DeployPerRequestChanges(d, !allRoutes) {
+		row.PerRequest = append(row.PerRequest, DeployRequestRow{Route: report.DeployRoute(c), Before: units.Seconds(c.Before), After: units.Seconds(c.After),
+			Change: report.DeployChangeText(c), P: report.DeployRequestP(c), Significant: c.Significant, Worse: c.Change > 0, All: c.Route == ""})
+	}
 	for i, c := range d.Changes {
 		if i == rows {
 			break
@@ -91,7 +120,7 @@ func NewDeploys(target, since, problem string, rep *profseries.DeployReport) *De
 	p.Method = report.DeployMethod(rep)
 	p.Range = seriesRange(rep.From, rep.To)
 	for _, d := range rep.Deploys {
-		p.Deploys = append(p.Deploys, deployRow(rep, d, len(d.Changes), since))
+		p.Deploys = append(p.Deploys, deployRow(rep, d, len(d.Changes), since, true))
 	}
 	return p
 }
@@ -124,7 +153,7 @@ func NewHomeDeploys(rep *profseries.DeployReport, err error) *HomeDeploys {
 			h.More = len(rep.Deploys) - homeDeploys
 			break
 		}
-		h.Deploys = append(h.Deploys, deployRow(rep, d, homeDeployRows, HomeDeploysSince))
+		h.Deploys = append(h.Deploys, deployRow(rep, d, homeDeployRows, HomeDeploysSince, false))
 	}
 	return h
 }
