@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -86,7 +87,11 @@ func runStoreSuite(t *testing.T, s *DB) {
 	save(t, saved("c1aaaaaaaa", 0, 1))
 	save(t, saved("c3cccccccc", 1, 1.5))
 	save(t, saved("c2bbbbbbbb", 2, 2))
-	save(t, saved("c2bbbbbbbb", 2, 2)) // a second run of the same commit
+	// A second run of the same commit, recorded with the commit's
+	// subject and author, which the first run (an older client's) lacks.
+	second := saved("c2bbbbbbbb", 2, 2)
+	second.Subject, second.Author = "parse: skip <script>alert(1)</script>\ncopies", "Ada Lovelace"
+	save(t, second)
 	dirty := saved("c2bbbbbbbb", 2, 9)
 	dirty.Dirty = true
 	save(t, dirty)
@@ -124,6 +129,48 @@ func runStoreSuite(t *testing.T, s *DB) {
 		cs, err = s.Commits(ctx, Filter{Since: epoch.Add(2 * time.Hour)})
 		if err != nil || len(cs) != 3 {
 			t.Errorf("since filter: %+v, %v", cs, err)
+		}
+	})
+
+	t.Run("SubjectAndAuthor", func(t *testing.T) {
+		const subject = "parse: skip <script>alert(1)</script> copies"
+		cs, err := s.Commits(ctx, Filter{Branch: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]Commit{}
+		for _, c := range cs {
+			got[c.Ref()] = c
+		}
+		if c := got["c2bbbbbbbb"]; c.Subject != subject || c.Author != "Ada Lovelace" || c.Runs != 2 {
+			t.Errorf("commit with a run that names them: %+v", c)
+		}
+		if c := got["c1aaaaaaaa"]; c.Subject != "" || c.Author != "" {
+			t.Errorf("commit recorded without them: %+v", c)
+		}
+		js, err := json.Marshal(got["c2bbbbbbbb"])
+		if err != nil || !strings.Contains(string(js), `"subject":"parse: skip \u003cscript\u003ealert(1)\u003c/script\u003e copies","author":"Ada Lovelace"`) {
+			t.Errorf("JSON of a commit: %s, %v", js, err)
+		}
+		if js, _ := json.Marshal(got["c1aaaaaaaa"]); strings.Contains(string(js), "subject") || strings.Contains(string(js), "author") {
+			t.Errorf("JSON of a commit without them: %s", js)
+		}
+		pts, err := s.Series(ctx, SeriesKey{Package: "example.com/b", Name: "Encode-8", Unit: "sec/op"}, Filter{Branch: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, p := range pts {
+			if p.Commit.Ref() == "c2bbbbbbbb" {
+				found = p.Commit.Subject == subject && p.Commit.Author == "Ada Lovelace"
+			}
+		}
+		if !found {
+			t.Errorf("series points: %+v", pts)
+		}
+		cs2, err := s.CommitSamples(ctx, "c2bb", Filter{})
+		if err != nil || cs2.Commit.Subject != subject || cs2.Commit.Author != "Ada Lovelace" {
+			t.Errorf("CommitSamples: %+v, %v", cs2, err)
 		}
 	})
 
