@@ -19,6 +19,8 @@ import (
 func Funcs() template.FuncMap {
 	return template.FuncMap{
 		"short": gitstate.ShortRef,
+		// commitBy names a commit in words: "subject — author".
+		"commitBy": CommitBy,
 		"when":  when,
 		"pct":   units.Percent,
 		// share writes a finding's severity as the CLI's report does.
