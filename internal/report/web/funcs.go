@@ -21,8 +21,8 @@ func Funcs() template.FuncMap {
 		"short": gitstate.ShortRef,
 		// commitBy names a commit in words: "subject — author".
 		"commitBy": CommitBy,
-		"when":  when,
-		"pct":   units.Percent,
+		"when":     when,
+		"pct":      units.Percent,
 		// share writes a finding's severity as the CLI's report does.
 		"share": units.Percent,
 		"pctOf": func(f float64) float64 { return 100 * f },
