@@ -48,7 +48,7 @@ func recordGitCommits(t *testing.T, ts *testServer) (base, head gitstate.State) 
 		states = append(states, st)
 		q := url.Values{"commit": {st.Commit}, "branch": {st.Branch}, "machine": {"builder"},
 			"commit_time": {epoch.Add(time.Duration(i) * time.Hour).Format(time.RFC3339)},
-			"subject": {st.Subject}, "author": {st.Author}}
+			"subject":     {st.Subject}, "author": {st.Author}}
 		code, body := ts.do(t, http.MethodPost, "/api/v1/bench?"+q.Encode(), ts.Token, "text/plain", strings.NewReader(benchFixture(6, float64(1+2*i))))
 		if code != http.StatusCreated {
 			t.Fatalf("upload %s = %d: %s", st.Commit, code, body)
