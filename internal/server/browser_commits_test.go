@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/gitstate"
+	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 	"github.com/perfscope/perfscope/internal/testenv"
 )
@@ -64,6 +65,35 @@ func recordGitCommits(t *testing.T, ts *testServer) (base, head gitstate.State) 
 	return states[0], states[1]
 }
 
+// pushGitRun uploads a profiling run made on the commit st, with what git
+// said of it, and returns the run's id.
+func pushGitRun(t *testing.T, ts *testServer, st gitstate.State) string {
+	t.Helper()
+	const id = "run-on-head"
+	dir := makeRunDir(t, id)
+	path := filepath.Join(dir, run.File)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved run.Run
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	saved.GitCommit, saved.GitBranch, saved.GitSubject, saved.GitAuthor = st.Commit, st.Branch, st.Subject, st.Author
+	if data, err = json.Marshal(saved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctype, body := multipartRun(t, dir)
+	if code, res := ts.do(t, http.MethodPost, "/api/v1/runs", ts.Token, ctype, body); code != http.StatusCreated {
+		t.Fatalf("upload run = %d: %s", code, res)
+	}
+	return id
+}
+
 // TestCommitSubjectsAndAuthors records two real commits and checks that
 // the API answers their subjects and authors and that the pages show them,
 // with the branch, as text: a subject holding a script tag is shown, not
@@ -90,8 +120,16 @@ func TestCommitSubjectsAndAuthors(t *testing.T) {
 		t.Errorf("GET /api/v1/commits/%s: commit %+v", head.Commit, one.Commit)
 	}
 
+	runID := pushGitRun(t, ts, head)
+	ts.waitAnalysed(t, runID)
+	var runs []store.ProfileRun
+	ts.getJSON(t, "/api/v1/runs", &runs)
+	if len(runs) != 1 || runs[0].Subject != hostileSubject || runs[0].Author != "Ada Lovelace" || runs[0].Branch != "trunk" {
+		t.Errorf("GET /api/v1/runs = %+v", runs)
+	}
+
 	compare := "/compare?" + url.Values{"base": {base.Commit}, "head": {head.Commit}}.Encode()
-	for _, page := range []string{"/", compare, "/benchmarks"} {
+	for _, page := range []string{"/", compare, "/benchmarks", "/runs", "/runs/" + runID} {
 		code, body := ts.do(t, http.MethodGet, page, "", "", nil)
 		if code != http.StatusOK || strings.Contains(string(body), "<script>document.title") ||
 			!strings.Contains(string(body), "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;") {
@@ -154,6 +192,11 @@ func TestBrowserCommitSubjects(t *testing.T) {
 	t.Run("benchmarks", func(t *testing.T) {
 		got := text(t, "/benchmarks", "table.benchmarks", "commits-benchmarks")
 		wantAll(t, "the benchmark list's last change", got, hostileSubject)
+	})
+	t.Run("runs", func(t *testing.T) {
+		pushGitRun(t, ts, head)
+		got := text(t, "/runs", "table.runs", "commits-runs")
+		wantAll(t, "the runs list", got, gitstate.Short(head.Commit), "trunk", hostileSubject+" — Ada Lovelace")
 	})
 	t.Run("trend", func(t *testing.T) {
 		page := "/trend?" + url.Values{"package": {"example.com/fixture"}, "name": {"Encode/size=10-8"}, "unit": {"B/op"}}.Encode()

@@ -226,12 +226,16 @@ CREATE TABLE prof_meta (
 INSERT INTO prof_meta (name, value) VALUES ('gc_epoch', 0)
 `
 
-// migration8 keeps what people recognise a benchmarked commit by: its
-// subject (the first line of its message) and its author's name. Runs
-// recorded before have neither; they read as empty.
+// migration8 keeps what people recognise a commit by: its subject (the
+// first line of its message) and its author's name, for benchmark runs,
+// and for profiling runs with their branch too. Runs recorded before have
+// none of them; they read as empty.
 const migration8 = `
 ALTER TABLE bench_runs ADD COLUMN subject TEXT NOT NULL DEFAULT '';
-ALTER TABLE bench_runs ADD COLUMN author TEXT NOT NULL DEFAULT ''
+ALTER TABLE bench_runs ADD COLUMN author TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile_runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile_runs ADD COLUMN subject TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile_runs ADD COLUMN author TEXT NOT NULL DEFAULT ''
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -293,9 +293,9 @@ func runStoreSuite(t *testing.T, s *DB) {
 			r := &run.Run{
 				ID: id, Dir: "/runs/" + id, Target: "http://127.0.0.1:8080/", Version: "v0",
 				Start: epoch.Add(time.Duration(i) * time.Minute), End: epoch.Add(time.Duration(i)*time.Minute + 30*time.Second),
-				GitCommit: "c1aaaaaaaa",
-				Load:      &loadgen.Result{Requests: int64(1000 * (i + 1)), Throughput: 500, Latency: loadgen.Latency{P50: 1.5, P99: 9}},
-				Profiles:  []run.ProfileFile{{Kind: run.KindCPU, File: "cpu.pb.gz"}, {Kind: run.KindBlock, Error: "disabled"}},
+				GitCommit: "c1aaaaaaaa", GitBranch: "main", GitSubject: "parse: <b>faster</b>\r\nagain", GitAuthor: "Ada",
+				Load:     &loadgen.Result{Requests: int64(1000 * (i + 1)), Throughput: 500, Latency: loadgen.Latency{P50: 1.5, P99: 9}},
+				Profiles: []run.ProfileFile{{Kind: run.KindCPU, File: "cpu.pb.gz"}, {Kind: run.KindBlock, Error: "disabled"}},
 			}
 			if err := s.SaveProfileRun(ctx, r); err != nil {
 				t.Fatal(err)
@@ -308,7 +308,8 @@ func runStoreSuite(t *testing.T, s *DB) {
 		if len(rs) != 2 || rs[0].ID != "run-1" || rs[0].Requests != 3000 || rs[0].ProfileOK != 1 || rs[1].ID != "run-2" {
 			t.Errorf("profile runs (run-1 re-saved last, so newest): %+v", rs)
 		}
-		if rs[0].P99Ms != 9 || !rs[0].Start.Equal(epoch.Add(2*time.Minute)) || rs[0].Commit != "c1aaaaaaaa" {
+		if rs[0].P99Ms != 9 || !rs[0].Start.Equal(epoch.Add(2*time.Minute)) || rs[0].Commit != "c1aaaaaaaa" ||
+			rs[0].Branch != "main" || rs[0].Subject != "parse: <b>faster</b> again" || rs[0].Author != "Ada" {
 			t.Errorf("fields: %+v", rs[0])
 		}
 		if rs, err := s.ProfileRuns(ctx, RunFilter{Limit: 1}); err != nil || len(rs) != 1 {
