@@ -19,7 +19,8 @@ import (
 )
 
 // historyTestDB records 12 commits of one benchmark whose time has 2% noise
-// and steps up 30% at the ninth commit (index 8); allocs/op stays 3.
+// and steps up 30% at the ninth commit (index 8); allocs/op stays 3. Only
+// that commit was recorded with its subject and author.
 func historyTestDB(t *testing.T) (path string, commits []string) {
 	t.Helper()
 	ctx := context.Background()
@@ -52,12 +53,18 @@ func historyTestDB(t *testing.T) (path string, commits []string) {
 		}
 		run := store.BenchRun{Commit: commit, Branch: "main", CommitTime: start.Add(time.Duration(c) * 24 * time.Hour),
 			Machine: store.Machine{Hostname: "ci"}, Results: results}
+		if c == 8 {
+			run.Subject, run.Author = stepSubject, "Ada Lovelace"
+		}
 		if _, err := s.SaveBenchRun(ctx, run); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return path, commits
 }
+
+// stepSubject is the subject of the commit where the time steps up.
+const stepSubject = "handle: copy the request body"
 
 // runHistory runs the history command and returns its standard output.
 func runHistory(t *testing.T, args ...string) (string, error) {
@@ -97,6 +104,9 @@ func TestHistoryCommand(t *testing.T) {
 			if wantChanged && (c.Better != -1 || *c.Delta < 0.2) {
 				t.Errorf("the step: %+v", c)
 			}
+			if (i == 8) != (c.Subject == stepSubject && c.Author == "Ada Lovelace") || (i != 8 && c.Subject+c.Author != "") {
+				t.Errorf("%s commit %d: subject %q, author %q", s.Unit, i, c.Subject, c.Author)
+			}
 		}
 	}
 
@@ -104,7 +114,8 @@ func TestHistoryCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, commits[8][:12]) || strings.Contains(out, commits[7][:12]) || !strings.Contains(out, "REGRESSION") {
+	if !strings.Contains(out, commits[8][:12]) || strings.Contains(out, commits[7][:12]) || !strings.Contains(out, "REGRESSION") ||
+		!strings.Contains(out, stepSubject+" (Ada Lovelace)") {
 		t.Errorf("--changed lists only the step:\n%s", out)
 	}
 

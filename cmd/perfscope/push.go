@@ -69,6 +69,8 @@ the server already has is not an error.`,
 	f.StringVar(&p.Branch, "branch", "", "branch of the results")
 	f.StringVar(&p.Dirty, "dirty", "", "true|false: whether the work tree had uncommitted changes")
 	f.StringVar(&p.CommitTime, "commit-time", "", "committer date, RFC 3339 (default from git when it knows the commit)")
+	f.StringVar(&p.Subject, "subject", "", "first line of the commit's message (default from git when it knows the commit)")
+	f.StringVar(&p.Author, "author", "", "the commit author's name (default from git when it knows the commit)")
 	f.StringVar(&p.Machine, "machine", "", "machine the benchmarks ran on (default this host's name)")
 	f.StringVar(&p.Package, "package", "", "import path of results without a 'pkg:' line")
 	return c

@@ -27,6 +27,8 @@ type BenchParams struct {
 	Branch     string // its branch ("branch:" line)
 	Dirty      string // "true" when the work tree had uncommitted changes ("dirty:" line)
 	CommitTime string // committer date, RFC 3339 or Unix seconds; orders commits
+	Subject    string // first line of the commit's message; optional
+	Author     string // the commit author's name; optional
 	Time       string // when the benchmarks ran, RFC 3339 or Unix seconds; default now
 	Machine    string // host name of the machine that ran them
 	GOOS       string // "goos:" line
@@ -47,7 +49,7 @@ type param struct {
 func (p *BenchParams) fields() []param {
 	return []param{
 		{"commit", &p.Commit}, {"branch", &p.Branch}, {"dirty", &p.Dirty},
-		{"commit_time", &p.CommitTime}, {"time", &p.Time}, {"machine", &p.Machine},
+		{"commit_time", &p.CommitTime}, {"subject", &p.Subject}, {"author", &p.Author}, {"time", &p.Time}, {"machine", &p.Machine},
 		{"goos", &p.GOOS}, {"goarch", &p.GOARCH}, {"cpu", &p.CPU}, {"go", &p.Go},
 		{"package", &p.Package},
 	}
@@ -76,10 +78,14 @@ func ParseBenchParams(q url.Values) BenchParams {
 // A BenchUpload is the answer to a benchmark upload (201 Created).
 type BenchUpload struct {
 	// ID is the stored run's id.
-	ID      int64  `json:"id"`
-	Commit  string `json:"commit"`
-	Branch  string `json:"branch"`
-	Dirty   bool   `json:"dirty"`
+	ID     int64  `json:"id"`
+	Commit string `json:"commit"`
+	Branch string `json:"branch"`
+	Dirty  bool   `json:"dirty"`
+	// Subject and Author are the commit's, as stored; empty when the
+	// upload gave none.
+	Subject string `json:"subject,omitempty"`
+	Author  string `json:"author,omitempty"`
 	Machine string `json:"machine"`
 	// Benchmarks is the number of distinct benchmarks, Results the
 	// number of result lines (samples) stored.

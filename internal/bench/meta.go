@@ -25,6 +25,10 @@ type Meta struct {
 	// CommitTime is the commit's committer date; zero outside git.
 	// History orders commits by it.
 	CommitTime time.Time `json:"commit_time,omitzero"`
+	// Subject is the first line of the commit's message and Author its
+	// author's name; empty outside git.
+	Subject string `json:"subject,omitempty"`
+	Author  string `json:"author,omitempty"`
 	// Dirty reports uncommitted changes to tracked or untracked files,
 	// so the results are not exactly those of Commit.
 	Dirty bool `json:"dirty"`
@@ -79,6 +83,7 @@ func Environment(ctx context.Context, dir string) (Meta, error) {
 	m.CPU = cpuModel()
 	if git, err := gitstate.Read(ctx, dir); err == nil {
 		m.Commit, m.CommitTime, m.Branch, m.Dirty = git.Commit, git.CommitTime, git.Branch, git.Dirty
+		m.Subject, m.Author = git.Subject, git.Author
 	}
 	return m, nil
 }

@@ -192,6 +192,9 @@ func Profile(ctx context.Context, opts Options) (*run.Run, error) {
 		Version:     o.Version,
 		GitCommit:   git.Commit,
 		GitDirty:    git.Dirty,
+		GitBranch:   git.Branch,
+		GitSubject:  git.Subject,
+		GitAuthor:   git.Author,
 		Profiles:    []run.ProfileFile{},
 		// Until the final save says otherwise, a run that never
 		// finished reads as interrupted.

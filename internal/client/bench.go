@@ -18,7 +18,7 @@ import (
 // commit. Parameters left empty in p are filled in: the commit, branch
 // and dirty state from the git work tree the process runs in when the
 // file has no 'commit:' line, the machine from this host's name, and the
-// commit time from git when it knows the commit.
+// commit time, subject and author from git when it knows the commit.
 //
 // A file without results, or without a commit where none can be found,
 // is an ErrBadInput error.
@@ -53,15 +53,23 @@ func (c *Client) PushBench(ctx context.Context, path string, p api.BenchParams) 
 	if p.Machine == "" {
 		p.Machine, _ = os.Hostname()
 	}
-	if p.CommitTime == "" {
+	if p.CommitTime == "" || p.Subject == "" || p.Author == "" {
 		rev := p.Commit
 		if rev == "" {
 			rev = fileCommit
 		}
 		// Unknown to git here is fine: the server orders such a commit
-		// by when it was first uploaded.
-		if t, err := gitstate.CommitTime(ctx, ".", rev); err == nil {
-			p.CommitTime = t.Format(time.RFC3339)
+		// by when it was first uploaded, and shows it by its hash.
+		if c, err := gitstate.Describe(ctx, ".", rev); err == nil {
+			if p.CommitTime == "" && !c.Time.IsZero() {
+				p.CommitTime = c.Time.Format(time.RFC3339)
+			}
+			if p.Subject == "" {
+				p.Subject = c.Subject
+			}
+			if p.Author == "" {
+				p.Author = c.Author
+			}
 		}
 	}
 	var res api.BenchUpload

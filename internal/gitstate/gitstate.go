@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ResultsDir is the directory, at any depth of a work tree, where perfscope
@@ -32,7 +34,16 @@ type State struct {
 	Branch string
 	// Dirty is set when the work tree differs from HEAD.
 	Dirty bool
+	// Subject and Author are HEAD's, as Describe returns them.
+	Subject, Author string
 }
+
+// Limits on what is kept of a commit's subject and author: a message is
+// free text, and the subject is for one line of a page.
+const (
+	MaxSubject = 200
+	MaxAuthor  = 100
+)
 
 // ErrNoRepository is returned when dir is not inside a git work tree or git
 // is not installed.
@@ -50,7 +61,9 @@ func Read(ctx context.Context, dir string, exclude ...string) (State, error) {
 		return State{}, fmt.Errorf("%w: %v", ErrNoRepository, err)
 	}
 	s := State{Commit: strings.TrimSpace(out)}
-	s.CommitTime, _ = CommitTime(ctx, dir, "HEAD")
+	if c, err := Describe(ctx, dir, "HEAD"); err == nil {
+		s.CommitTime, s.Subject, s.Author = c.Time, c.Subject, c.Author
+	}
 	if b, err := git(ctx, dir, "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
 		s.Branch = strings.TrimSpace(b)
 	}
@@ -64,15 +77,33 @@ func CommitTime(ctx context.Context, dir, rev string) (time.Time, error) {
 	if rev == "" {
 		return time.Time{}, errors.New("commit time: no revision named")
 	}
-	out, err := git(ctx, dir, "show", "-s", "--format=%cI", rev, "--")
-	if err != nil {
-		return time.Time{}, err
+	c, err := Describe(ctx, dir, rev)
+	if err == nil && c.Time.IsZero() {
+		err = fmt.Errorf("commit time of %s: git gave none", rev)
 	}
-	t, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("commit time of %s: %w", rev, err)
+	return c.Time, err
+}
+
+// describeLimit bounds what Describe reads of git's answer: a date, an
+// author and a subject at their limits fit with room to spare.
+const describeLimit = 4 << 10
+
+// OneLine makes s one line of valid UTF-8 of at most limit bytes, ending in
+// "…" where it was cut: control characters become spaces, runs of spaces
+// one space. Commit subjects and authors from git or from an upload are
+// kept this way.
+func OneLine(s string, limit int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if len(s) <= limit {
+		return s
 	}
-	return t, nil
+	const ellipsis = "…"
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimRight(s[:cut], " ") + ellipsis
 }
 
 // Dirty reports whether the work tree holding dir has changes, by the
@@ -125,15 +156,38 @@ func ShortRef(ref string) string {
 // git runs git in dir and returns its standard output; a failure is a
 // *gitError carrying the first line of what git said.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	return gitBounded(ctx, dir, 0, args...)
+}
+
+// gitBounded is git keeping at most limit bytes of the standard output
+// (all of it when limit is 0); the rest is read and dropped, so git is not
+// blocked on a full pipe.
+func gitBounded(ctx context.Context, dir string, limit int, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	stderr := &boundedBuffer{limit: 4 << 10}
+	stdout := &boundedBuffer{limit: limit}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
 		return "", &gitError{sub: args[0], msg: firstMessage(stderr.String()), err: err}
 	}
-	return string(out), nil
+	return stdout.String(), nil
+}
+
+// A boundedBuffer keeps the first limit bytes written to it (all when
+// limit is 0) and drops the rest.
+type boundedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if b.limit > 0 {
+		p = p[:min(len(p), max(b.limit-b.Len(), 0))]
+	}
+	b.Buffer.Write(p)
+	return n, nil
 }
 
 // A gitError is a git command that failed: msg is the first line git

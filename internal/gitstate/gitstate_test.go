@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/perfscope/perfscope/internal/testenv"
 )
@@ -103,6 +105,57 @@ func TestShortRef(t *testing.T) {
 	} {
 		if got := ShortRef(in); got != want {
 			t.Errorf("ShortRef(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReadSubjectAndAuthor(t *testing.T) {
+	ctx := context.Background()
+	r := repo(t)
+	write(t, filepath.Join(r.Dir, "main.go"), "package main\n\nfunc main() {}\n")
+	r.Git("add", "-A")
+	r.Git("commit", "-q", "--author", "Ada Lovelace <ada@example.com>",
+		"-m", "parse: skip <script>\tcopies\n\nThe body is not the subject.")
+	write(t, filepath.Join(r.Dir, "new.go"), "package main\n")
+	s, err := Read(ctx, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Subject != "parse: skip <script> copies" || s.Author != "Ada Lovelace" || !s.Dirty {
+		t.Fatalf("dirty tree on a commit by Ada: %+v", s)
+	}
+
+	// A subject of any length is read to a bound and cut at a
+	// character.
+	long := strings.Repeat("é", 5000)
+	r.Git("commit", "-q", "--allow-empty", "-m", long)
+	c, err := Describe(ctx, r.Dir, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Subject) > MaxSubject || !strings.HasSuffix(c.Subject, "…") || !utf8.ValidString(c.Subject) ||
+		!strings.HasPrefix(long, strings.TrimSuffix(c.Subject, "…")) || c.Author != "t" {
+		t.Errorf("long subject kept as %q (%d bytes), author %q", c.Subject, len(c.Subject), c.Author)
+	}
+	if _, err := Describe(ctx, r.Dir, "0123456789abcdef0123456789abcdef01234567"); err == nil {
+		t.Error("Describe of an unknown commit: no error")
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"fix\r\nthe\x00 bug ", 100, "fix the bug"},
+		{"abcdefgh", 8, "abcdefgh"},
+		{"abcdefghi", 8, "abcde…"},
+		{"ab\xffc", 10, "ab\uFFFDc"},
+		{"ééééé", 6, "é…"},
+	} {
+		if got := OneLine(c.in, c.limit); got != c.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
 		}
 	}
 }

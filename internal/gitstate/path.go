@@ -11,9 +11,11 @@ import (
 
 // A PathCommit is one commit of a line of history, as a person names it.
 type PathCommit struct {
-	Hash    string    `json:"commit"`
-	Subject string    `json:"subject"`
-	Time    time.Time `json:"commit_time"` // committer date
+	Hash    string `json:"commit"`
+	Subject string `json:"subject"`
+	// Author is the author's name.
+	Author string    `json:"author,omitempty"`
+	Time   time.Time `json:"commit_time"` // committer date
 	// Parent is its first parent, "" for a root commit.
 	Parent string `json:"parent,omitempty"`
 }
@@ -55,16 +57,18 @@ func FirstParentPath(ctx context.Context, dir, good, bad string) ([]PathCommit, 
 }
 
 // pathFormat is the format of a PathCommit line; fields are separated by
-// a byte no hash or date holds, and the subject comes last, so that
-// nothing in it can shift the others.
-const pathFormat = "--format=%H%x1f%P%x1f%cI%x1f%s"
+// a byte no hash, date or name holds, and the subject comes last, so that
+// nothing in it can shift the others and a bounded read cuts only it.
+const pathFormat = "--format=%H%x1f%P%x1f%cI%x1f%an%x1f%s"
 
+// parsePathCommit reads one line of pathFormat. The subject and author
+// are kept as OneLine makes them.
 func parsePathCommit(line string) (PathCommit, bool) {
-	f := strings.SplitN(strings.TrimRight(line, "\n"), "\x1f", 4)
-	if len(f) != 4 {
+	f := strings.SplitN(strings.TrimRight(line, "\n"), "\x1f", 5)
+	if len(f) != 5 {
 		return PathCommit{}, false
 	}
-	c := PathCommit{Hash: f[0], Subject: f[3]}
+	c := PathCommit{Hash: f[0], Author: OneLine(f[3], MaxAuthor), Subject: OneLine(f[4], MaxSubject)}
 	if parents := strings.Fields(f[1]); len(parents) > 0 {
 		c.Parent = parents[0]
 	}
@@ -72,17 +76,19 @@ func parsePathCommit(line string) (PathCommit, bool) {
 	return c, true
 }
 
-// Describe returns the commit that hash names with its subject and date.
-func Describe(ctx context.Context, dir, hash string) (PathCommit, error) {
+// Describe returns the commit that rev (a hash, branch or tag) names, with
+// its subject, author and date; an error when git does not know rev.
+// What git prints is read up to a bound, whatever the message holds.
+func Describe(ctx context.Context, dir, rev string) (PathCommit, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out, err := git(ctx, dir, "show", "-s", pathFormat, hash, "--")
+	out, err := gitBounded(ctx, dir, describeLimit, "show", "-s", pathFormat, rev, "--")
 	if err != nil {
 		return PathCommit{}, err
 	}
 	c, ok := parsePathCommit(out)
 	if !ok {
-		return PathCommit{}, fmt.Errorf("git show %s: unexpected output %q", Short(hash), out)
+		return PathCommit{}, fmt.Errorf("git show %s: unexpected output %q", Short(rev), out)
 	}
 	return c, nil
 }

@@ -13,6 +13,8 @@ type CommitChanges struct {
 	Ref  string
 	Line Line
 	Time time.Time
+	// Subject and Author are the commit's, where its runs recorded them.
+	Subject, Author string
 	// Measured counts the metrics with results at this commit on its
 	// line.
 	Measured int
@@ -64,6 +66,9 @@ func ByCommit(series []Series, n int) []CommitChanges {
 			if cc == nil {
 				cc = &CommitChanges{Ref: c.Ref, Line: line, Time: c.Time}
 				byKey[k] = cc
+			}
+			if cc.Subject == "" && cc.Author == "" {
+				cc.Subject, cc.Author = c.Subject, c.Author
 			}
 			cc.Measured++
 			if !c.Changed || c.Delta == nil || c.P == nil {

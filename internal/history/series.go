@@ -43,12 +43,16 @@ type Series struct {
 // median was 0); Better is 1 for an improvement, -1 for a regression, 0
 // otherwise.
 type Commit struct {
-	Commit string    `json:"commit"`
-	Dirty  bool      `json:"dirty"`
-	Ref    string    `json:"ref"` // the commit as CommitSamples and compare take it
-	Branch string    `json:"branch"`
-	Time   time.Time `json:"time"`
-	Runs   int       `json:"runs"`
+	Commit string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+	Ref    string `json:"ref"` // the commit as CommitSamples and compare take it
+	Branch string `json:"branch"`
+	// Subject is the first line of the commit's message and Author its
+	// author's name, where the runs recorded them.
+	Subject string    `json:"subject,omitempty"`
+	Author  string    `json:"author,omitempty"`
+	Time    time.Time `json:"time"`
+	Runs    int       `json:"runs"`
 	// Interrupted counts the runs among Runs that were stopped early
 	// (Ctrl-C): their samples are those measured until then.
 	Interrupted int      `json:"interrupted_runs,omitempty"`
@@ -98,7 +102,7 @@ func NewSeries(key store.SeriesKey, line Line, points []store.SeriesPoint, opts 
 	for i, c := range d.Commits {
 		p := kept[i]
 		hc := Commit{
-			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Time: c.Time, Runs: p.Runs, Interrupted: p.Interrupted, N: c.N,
+			Commit: p.Hash, Dirty: p.Dirty, Ref: c.Commit, Branch: p.Branch, Subject: p.Subject, Author: p.Author, Time: c.Time, Runs: p.Runs, Interrupted: p.Interrupted, N: c.N,
 			Median: c.Summary.Center, Lo: finiteOrNil(c.Summary.Lo), Hi: finiteOrNil(c.Summary.Hi),
 			Confidence: c.Summary.Confidence, Changed: c.Changed, Better: c.Better,
 		}

@@ -64,7 +64,7 @@ func historyDoc(res *history.Result, changedOnly bool) *doc {
 			}
 			return scale.Format(*v)
 		}
-		tt := &table{header: []string{"commit", "date", "median", "95% CI", "n", "vs previous", ""}, code: []bool{true}}
+		tt := &table{header: []string{"commit", "date", "median", "95% CI", "n", "vs previous", "", "subject"}, code: []bool{true}}
 		for _, c := range s.Commits {
 			if changedOnly && !c.Changed {
 				continue
@@ -82,7 +82,7 @@ func historyDoc(res *history.Result, changedOnly bool) *doc {
 				vs = fmt.Sprintf("%s  p=%.3f", measure.FormatChange(*c.Delta), *c.P)
 			}
 			cells := []string{ref, c.Time.Local().Format("2006-01-02 15:04"), scale.Format(c.Median),
-				"[" + orUnknown(c.Lo) + ", " + orUnknown(c.Hi) + "]", strconv.Itoa(c.N), vs, historyMark(c)}
+				"[" + orUnknown(c.Lo) + ", " + orUnknown(c.Hi) + "]", strconv.Itoa(c.N), vs, historyMark(c), commitLine(c.Subject, c.Author)}
 			if c.Changed && c.Better == -1 {
 				tt.addStrong(cells, 6)
 				continue
@@ -122,6 +122,16 @@ func historyMark(c history.Commit) string {
 		mark = strings.TrimSpace(mark + fmt.Sprintf(" (%d of %d runs interrupted)", c.Interrupted, c.Runs))
 	}
 	return mark
+}
+
+// commitLine names a commit in a table cell: its subject, shortened to
+// fit a line, and its author in parentheses; "" when neither is known.
+func commitLine(subject, author string) string {
+	s := gitstate.OneLine(subject, 60)
+	if author != "" {
+		s = strings.TrimSpace(s + " (" + author + ")")
+	}
+	return s
 }
 
 // orNone is a branch name, or "none" for runs on no branch.

@@ -46,17 +46,22 @@ type Run struct {
 	// PprofSource says where PprofURL came from (capture's PprofGiven,
 	// PprofTarget or PprofFallback); empty when no pprof endpoint was
 	// usable.
-	PprofSource string          `json:"pprof_source,omitempty"`
-	Args        []string        `json:"args,omitempty"` // the command line that made it
-	Start       time.Time       `json:"start"`
-	End         time.Time       `json:"end"`
-	Warmup      float64         `json:"warmup_seconds"`
-	Window      float64         `json:"profile_window_seconds"`
-	Version     string          `json:"perfscope_version"`
-	GitCommit   string          `json:"git_commit,omitempty"`
-	GitDirty    bool            `json:"git_dirty,omitempty"`
-	Load        *loadgen.Result `json:"load,omitempty"`
-	Profiles    []ProfileFile   `json:"profiles"`
+	PprofSource string    `json:"pprof_source,omitempty"`
+	Args        []string  `json:"args,omitempty"` // the command line that made it
+	Start       time.Time `json:"start"`
+	End         time.Time `json:"end"`
+	Warmup      float64   `json:"warmup_seconds"`
+	Window      float64   `json:"profile_window_seconds"`
+	Version     string    `json:"perfscope_version"`
+	GitCommit   string    `json:"git_commit,omitempty"`
+	GitDirty    bool      `json:"git_dirty,omitempty"`
+	// GitBranch, GitSubject and GitAuthor are the commit's branch
+	// (empty on a detached HEAD), subject and author's name.
+	GitBranch  string          `json:"git_branch,omitempty"`
+	GitSubject string          `json:"git_subject,omitempty"`
+	GitAuthor  string          `json:"git_author,omitempty"`
+	Load       *loadgen.Result `json:"load,omitempty"`
+	Profiles   []ProfileFile   `json:"profiles"`
 	// Interrupted is set when the run stopped early (Ctrl-C, a cancelled
 	// context) or never finished (the process died: run.json is first
 	// written with Interrupted set, then rewritten when the run ends).

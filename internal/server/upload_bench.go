@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -37,6 +38,8 @@ import (
 //	branch       its branch ("branch:" line)
 //	dirty        true when the work tree had uncommitted changes ("dirty:" line)
 //	commit_time  committer date, RFC 3339 or Unix seconds; orders commits
+//	subject      first line of the commit's message (optional; shown beside the hash)
+//	author       the commit author's name (optional)
 //	time         when the benchmarks ran, RFC 3339 or Unix seconds; default now
 //	machine      host name of the machine that ran them; results of different machines never mix
 //	goos, goarch, cpu  the machine's platform ("goos:", "goarch:", "cpu:" lines)
@@ -66,6 +69,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 	s.cache.Invalidate()
 	res := api.BenchUpload{
 		ID: id, Commit: run.Commit, Branch: run.Branch, Dirty: run.Dirty, Machine: run.Machine.Hostname,
+		Subject: gitstate.OneLine(run.Subject, gitstate.MaxSubject), Author: gitstate.OneLine(run.Author, gitstate.MaxAuthor),
 		Results: len(run.Results),
 	}
 	q := url.Values{}
@@ -117,6 +121,8 @@ func benchRunOf(q url.Values, parsed *bench.Results) (store.BenchRun, error) {
 	}{
 		{"commit", p.Commit, "commit", &run.Commit},
 		{"branch", p.Branch, "branch", &run.Branch},
+		{"subject", p.Subject, "", &run.Subject},
+		{"author", p.Author, "", &run.Author},
 		{"machine", p.Machine, "", &run.Machine.Hostname},
 		{"goos", p.GOOS, "goos", &run.Machine.GOOS},
 		{"goarch", p.GOARCH, "goarch", &run.Machine.GOARCH},

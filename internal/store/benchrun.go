@@ -12,6 +12,8 @@ func BenchRunOf(rec *bench.RunRecord) BenchRun {
 		Branch:      rec.Meta.Branch,
 		Dirty:       rec.Meta.Dirty,
 		CommitTime:  rec.Meta.CommitTime,
+		Subject:     rec.Meta.Subject,
+		Author:      rec.Meta.Author,
 		Time:        rec.Meta.Time,
 		GoVersion:   rec.Meta.GoVersion,
 		Interrupted: rec.Interrupted,

@@ -47,9 +47,13 @@ type BenchRun struct {
 	Branch     string    // branch name, "" when detached or unknown
 	Dirty      bool      // the work tree had uncommitted changes
 	CommitTime time.Time // committer date; zero when unknown
-	Time       time.Time // when the benchmarks ran; zero means now
-	Machine    Machine
-	GoVersion  string
+	// Subject is the first line of the commit's message and Author its
+	// author's name; "" when unknown. They are stored as
+	// gitstate.OneLine keeps them.
+	Subject, Author string
+	Time            time.Time // when the benchmarks ran; zero means now
+	Machine         Machine
+	GoVersion       string
 	// Package is the import path used for results that carry no "pkg"
 	// configuration of their own.
 	Package string
@@ -98,9 +102,14 @@ type Filter struct {
 // A Commit is one commit with benchmark runs. Runs on a modified work tree
 // are a separate Commit with Dirty set: they measure code no commit holds.
 type Commit struct {
-	Hash     string    `json:"commit"`
-	Dirty    bool      `json:"dirty"`
-	Branch   string    `json:"branch"`      // branch of its first run
+	Hash   string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+	Branch string `json:"branch"` // branch of its first run
+	// Subject is the first line of the commit's message and Author its
+	// author's name, from the first of its runs that knows them; "" when
+	// none does (runs recorded without them, by older versions too).
+	Subject  string    `json:"subject,omitempty"`
+	Author   string    `json:"author,omitempty"`
 	Time     time.Time `json:"commit_time"` // committer date, or the first run's time when unknown
 	FirstRun time.Time `json:"first_run"`
 	LastRun  time.Time `json:"last_run"`

@@ -112,14 +112,15 @@ func (m nameMatcher) match(k SeriesKey) bool {
 type runRow struct {
 	id                          int64
 	hash, branch, host          string
+	subject, author             string
 	dirty, interrupted          bool
 	commitTime, runTime, sortAt int64
 }
 
-const runCols = `r.id, r.commit_hash, r.branch, m.hostname, r.dirty, r.interrupted, r.commit_time, r.run_time, r.sort_time`
+const runCols = `r.id, r.commit_hash, r.branch, m.hostname, r.dirty, r.interrupted, r.commit_time, r.run_time, r.sort_time, r.subject, r.author`
 
 func (r *runRow) dest() []any {
-	return []any{&r.id, &r.hash, &r.branch, &r.host, &r.dirty, &r.interrupted, &r.commitTime, &r.runTime, &r.sortAt}
+	return []any{&r.id, &r.hash, &r.branch, &r.host, &r.dirty, &r.interrupted, &r.commitTime, &r.runTime, &r.sortAt, &r.subject, &r.author}
 }
 
 // commitKey identifies a commit: runs on a dirty tree of the same commit
@@ -174,6 +175,11 @@ func (a *commitAgg) add(r runRow) int {
 		}
 	}
 	c := &a.commits[i]
+	if c.Subject == "" && c.Author == "" {
+		// A run uploaded without them says nothing against
+		// another's.
+		c.Subject, c.Author = r.subject, r.author
+	}
 	c.Runs++
 	if r.interrupted {
 		c.Interrupted++

@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/gitstate"
 )
 
 // SaveBenchRun stores one benchmark run with all its samples, in one
@@ -41,10 +43,11 @@ func (h *BenchHistory) SaveBenchRun(ctx context.Context, saved BenchRun) (int64,
 	}
 	var runID int64
 	err = tx.QueryRowContext(ctx, h.b.q(`INSERT INTO bench_runs
-		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package, interrupted)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		(commit_hash, branch, dirty, commit_time, run_time, sort_time, machine_id, go_version, package, interrupted, subject, author)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		saved.Commit, saved.Branch, saved.Dirty, nanos(saved.CommitTime), nanos(saved.Time), nanos(sortTime),
-		machineID, saved.GoVersion, saved.Package, saved.Interrupted).Scan(&runID)
+		machineID, saved.GoVersion, saved.Package, saved.Interrupted,
+		gitstate.OneLine(saved.Subject, gitstate.MaxSubject), gitstate.OneLine(saved.Author, gitstate.MaxAuthor)).Scan(&runID)
 	if err != nil {
 		return 0, fmt.Errorf("save benchmark run: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -21,20 +22,25 @@ type RunIndex struct{ b *sqlDB }
 // A ProfileRun is the index entry of a saved profiling run; the profiles
 // themselves stay in Dir.
 type ProfileRun struct {
-	ID        string    `json:"id"`
-	Dir       string    `json:"dir"`
-	Target    string    `json:"target"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
-	Commit    string    `json:"git_commit,omitempty"`
-	Dirty     bool      `json:"git_dirty,omitempty"`
-	Version   string    `json:"perfscope_version"`
-	Requests  int64     `json:"requests"`
-	Failures  int64     `json:"failures"`
-	RPS       float64   `json:"throughput_rps"`
-	P50Ms     float64   `json:"p50_ms"`
-	P99Ms     float64   `json:"p99_ms"`
-	ProfileOK int       `json:"profiles"` // profiles saved without error
+	ID     string    `json:"id"`
+	Dir    string    `json:"dir"`
+	Target string    `json:"target"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Commit string    `json:"git_commit,omitempty"`
+	Dirty  bool      `json:"git_dirty,omitempty"`
+	// Branch, Subject and Author are the commit's, as the run recorded
+	// them; "" when it did not.
+	Branch    string  `json:"git_branch,omitempty"`
+	Subject   string  `json:"git_subject,omitempty"`
+	Author    string  `json:"git_author,omitempty"`
+	Version   string  `json:"perfscope_version"`
+	Requests  int64   `json:"requests"`
+	Failures  int64   `json:"failures"`
+	RPS       float64 `json:"throughput_rps"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	ProfileOK int     `json:"profiles"` // profiles saved without error
 	// LoadFailed is the load's verdict (loadgen.Health.Failed), judged
 	// by the threshold the run was made with.
 	LoadFailed bool `json:"load_failed"`
@@ -61,14 +67,14 @@ type RunFilter struct {
 var ErrUnknownRun = errors.New("unknown run")
 
 const profileRunCols = `id, dir, target, start_time, end_time, commit_hash, dirty, version,
-	requests, failures, rps, p50_ms, p99_ms, profiles, load_failed`
+	requests, failures, rps, p50_ms, p99_ms, profiles, load_failed, branch, subject, author`
 
 // scanProfileRun reads one row of profileRunCols.
 func scanProfileRun(row interface{ Scan(...any) error }) (ProfileRun, error) {
 	var p ProfileRun
 	var start, end int64
 	err := row.Scan(&p.ID, &p.Dir, &p.Target, &start, &end, &p.Commit, &p.Dirty, &p.Version,
-		&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK, &p.LoadFailed)
+		&p.Requests, &p.Failures, &p.RPS, &p.P50Ms, &p.P99Ms, &p.ProfileOK, &p.LoadFailed, &p.Branch, &p.Subject, &p.Author)
 	p.Start, p.End = fromNanos(start), fromNanos(end)
 	return p, err
 }
@@ -184,16 +190,18 @@ func (x *RunIndex) SaveProfileRun(ctx context.Context, saved *run.Run) error {
 		dir = abs
 	}
 	_, err := x.b.db.ExecContext(ctx, x.b.q(`INSERT INTO profile_runs
-		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles, load_failed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(id, dir, target, start_time, end_time, commit_hash, dirty, version, requests, failures, rps, p50_ms, p99_ms, profiles, load_failed, branch, subject, author)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET dir = excluded.dir, target = excluded.target,
 			start_time = excluded.start_time, end_time = excluded.end_time,
 			commit_hash = excluded.commit_hash, dirty = excluded.dirty, version = excluded.version,
 			requests = excluded.requests, failures = excluded.failures, rps = excluded.rps,
 			p50_ms = excluded.p50_ms, p99_ms = excluded.p99_ms, profiles = excluded.profiles,
-			load_failed = excluded.load_failed`),
+			load_failed = excluded.load_failed, branch = excluded.branch, subject = excluded.subject,
+			author = excluded.author`),
 		saved.ID, dir, saved.Target, nanos(saved.Start), nanos(saved.End), saved.GitCommit, saved.GitDirty, saved.Version,
-		requests, failures, rps, p50, p99, profiles, failed)
+		requests, failures, rps, p50, p99, profiles, failed, saved.GitBranch,
+		gitstate.OneLine(saved.GitSubject, gitstate.MaxSubject), gitstate.OneLine(saved.GitAuthor, gitstate.MaxAuthor))
 	if err != nil {
 		return fmt.Errorf("index profiling run %s: %w", saved.ID, err)
 	}

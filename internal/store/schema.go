@@ -80,7 +80,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8}
 }
 
 const migration1 = `
@@ -240,6 +240,18 @@ CREATE TABLE prof_requests (
 	routes TEXT NOT NULL,
 	PRIMARY KEY (series_id, start_time, process_id)
 ) {without_rowid}
+`
+
+// migration8 keeps what people recognise a commit by: its subject (the
+// first line of its message) and its author's name, for benchmark runs,
+// and for profiling runs with their branch too. Runs recorded before have
+// none of them; they read as empty.
+const migration8 = `
+ALTER TABLE bench_runs ADD COLUMN subject TEXT NOT NULL DEFAULT '';
+ALTER TABLE bench_runs ADD COLUMN author TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile_runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile_runs ADD COLUMN subject TEXT NOT NULL DEFAULT '';
+ALTER TABLE profile_runs ADD COLUMN author TEXT NOT NULL DEFAULT ''
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -86,7 +87,11 @@ func runStoreSuite(t *testing.T, s *DB) {
 	save(t, saved("c1aaaaaaaa", 0, 1))
 	save(t, saved("c3cccccccc", 1, 1.5))
 	save(t, saved("c2bbbbbbbb", 2, 2))
-	save(t, saved("c2bbbbbbbb", 2, 2)) // a second run of the same commit
+	// A second run of the same commit, recorded with the commit's
+	// subject and author, which the first run (an older client's) lacks.
+	second := saved("c2bbbbbbbb", 2, 2)
+	second.Subject, second.Author = "parse: skip <script>alert(1)</script>\ncopies", "Ada Lovelace"
+	save(t, second)
 	dirty := saved("c2bbbbbbbb", 2, 9)
 	dirty.Dirty = true
 	save(t, dirty)
@@ -124,6 +129,48 @@ func runStoreSuite(t *testing.T, s *DB) {
 		cs, err = s.Commits(ctx, Filter{Since: epoch.Add(2 * time.Hour)})
 		if err != nil || len(cs) != 3 {
 			t.Errorf("since filter: %+v, %v", cs, err)
+		}
+	})
+
+	t.Run("SubjectAndAuthor", func(t *testing.T) {
+		const subject = "parse: skip <script>alert(1)</script> copies"
+		cs, err := s.Commits(ctx, Filter{Branch: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]Commit{}
+		for _, c := range cs {
+			got[c.Ref()] = c
+		}
+		if c := got["c2bbbbbbbb"]; c.Subject != subject || c.Author != "Ada Lovelace" || c.Runs != 2 {
+			t.Errorf("commit with a run that names them: %+v", c)
+		}
+		if c := got["c1aaaaaaaa"]; c.Subject != "" || c.Author != "" {
+			t.Errorf("commit recorded without them: %+v", c)
+		}
+		js, err := json.Marshal(got["c2bbbbbbbb"])
+		if err != nil || !strings.Contains(string(js), `"subject":"parse: skip \u003cscript\u003ealert(1)\u003c/script\u003e copies","author":"Ada Lovelace"`) {
+			t.Errorf("JSON of a commit: %s, %v", js, err)
+		}
+		if js, _ := json.Marshal(got["c1aaaaaaaa"]); strings.Contains(string(js), "subject") || strings.Contains(string(js), "author") {
+			t.Errorf("JSON of a commit without them: %s", js)
+		}
+		pts, err := s.Series(ctx, SeriesKey{Package: "example.com/b", Name: "Encode-8", Unit: "sec/op"}, Filter{Branch: "main"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, p := range pts {
+			if p.Commit.Ref() == "c2bbbbbbbb" {
+				found = p.Commit.Subject == subject && p.Commit.Author == "Ada Lovelace"
+			}
+		}
+		if !found {
+			t.Errorf("series points: %+v", pts)
+		}
+		cs2, err := s.CommitSamples(ctx, "c2bb", Filter{})
+		if err != nil || cs2.Commit.Subject != subject || cs2.Commit.Author != "Ada Lovelace" {
+			t.Errorf("CommitSamples: %+v, %v", cs2, err)
 		}
 	})
 
@@ -246,9 +293,9 @@ func runStoreSuite(t *testing.T, s *DB) {
 			r := &run.Run{
 				ID: id, Dir: "/runs/" + id, Target: "http://127.0.0.1:8080/", Version: "v0",
 				Start: epoch.Add(time.Duration(i) * time.Minute), End: epoch.Add(time.Duration(i)*time.Minute + 30*time.Second),
-				GitCommit: "c1aaaaaaaa",
-				Load:      &loadgen.Result{Requests: int64(1000 * (i + 1)), Throughput: 500, Latency: loadgen.Latency{P50: 1.5, P99: 9}},
-				Profiles:  []run.ProfileFile{{Kind: run.KindCPU, File: "cpu.pb.gz"}, {Kind: run.KindBlock, Error: "disabled"}},
+				GitCommit: "c1aaaaaaaa", GitBranch: "main", GitSubject: "parse: <b>faster</b>\r\nagain", GitAuthor: "Ada",
+				Load:     &loadgen.Result{Requests: int64(1000 * (i + 1)), Throughput: 500, Latency: loadgen.Latency{P50: 1.5, P99: 9}},
+				Profiles: []run.ProfileFile{{Kind: run.KindCPU, File: "cpu.pb.gz"}, {Kind: run.KindBlock, Error: "disabled"}},
 			}
 			if err := s.SaveProfileRun(ctx, r); err != nil {
 				t.Fatal(err)
@@ -261,7 +308,8 @@ func runStoreSuite(t *testing.T, s *DB) {
 		if len(rs) != 2 || rs[0].ID != "run-1" || rs[0].Requests != 3000 || rs[0].ProfileOK != 1 || rs[1].ID != "run-2" {
 			t.Errorf("profile runs (run-1 re-saved last, so newest): %+v", rs)
 		}
-		if rs[0].P99Ms != 9 || !rs[0].Start.Equal(epoch.Add(2*time.Minute)) || rs[0].Commit != "c1aaaaaaaa" {
+		if rs[0].P99Ms != 9 || !rs[0].Start.Equal(epoch.Add(2*time.Minute)) || rs[0].Commit != "c1aaaaaaaa" ||
+			rs[0].Branch != "main" || rs[0].Subject != "parse: <b>faster</b> again" || rs[0].Author != "Ada" {
 			t.Errorf("fields: %+v", rs[0])
 		}
 		if rs, err := s.ProfileRuns(ctx, RunFilter{Limit: 1}); err != nil || len(rs) != 1 {

@@ -57,14 +57,17 @@ func BenchRows(views []*Series) []BenchRow {
 
 // A BenchMetric is one metric of a benchmark in the list.
 type BenchMetric struct {
-	Unit    string
-	Latest  string        // the latest commit's median, "" without results
-	Delta   string        // the latest change beyond the noise, "" when none
-	Class   string        // "better" or "worse": that change's direction
-	At      string        // the commit of that change
-	Compare string        // that commit's comparison with the one before
-	Spark   template.HTML // the recent commits' medians
-	Commits int
+	Unit   string
+	Latest string // the latest commit's median, "" without results
+	Delta  string // the latest change beyond the noise, "" when none
+	Class  string // "better" or "worse": that change's direction
+	At     string // the commit of that change
+	// AtSubject and AtAuthor are that commit's subject and author, ""
+	// when its runs did not record them.
+	AtSubject, AtAuthor string
+	Compare             string        // that commit's comparison with the one before
+	Spark               template.HTML // the recent commits' medians
+	Commits             int
 }
 
 // sparkCommits is how many commits a sparkline shows: enough for a trend, few
@@ -84,6 +87,7 @@ func newBenchMetric(unit string, s *history.Series, keep url.Values) BenchMetric
 	for i := len(s.Commits) - 1; i >= 0; i-- {
 		if c := s.Commits[i]; c.Changed && c.Delta != nil {
 			m.Delta, m.Class, m.At = measure.FormatChange(*c.Delta), BetterClass(c.Better), c.Ref
+			m.AtSubject, m.AtAuthor = c.Subject, c.Author
 			m.Compare = CompareLink(c.Previous, c.Ref, keep)
 			break
 		}
@@ -191,3 +195,16 @@ func (d *Trend) Fmt(v float64) string { return measure.Format(v, d.Unit) }
 
 // Link is the comparison page of two commits.
 func (d *Trend) Link(base, head string) string { return CompareLink(base, head, d.keep) }
+
+// CommitBy names a commit in words, for a tooltip or a line of a page:
+// "subject — author", either alone when the other is unknown, "" when
+// both are.
+func CommitBy(subject, author string) string {
+	switch {
+	case subject == "":
+		return author
+	case author == "":
+		return subject
+	}
+	return subject + " — " + author
+}

@@ -296,7 +296,14 @@ func (w *chartWriter) xy(x, y float64, sep byte) {
 
 // pointTitle is a point's tooltip.
 func pointTitle(c history.Commit, unit string) string {
-	s := gitstate.ShortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04") + "\nmedian " + measure.Format(c.Median, unit)
+	s := gitstate.ShortRef(c.Ref) + "  " + c.Time.Format("2006-01-02 15:04")
+	if c.Branch != "" {
+		s += "  " + c.Branch
+	}
+	if by := CommitBy(c.Subject, c.Author); by != "" {
+		s += "\n" + by
+	}
+	s += "\nmedian " + measure.Format(c.Median, unit)
 	if c.Lo != nil && c.Hi != nil {
 		s += "  [" + measure.Format(*c.Lo, unit) + ", " + measure.Format(*c.Hi, unit) + "]"
 	}

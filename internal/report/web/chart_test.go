@@ -108,3 +108,23 @@ func TestAxisLabels(t *testing.T) {
 		}
 	}
 }
+
+func TestPointTitleNamesTheCommit(t *testing.T) {
+	c := history.Commit{Ref: "0123456789abcdef", Branch: "main", Time: epoch, Median: 1e-6,
+		Subject: "parse: <b>skip</b> copies", Author: "Ada Lovelace"}
+	got := pointTitle(c, "sec/op")
+	want := "0123456789ab  2025-03-01 12:00  main\nparse: <b>skip</b> copies — Ada Lovelace\nmedian "
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("pointTitle = %q, want it to start %q", got, want)
+	}
+	c.Subject, c.Author, c.Branch = "", "", ""
+	if got := pointTitle(c, "sec/op"); strings.Count(got, "\n") != 1 {
+		t.Errorf("a commit recorded without subject, author or branch: %q", got)
+	}
+	// The chart escapes what the title holds.
+	c.Subject = "<script>x</script>"
+	series := &history.Series{Unit: "sec/op", Commits: []history.Commit{c, c}}
+	if svg := string(TrendChart(series, nil)); strings.Contains(svg, "<script>") || !strings.Contains(svg, "&lt;script&gt;") {
+		t.Errorf("the chart writes a subject unescaped")
+	}
+}

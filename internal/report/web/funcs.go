@@ -19,8 +19,10 @@ import (
 func Funcs() template.FuncMap {
 	return template.FuncMap{
 		"short": gitstate.ShortRef,
-		"when":  when,
-		"pct":   units.Percent,
+		// commitBy names a commit in words: "subject — author".
+		"commitBy": CommitBy,
+		"when":     when,
+		"pct":      units.Percent,
 		// share writes a finding's severity as the CLI's report does.
 		"share": units.Percent,
 		"pctOf": func(f float64) float64 { return 100 * f },
