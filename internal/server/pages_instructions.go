@@ -54,20 +54,8 @@ func (s *Server) pageInstructionDiff(w http.ResponseWriter, r *http.Request) {
 	}
 	key := pprofweb.Key{Base: "bench-run " + r.PathValue("base"), Head: "bench-run " + r.PathValue("head"),
 		Kind: "instructions " + pkg + " " + name, Absolute: true}
-	ui, err := s.pprof.Get(key, func() (hp, bp *profile.Profile, err error) {
-		release, err := s.analyses.Parsing(r.Context())
-		if err != nil {
-			return nil, nil, err
-		}
-		defer release()
+	s.serveProfiles(w, r, key, prefix, view, func() (hp, bp *profile.Profile, err error) {
 		bp, hp, err = gate.RecordedDiff(r.Context(), s.cfg.Store, baseRun, headRun, pkg, name)
 		return hp, bp, err
 	})
-	if err != nil {
-		s.fail(w, r, pprofStatus(err), err)
-		return
-	}
-	if !ui.Serve(w, r, prefix, view) {
-		s.fail(w, r, http.StatusNotFound, notFound("pprof has no view "+strconv.Quote(view)))
-	}
 }
