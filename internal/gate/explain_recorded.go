@@ -1,9 +1,12 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/google/pprof/profile"
 
@@ -43,6 +46,10 @@ type RecordedProfiles interface {
 	InstructionProfileData(ctx context.Context, runID int64, pkg, name string) ([]byte, error)
 }
 
+// MaxRecordedExplained bounds the benchmarks one ExplainRecorded
+// explains, each reading two profiles: the largest changes are.
+const MaxRecordedExplained = 20
+
 // noProfile says why a side has no profile to explain.
 const noProfile = "counted before perfscope kept per-function profiles, or uploaded as a results file"
 
@@ -50,7 +57,8 @@ const noProfile = "counted before perfscope kept per-function profiles, or uploa
 // more than threshold (0.01 = 1%) between the recorded commits base and
 // head, in CommitSamples' order, and explains each with Explain (top
 // functions and lines; top ≤ 0 means DefaultExplainTop) from the
-// profiles f's runs kept of it. The error is for the store.
+// profiles f's runs kept of it: the MaxRecordedExplained largest changes,
+// the others saying how to see them. The error is for the store.
 func ExplainRecorded(ctx context.Context, src RecordedProfiles, base, head *store.CommitSamples, f store.Filter, threshold float64, top int) ([]RecordedChange, error) {
 	centers := func(cs *store.CommitSamples) map[[2]string]float64 {
 		m := make(map[[2]string]float64)
@@ -74,6 +82,15 @@ func ExplainRecorded(ctx context.Context, src RecordedProfiles, base, head *stor
 	}
 	if len(out) == 0 {
 		return nil, nil
+	}
+	largest := make([]int, len(out))
+	for i := range largest {
+		largest[i] = i
+	}
+	slices.SortStableFunc(largest, func(a, b int) int { return cmp.Compare(math.Abs(out[b].Change), math.Abs(out[a].Change)) })
+	skip := make(map[int]bool)
+	for _, i := range largest[min(len(largest), MaxRecordedExplained):] {
+		skip[i] = true
 	}
 	runs := func(c store.Commit) (map[[2]string]int64, error) {
 		ps, err := src.InstructionProfiles(ctx, c, f)
@@ -99,6 +116,9 @@ func ExplainRecorded(ctx context.Context, src RecordedProfiles, base, head *stor
 		k := [2]string{rc.Package, rc.Benchmark}
 		rc.BaseRun, rc.HeadRun = br[k], hr[k]
 		switch {
+		case skip[i]:
+			rc.Unexplained = "only the largest changes (MaxRecordedExplained) are explained at once; narrow the comparison by package or name to see this one"
+			continue
 		case rc.BaseRun == 0 && rc.HeadRun == 0:
 			rc.Unexplained = "neither commit's count of it kept a per-function profile: " + noProfile
 			continue
