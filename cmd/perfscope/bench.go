@@ -127,7 +127,10 @@ dies, kill -9 included.`,
 			}
 			if len(run.Results.Results) > 0 {
 				rec.withStore(cmd.Context(), os.Stderr, func(ctx context.Context, st recorder) error {
-					_, err := st.SaveBenchRun(ctx, store.BenchRunOf(run))
+					saved, err := store.BenchRunOf(run)
+					if err == nil {
+						_, err = st.SaveBenchRun(ctx, saved)
+					}
 					return err
 				})
 			}

@@ -100,7 +100,11 @@ instructions. Refused input records nothing.`,
 						if s.Record == nil {
 							continue
 						}
-						if _, err := st.SaveBenchRun(ctx, store.BenchRunOf(s.Record)); err != nil {
+						saved, err := store.BenchRunOf(s.Record)
+						if err == nil {
+							_, err = st.SaveBenchRun(ctx, saved)
+						}
+						if err != nil {
 							return err
 						}
 					}

@@ -163,6 +163,7 @@ func CountRun(ctx context.Context, run *RunRecord, dir string, reps int, opts In
 		}
 	}
 	run.Notes = append(run.Notes, CountedNotes(counted)...)
+	run.Counted = append(run.Counted, counted...)
 	raw, res, werr := instructionResults(counted)
 	if werr == nil {
 		if _, werr = out.Write(raw); werr != nil {

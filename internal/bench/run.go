@@ -65,6 +65,9 @@ type RunRecord struct {
 	// cancelled, as Ctrl-C does): Results are those measured until then,
 	// and the results file ends with "interrupted: true".
 	Interrupted bool
+	// Counted are the instruction counts of the run's benchmarks, with
+	// their per-function profiles, when instructions were counted.
+	Counted []*CountedBenchmark
 }
 
 // A PackageRun is one package's part of a RunRecord.

@@ -425,12 +425,12 @@ func (b *bisector) measure(ctx context.Context, c gitstate.PathCommit, role stri
 	}
 	measured := &bench.Results{Units: make(benchfmt.UnitMetadataMap)}
 	vals := make(map[benchKey]float64)
+	var counted []*bench.CountedBenchmark
 	if b.opts.Unit == bench.UnitInstructions {
 		kept := &bench.Results{}
 		for _, k := range sortedKeys(byKey) {
 			kept.Results = append(kept.Results, byKey[k]...)
 		}
-		var counted []*bench.CountedBenchmark
 		for _, bin := range cb.bins {
 			cs, err := bench.CountBenchmarks(ctx, bin, kept, 1, b.opts.Instructions, nil)
 			if err != nil {
@@ -484,7 +484,7 @@ func (b *bisector) measure(ctx context.Context, c gitstate.PathCommit, role stri
 	if err != nil {
 		return nil, nil, err
 	}
-	step.Record = &bench.RunRecord{Meta: meta, Results: measured}
+	step.Record = &bench.RunRecord{Meta: meta, Results: measured, Counted: counted}
 	step.Elapsed = time.Since(start)
 	return step, vals, nil
 }

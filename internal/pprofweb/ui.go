@@ -23,6 +23,9 @@ import (
 // difference head minus base as pprof -diff_base shows it.
 type Key struct {
 	Base, Head, Kind string
+	// Absolute shows a difference as it is, not normalized: for
+	// profiles whose values are already on one scale (per operation).
+	Absolute bool
 }
 
 // Config configures UIs.
@@ -91,7 +94,7 @@ func (u *UIs) Get(key Key, load func() (head, base *profile.Profile, err error))
 	e.once.Do(func() {
 		head, base, err := load()
 		if err == nil {
-			e.ui, err = u.build1(head, base)
+			e.ui, err = u.build1(head, base, key.Absolute)
 		}
 		e.err = err
 	})
@@ -119,9 +122,9 @@ func (u *UIs) ForgetRun(id string) {
 }
 
 // build1 runs pprof's driver on head (minus base, when given, as
-// pprof -diff_base), both confined to the source directory, and returns
-// its web UI.
-func (u *UIs) build1(head, base *profile.Profile) (*UI, error) {
+// pprof -diff_base, normalized unless absolute), both confined to the
+// source directory, and returns its web UI.
+func (u *UIs) build1(head, base *profile.Profile, absolute bool) (*UI, error) {
 	u.build.Lock()
 	defer u.build.Unlock()
 	// pprof keeps its configuration between runs of its driver: every
@@ -132,7 +135,10 @@ func (u *UIs) build1(head, base *profile.Profile) (*UI, error) {
 		// Normalized: head is scaled to base's total, so that runs of
 		// different lengths compare shares rather than absolute values,
 		// and the root reads about 0 rather than "166.6%".
-		args = append(args, "-diff_base="+baseSource, "-normalize=true")
+		args = append(args, "-diff_base="+baseSource)
+		if !absolute {
+			args = append(args, "-normalize=true")
+		}
 		profiles[baseSource] = confine(base, u.cfg.SourceDir)
 	}
 	args = append(args, headSource)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/profdiff"
 )
 
@@ -17,6 +18,10 @@ type benchJSON struct {
 	Tables       []benchTableJSON `json:"tables"`
 	Warnings     []string         `json:"warnings,omitempty"`
 	ProfileDiffs []*profdiff.Diff `json:"profile_diffs,omitempty"`
+	// InstructionChanges are the benchmarks whose instructions/op moved
+	// beyond the threshold between two recorded commits, each with
+	// where it changed (see WriteCommitComparison).
+	InstructionChanges []gate.RecordedChange `json:"instruction_changes,omitempty"`
 }
 
 type benchTableJSON struct {
@@ -75,6 +80,16 @@ type benchGeomeanJSON struct {
 //	warnings[]: skipped lines and filter messages
 //	profile_diffs[]: see profdiff.Diff; left out when there are none
 func writeBenchJSON(w io.Writer, cmp *benchstats.Comparison, profileDiffs []*profdiff.Diff) error {
+	return encodeBenchJSON(w, benchJSONOf(cmp, profileDiffs))
+}
+
+func encodeBenchJSON(w io.Writer, out benchJSON) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func benchJSONOf(cmp *benchstats.Comparison, profileDiffs []*profdiff.Diff) benchJSON {
 	out := benchJSON{Tables: []benchTableJSON{}, Warnings: errorTexts(cmp.Warnings), ProfileDiffs: profileDiffs}
 	for _, t := range cmp.Tables {
 		jt := benchTableJSON{
@@ -109,9 +124,7 @@ func writeBenchJSON(w io.Writer, cmp *benchstats.Comparison, profileDiffs []*pro
 		}
 		out.Tables = append(out.Tables, jt)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 func benchCellOf(c *benchstats.Cell) *benchCellJSON {

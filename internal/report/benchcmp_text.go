@@ -1,11 +1,13 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
 	"golang.org/x/perf/benchunit"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/measure"
 	"github.com/perfscope/perfscope/internal/profdiff"
 )
@@ -20,6 +22,36 @@ func WriteBenchComparison(w io.Writer, f Format, cmp *benchstats.Comparison, dif
 	d := &doc{}
 	d.add(section{blocks: benchBlocks(cmp)})
 	d.add(section{blocks: profileDiffBlocks(diffs)})
+	return renderDoc(w, f, d)
+}
+
+// WriteCommitComparison renders the comparison of two recorded commits
+// as WriteBenchComparison does, then where the instruction counts that
+// moved beyond the threshold changed (changes, from
+// gate.ExplainRecorded): a "Where it changed" section in text and
+// Markdown, the field instruction_changes in JSON.
+func WriteCommitComparison(w io.Writer, f Format, cmp *benchstats.Comparison, changes []gate.RecordedChange) error {
+	if f == JSON {
+		out := benchJSONOf(cmp, nil)
+		out.InstructionChanges = changes
+		return encodeBenchJSON(w, out)
+	}
+	d := &doc{}
+	d.add(section{blocks: benchBlocks(cmp)})
+	var es []gate.Explanation
+	var notes []string
+	for _, c := range changes {
+		if c.Explanation != nil {
+			es = append(es, *c.Explanation)
+		} else {
+			notes = append(notes, fmt.Sprintf("%s Benchmark%s %s %s: not explained, %s", c.Package, c.Benchmark, measure.Instructions, measure.FormatChange(c.Change), c.Unexplained))
+		}
+	}
+	if len(changes) > 0 {
+		s := gateExplanations(es)
+		s.blocks = append(s.blocks, block{notes: notes})
+		d.add(s)
+	}
 	return renderDoc(w, f, d)
 }
 

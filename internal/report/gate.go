@@ -234,33 +234,63 @@ func gateDoc(r *gate.Report) *doc {
 func gateExplanations(es []gate.Explanation) section {
 	s := section{title: "Where it changed"}
 	for _, e := range es {
-		what := "function"
-		if e.Unit != measure.Instructions {
-			what = "allocation site"
-		}
-		caption := fmt.Sprintf("%s Benchmark%s %s: %s → %s, %s per operation", e.Package, e.Benchmark, e.Unit,
-			units.Number(e.Base), units.Number(e.Head), signedNumber(e.Delta))
-		t := &table{header: []string{what, "base", "head", "delta", "share"}, right: []bool{false, true, true, true, true}, code: []bool{true}}
-		for _, c := range e.Functions {
-			name := c.Function
-			if w := changeWhere(c); w != "" {
-				name += " " + w
-			}
-			t.add(name, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
-		}
-		if e.Omitted > 0 {
-			t.addLine(fmt.Sprintf("%d more %s%s changed: %s together", e.Omitted, what, plural(e.Omitted), signedNumber(e.Rest)))
-		}
-		s.blocks = append(s.blocks, block{caption: caption, table: t, folded: true})
-		if len(e.Lines) > 0 {
-			lt := &table{header: []string{"line", "source", "base", "head", "delta", "share"}, right: []bool{false, false, true, true, true, true}, code: []bool{true, true}}
-			for _, c := range e.Lines {
-				lt.add(changeWhere(c), c.Source, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
-			}
+		caption, ft, lt := explanationTables(e)
+		s.blocks = append(s.blocks, block{caption: caption, table: ft, folded: true})
+		if lt != nil {
 			s.blocks = append(s.blocks, block{caption: "Benchmark" + e.Benchmark + ": the lines that changed most", table: lt, folded: true})
 		}
 	}
 	return s
+}
+
+// explanationTables lays out one explanation: its caption, the table of
+// its functions (or allocation sites) and that of its lines (nil without
+// lines).
+func explanationTables(e gate.Explanation) (caption string, funcs, lines *table) {
+	what := "function"
+	if e.Unit != measure.Instructions {
+		what = "allocation site"
+	}
+	caption = fmt.Sprintf("%s Benchmark%s %s: %s → %s, %s per operation", e.Package, e.Benchmark, e.Unit,
+		units.Number(e.Base), units.Number(e.Head), signedNumber(e.Delta))
+	funcs = &table{header: []string{what, "base", "head", "delta", "share"}, right: []bool{false, true, true, true, true}, code: []bool{true}}
+	for _, c := range e.Functions {
+		name := c.Function
+		if w := changeWhere(c); w != "" {
+			name += " " + w
+		}
+		funcs.add(name, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
+	}
+	if e.Omitted > 0 {
+		funcs.addLine(fmt.Sprintf("%d more %s%s changed: %s together", e.Omitted, what, plural(e.Omitted), signedNumber(e.Rest)))
+	}
+	if len(e.Lines) > 0 {
+		lines = &table{header: []string{"line", "source", "base", "head", "delta", "share"}, right: []bool{false, false, true, true, true, true}, code: []bool{true, true}}
+		for _, c := range e.Lines {
+			lines.add(changeWhere(c), c.Source, units.Number(c.Base), units.Number(c.Head), signedNumber(c.Delta), units.Percent(c.Share))
+		}
+	}
+	return caption, funcs, lines
+}
+
+// An ExplanationView is an explanation as the dashboard draws it: the
+// caption and tables the text and Markdown outputs have.
+type ExplanationView struct {
+	Caption   string
+	Functions Table
+	// Lines is empty when the explanation has no lines.
+	Lines Table
+}
+
+// ExplanationTables lays out e for the dashboard, as the gate's "Where it
+// changed" section does.
+func ExplanationTables(e gate.Explanation) ExplanationView {
+	caption, ft, lt := explanationTables(e)
+	v := ExplanationView{Caption: caption, Functions: ft.cellTable()}
+	if lt != nil {
+		v.Lines = lt.cellTable()
+	}
+	return v
 }
 
 // signedNumber is units.Number with a sign: "+2,800", "-8.76".

@@ -150,8 +150,11 @@ func parseSeriesQuery(r *http.Request) (seriesQuery, error) {
 
 // handleCompare compares two commits as benchstat compares two files:
 // GET /api/v1/compare answers the comparison as 'perfscope compare
-// --format json' prints it (or as text or Markdown with format). 404 when
-// either commit has no results matching the filter.
+// --format json' prints it (or as text or Markdown with format), with,
+// for every benchmark whose instructions/op moved beyond the gate's
+// default threshold, where it changed: instruction_changes in JSON, a
+// "Where it changed" section in text and Markdown. 404 when either commit
+// has no results matching the filter.
 //
 // Query parameters:
 //
@@ -180,13 +183,13 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	switch format {
 	case "text":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		err = report.WriteBenchComparison(w, report.Text, cc.Cmp, nil)
+		err = report.WriteCommitComparison(w, report.Text, cc.Cmp, cc.Changes)
 	case "markdown":
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-		err = report.WriteBenchComparison(w, report.Markdown, cc.Cmp, nil)
+		err = report.WriteCommitComparison(w, report.Markdown, cc.Cmp, cc.Changes)
 	default:
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		err = report.WriteBenchComparison(w, report.JSON, cc.Cmp, nil)
+		err = report.WriteCommitComparison(w, report.JSON, cc.Cmp, cc.Changes)
 	}
 	if err != nil {
 		s.cfg.Logf("write comparison: %v", err)

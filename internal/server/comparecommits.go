@@ -8,14 +8,17 @@ import (
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
+	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/gitstate"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// A commitComparison is benchstat's comparison of two recorded commits.
+// A commitComparison is benchstat's comparison of two recorded commits,
+// and where their instruction counts changed.
 type commitComparison struct {
 	Base, Head *store.CommitSamples
 	Cmp        *benchstats.Comparison
+	Changes    []gate.RecordedChange
 }
 
 // compareQuery is what a comparison request asks for.
@@ -78,7 +81,11 @@ func (s *Server) compareCommits(ctx context.Context, cq compareQuery) (*commitCo
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}
-	return &commitComparison{Base: base, Head: head, Cmp: cmp}, nil
+	changes, err := gate.ExplainRecorded(ctx, s.cfg.Store, base, head, cq.Filter, gate.DefaultInstructionsPct/100, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &commitComparison{Base: base, Head: head, Cmp: cmp, Changes: changes}, nil
 }
 
 // shortRef abbreviates a commit ref for labels (see gitstate.ShortRef).

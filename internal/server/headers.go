@@ -51,7 +51,7 @@ func secure(h http.Handler) http.Handler {
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "same-origin")
-		if !isPprofPath(r.URL.Path) {
+		if !isPprofPath(r.URL.EscapedPath()) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -62,12 +62,17 @@ func secure(h http.Handler) http.Handler {
 	})
 }
 
-// isPprofPath reports whether path is under one of pprof's web UIs:
-// /runs/ID/pprof/KIND/..., /diff/BASE/HEAD/KIND/... (/diff/BASE/HEAD/KIND
-// itself is the dashboard's page framing the diff) or /services/pprof/....
+// isPprofPath reports whether path (escaped) is under one of pprof's web
+// UIs: /runs/ID/pprof/KIND/..., /diff/BASE/HEAD/KIND/... (/diff/BASE/HEAD/KIND
+// itself is the dashboard's page framing the diff),
+// /compare/instructions/BASE/HEAD/PACKAGE/NAME/... (likewise) or
+// /services/pprof/....
 func isPprofPath(path string) bool {
 	if strings.HasPrefix(path, "/services/pprof/") {
 		return true
+	}
+	if strings.HasPrefix(path, "/compare/instructions/") {
+		return len(strings.SplitN(path, "/", 8)) == 8
 	}
 	parts := strings.SplitN(path, "/", 6) // "", "runs", ID, "pprof", ...
 	if len(parts) == 6 && parts[1] == "diff" {

@@ -25,7 +25,7 @@ type pages struct {
 }
 
 // pageNames are the templates under web/ that are pages; each is
-var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff", "services", "service", "deploys"}
+var pageNames = []string{"home", "benchmarks", "trend", "compare", "runs", "run", "error", "leaks", "diff", "instrdiff", "services", "service", "deploys"}
 
 func newPages(version string) (*pages, error) {
 	funcs := web.Funcs()

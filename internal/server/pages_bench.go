@@ -175,6 +175,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			var cc *commitComparison
 			if cc, err = s.compareCommits(ctx, cq); err == nil {
 				data.Commits = web.NewCommitComparison(cc.Base, cc.Head, cc.Cmp)
+				data.Instructions = web.NewInstructionChanges(cc.Base.Commit, cc.Head.Commit, cc.Changes)
 				data.CommitRuns = s.runsOfCommits(ctx, cc.Base.Commit, cc.Head.Commit)
 			}
 		}

@@ -177,16 +177,25 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 // profile of the head run, minus that of base when given, read within an
 // analysis slot the first time.
 func (s *Server) servePprof(w http.ResponseWriter, r *http.Request, key pprofweb.Key, prefix, view string, head *run.Run, base ...*run.Run) {
+	s.serveProfiles(w, r, key, prefix, view, func() (hp, bp *profile.Profile, err error) {
+		if hp, err = head.Open(key.Kind); err == nil && len(base) > 0 {
+			bp, err = base[0].Open(key.Kind)
+		}
+		return hp, bp, err
+	})
+}
+
+// serveProfiles serves view of pprof's UI for key under prefix: the
+// profiles load returns (head, and base for a difference), read within an
+// analysis slot the first time.
+func (s *Server) serveProfiles(w http.ResponseWriter, r *http.Request, key pprofweb.Key, prefix, view string, load func() (head, base *profile.Profile, err error)) {
 	ui, err := s.pprof.Get(key, func() (hp, bp *profile.Profile, err error) {
 		release, err := s.analyses.Parsing(r.Context())
 		if err != nil {
 			return nil, nil, err
 		}
 		defer release()
-		if hp, err = head.Open(key.Kind); err == nil && len(base) > 0 {
-			bp, err = base[0].Open(key.Kind)
-		}
-		return hp, bp, err
+		return load()
 	})
 	if err != nil {
 		s.fail(w, r, pprofStatus(err), err)

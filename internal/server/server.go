@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/httpmetrics"
 	"github.com/perfscope/perfscope/internal/pprofweb"
 	"github.com/perfscope/perfscope/internal/report/web"
@@ -56,6 +57,7 @@ type benchHistory interface {
 	Benchmarks(ctx context.Context, f store.Filter) ([]store.Benchmark, error)
 	Series(ctx context.Context, key store.SeriesKey, f store.Filter) ([]store.SeriesPoint, error)
 	CommitSamples(ctx context.Context, ref string, f store.Filter) (*store.CommitSamples, error)
+	gate.RecordedProfiles
 	BenchVersion(ctx context.Context) (store.Version, error)
 }
 
@@ -240,6 +242,8 @@ func (s *Server) routes() {
 	page("GET /runs/{id}/pprof/{kind}/{view...}", s.pageRunPprof)
 	page("GET /diff/{base}/{head}/{kind}", s.pageDiffPprof)
 	page("GET /diff/{base}/{head}/{kind}/{view...}", s.pageDiffPprof)
+	page("GET /compare/instructions/{base}/{head}/{package}/{name}", s.pageInstructionDiff)
+	page("GET /compare/instructions/{base}/{head}/{package}/{name}/{view...}", s.pageInstructionDiff)
 	page("GET /services", s.pageServices)
 	page("GET /services/view", s.pageService)
 	page("GET /services/pprof/{view...}", s.pageServicePprof)

@@ -5,8 +5,10 @@ import (
 )
 
 // BenchRunOf turns a finished "perfscope bench" run into what SaveBenchRun
-// stores: its metadata and every parsed result line.
-func BenchRunOf(rec *bench.RunRecord) BenchRun {
+// stores: its metadata, every parsed result line and the instruction
+// profiles of its counted benchmarks. The error is for a profile that
+// cannot be encoded.
+func BenchRunOf(rec *bench.RunRecord) (BenchRun, error) {
 	run := BenchRun{
 		Commit:      rec.Meta.Commit,
 		Branch:      rec.Meta.Branch,
@@ -30,5 +32,7 @@ func BenchRunOf(rec *bench.RunRecord) BenchRun {
 	if rec.Results != nil {
 		run.Results = rec.Results.Results
 	}
-	return run
+	var err error
+	run.InstructionProfiles, err = instructionProfilesOf(rec, run.Package)
+	return run, err
 }

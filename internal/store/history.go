@@ -64,6 +64,10 @@ type BenchRun struct {
 	// Interrupted marks a run stopped early (Ctrl-C): Results are what
 	// it measured until then, not all the benchmarks it was to run.
 	Interrupted bool
+	// InstructionProfiles are the per-operation instruction profiles of
+	// the benchmarks whose instructions were counted, one per benchmark
+	// (RunID is ignored).
+	InstructionProfiles []InstructionProfile
 }
 
 // A Machine identifies where benchmarks ran; results from different

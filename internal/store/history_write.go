@@ -68,6 +68,9 @@ func (h *BenchHistory) SaveBenchRun(ctx context.Context, saved BenchRun) (int64,
 			return 0, fmt.Errorf("save benchmark run: samples of %s %s: %w", k.Name, k.Unit, err)
 		}
 	}
+	if err := h.saveInstructionProfiles(ctx, tx, runID, saved.InstructionProfiles); err != nil {
+		return 0, fmt.Errorf("save benchmark run: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("save benchmark run: commit: %w", err)
 	}

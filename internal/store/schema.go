@@ -80,7 +80,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9}
 }
 
 const migration1 = `
@@ -252,6 +252,20 @@ ALTER TABLE bench_runs ADD COLUMN author TEXT NOT NULL DEFAULT '';
 ALTER TABLE profile_runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 ALTER TABLE profile_runs ADD COLUMN subject TEXT NOT NULL DEFAULT '';
 ALTER TABLE profile_runs ADD COLUMN author TEXT NOT NULL DEFAULT ''
+`
+
+// migration9 keeps, beside a run's instruction counts, each benchmark's
+// per-operation profile by function and source line (see
+// InstructionProfile), so that two commits' counts can be explained where
+// they differ. Runs counted before have none.
+const migration9 = `
+CREATE TABLE bench_instr_profiles (
+	run_id BIGINT NOT NULL REFERENCES bench_runs (id) ON DELETE CASCADE,
+	package TEXT NOT NULL,
+	name TEXT NOT NULL,
+	data {blob} NOT NULL,
+	PRIMARY KEY (run_id, package, name)
+) {without_rowid}
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +16,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/perfscope/perfscope/internal/bench"
 	"github.com/perfscope/perfscope/internal/loadgen"
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -395,6 +399,65 @@ func runStoreSuite(t *testing.T, s *DB) {
 		bs, err := s.Benchmarks(ctx, Filter{Name: "^Concurrent"})
 		if err != nil || len(bs) != 3 {
 			t.Errorf("got %v, %v", bs, err)
+		}
+	})
+
+	t.Run("InstructionProfiles", func(t *testing.T) {
+		// Real profiles, as 'perfscope bench --measure instructions'
+		// recorded them of one benchmark at two commits.
+		var data [2][]byte
+		for i, name := range []string{"base", "head"} {
+			var err error
+			if data[i], err = os.ReadFile(filepath.Join("..", "server", "testdata", "instructions", name+".instructions.pb.gz")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := base
+		r.Branch, r.Commit = "profiles", "e1eeeeeeee"
+		r.Results = parseBench(t, benchText(1, 1))
+		r.InstructionProfiles = []InstructionProfile{{Package: "example.com/a", Name: "Parse/size=10-8", Data: data[0]}}
+		first := save(t, r)
+		// A later run of the same commit keeps its own profile of the
+		// benchmark and one of another; a run without profiles (an
+		// upload) changes nothing.
+		r.InstructionProfiles = []InstructionProfile{{Package: "example.com/a", Name: "Parse/size=10-8", Data: data[1]},
+			{Package: "example.com/b", Name: "Encode-8", Data: data[0]}}
+		second := save(t, r)
+		r.InstructionProfiles = nil
+		save(t, r)
+		c := Commit{Hash: "e1eeeeeeee"}
+		ps, err := s.InstructionProfiles(ctx, c, Filter{})
+		want := []InstructionProfile{{RunID: second, Package: "example.com/a", Name: "Parse/size=10-8"}, {RunID: second, Package: "example.com/b", Name: "Encode-8"}}
+		if err != nil || !slices.EqualFunc(ps, want, func(a, b InstructionProfile) bool {
+			return a.RunID == b.RunID && a.Package == b.Package && a.Name == b.Name && a.Data == nil
+		}) {
+			t.Errorf("InstructionProfiles: %+v, %v; want %+v", ps, err, want)
+		}
+		if ps, err := s.InstructionProfiles(ctx, c, Filter{Package: "^example.com/b$"}); err != nil || len(ps) != 1 || ps[0].Name != "Encode-8" {
+			t.Errorf("filtered by package: %+v, %v", ps, err)
+		}
+		if ps, err := s.InstructionProfiles(ctx, c, Filter{Machine: "builder-b"}); err != nil || len(ps) != 0 {
+			t.Errorf("another machine's: %+v, %v", ps, err)
+		}
+		for _, tc := range []struct {
+			run  int64
+			want []byte
+		}{{first, data[0]}, {second, data[1]}} {
+			got, err := s.InstructionProfileData(ctx, tc.run, "example.com/a", "Parse/size=10-8")
+			if err != nil || !bytes.Equal(got, tc.want) {
+				t.Errorf("run %d: %d bytes (%v), want the %d saved", tc.run, len(got), err, len(tc.want))
+			}
+		}
+		if _, err := s.InstructionProfileData(ctx, first, "example.com/b", "Encode-8"); !errors.Is(err, ErrNoInstructionProfile) {
+			t.Errorf("a profile the run did not keep: %v, want ErrNoInstructionProfile", err)
+		}
+		r.Commit = "e2eeeeeeee"
+		r.InstructionProfiles = []InstructionProfile{{Package: "example.com/a", Name: "Parse/size=10-8", Data: make([]byte, bench.MaxInstructionProfileBytes+1)}}
+		if _, err := s.SaveBenchRun(ctx, r); err == nil || !strings.Contains(err.Error(), "more than") {
+			t.Errorf("an oversized profile: %v, want it refused", err)
+		}
+		if _, err := s.CommitSamples(ctx, "e2eeeeeeee", Filter{}); !errors.Is(err, ErrUnknownCommit) {
+			t.Errorf("the run of the refused profile was stored: %v", err)
 		}
 	})
 }

@@ -24,7 +24,10 @@ type Compare struct {
 	// CommitRuns are profiling runs of the two commits, for diff flame
 	// graphs next to the benchmark comparison.
 	CommitRuns *CommitRuns
-	Error      string
+	// Instructions are the benchmarks whose instructions/op moved beyond
+	// the gate's threshold between the commits, with where they changed.
+	Instructions *InstructionChanges
+	Error        string
 }
 
 // A CommitComparison is the comparison of two recorded commits: the
