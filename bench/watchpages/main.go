@@ -85,7 +85,7 @@ func run(ctx context.Context, targets, hours int, cache, dir string, n, rounds i
 		return err
 	}
 	defer srv.stop()
-	if err := measurePages(ctx, srv.url, f, n, rounds, only); err != nil {
+	if err := measurePages(ctx, srv.url, srv.pid, f, n, rounds, only); err != nil {
 		return err
 	}
 	if chromium {

@@ -113,7 +113,7 @@ const pageBudget = 60 * time.Second
 // measurePages requests every page n times a round, rounds times, and
 // prints each page's p50 and p95 (medians over the rounds) with the load
 // average.
-func measurePages(ctx context.Context, base string, f fleet, n, rounds int, only *regexp.Regexp) error {
+func measurePages(ctx context.Context, base string, pid int, f fleet, n, rounds int, only *regexp.Regexp) error {
 	ps, err := pages(ctx, base, f)
 	if err != nil {
 		return err
@@ -122,6 +122,7 @@ func measurePages(ctx context.Context, base string, f fleet, n, rounds int, only
 	p50 := make([][]time.Duration, len(ps))
 	p95 := make([][]time.Duration, len(ps))
 	count := make([]int, len(ps))
+	cpu := make([][]time.Duration, len(ps))
 	status := make([]int, len(ps))
 	var loads []string
 	for r := range rounds {
@@ -129,6 +130,7 @@ func measurePages(ctx context.Context, base string, f fleet, n, rounds int, only
 		for i, p := range ps {
 			var ts []time.Duration
 			began := time.Now()
+			c0 := cputime(pid)
 			for range n {
 				_, code, d, err := get(ctx, base+p.path, p.name)
 				if err != nil {
@@ -140,6 +142,7 @@ func measurePages(ctx context.Context, base string, f fleet, n, rounds int, only
 					break
 				}
 			}
+			cpu[i] = append(cpu[i], (cputime(pid)-c0)/time.Duration(len(ts)))
 			slices.Sort(ts)
 			p50[i] = append(p50[i], quantile(ts, 0.5))
 			p95[i] = append(p95[i], quantile(ts, 0.95))
@@ -150,15 +153,15 @@ func measurePages(ctx context.Context, base string, f fleet, n, rounds int, only
 	loads = append(loads, loadavg())
 	fmt.Printf("\n%d targets, %d rounds of up to %d requests per page; load average (1 min) at each round's start and the end: %s on %s\n\n",
 		f.Targets, rounds, n, strings.Join(loads, ", "), cpus())
-	fmt.Println("| page | status | requests | p50 | p95 | ≤ 200 ms |")
-	fmt.Println("|---|---:|---:|---:|---:|---|")
+	fmt.Println("| page | status | requests | p50 | p95 | server CPU per request | ≤ 200 ms |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
 	for i, p := range ps {
 		a, b := median(p50[i]), median(p95[i])
 		ok := "yes"
 		if b > 200*time.Millisecond {
 			ok = "**no**"
 		}
-		fmt.Printf("| %s | %d | %d | %s | %s | %s |\n", p.name, status[i], count[i], ms(a), ms(b), ok)
+		fmt.Printf("| %s | %d | %d | %s | %s | %s | %s |\n", p.name, status[i], count[i], ms(a), ms(b), ms(median(cpu[i])), ok)
 	}
 	return nil
 }
@@ -183,6 +186,24 @@ func ms(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+// cputime is the user and system CPU time process pid has taken, 0
+// where /proc does not say.
+func cputime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	var u, k int64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &k)
+	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
 // loadavg is the 1-minute load average, "?" where there is none.

@@ -20,6 +20,7 @@ import (
 // A server is the dashboard measured: its address and how to stop it.
 type server struct {
 	url  string
+	pid  int // the process serving, whose CPU time is read
 	stop func()
 }
 
@@ -61,7 +62,7 @@ func serve(ctx context.Context, tmp, dsn string) (*server, error) {
 			stop()
 			return nil, fmt.Errorf("perfscope serve stopped before it listened")
 		}
-		return &server{url: u, stop: stop}, nil
+		return &server{url: u, pid: cmd.Process.Pid, stop: stop}, nil
 	case <-time.After(2 * time.Minute):
 		stop()
 		return nil, fmt.Errorf("perfscope serve did not listen within 2 minutes")
@@ -102,7 +103,7 @@ func serveHere(ctx context.Context, tmp, dsn, file string) (*server, error) {
 		return nil, err
 	}
 	go hs.Serve(ln)
-	return &server{url: "http://" + ln.Addr().String(), stop: func() {
+	return &server{url: "http://" + ln.Addr().String(), pid: os.Getpid(), stop: func() {
 		hs.Close()
 		pprof.StopCPUProfile()
 		f.Close()
