@@ -316,7 +316,10 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 		sql  string
 		args []any
 	}{
-		{`UPDATE prof_blocks SET start_time = start_time + ?, end_time = end_time + ?`, []any{ns, ns}},
+		// Through negative times, which no row has, so that no row
+		// moves onto another's key while the rows move.
+		{`UPDATE prof_blocks SET start_time = -(start_time + ?), end_time = end_time + ?`, []any{ns, ns}},
+		{`UPDATE prof_blocks SET start_time = -start_time WHERE start_time < 0`, nil},
 		{`UPDATE prof_stacks SET last_seen = last_seen + ?`, []any{ns}},
 	} {
 		if _, err := db.ExecContext(ctx, rebind(q.sql), q.args...); err != nil {
