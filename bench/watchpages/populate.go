@@ -312,6 +312,12 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 	}
 	defer db.Close()
 	ns := d.Nanoseconds()
+	// One transaction: a run stopped midway leaves the store as it was.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return f, err
+	}
+	defer tx.Rollback()
 	for _, q := range []struct {
 		sql  string
 		args []any
@@ -322,9 +328,12 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 		{`UPDATE prof_blocks SET start_time = -start_time WHERE start_time < 0`, nil},
 		{`UPDATE prof_stacks SET last_seen = last_seen + ?`, []any{ns}},
 	} {
-		if _, err := db.ExecContext(ctx, rebind(q.sql), q.args...); err != nil {
+		if _, err := tx.ExecContext(ctx, rebind(q.sql), q.args...); err != nil {
 			return f, fmt.Errorf("move the cached store by %s: %w", d, err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		return f, fmt.Errorf("move the cached store by %s: %w", d, err)
 	}
 	f.End, f.Deploy = f.End.Add(d), f.Deploy.Add(d)
 	b, _ := json.Marshal(f)
