@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -175,65 +176,125 @@ func serviceKey(ls Labels) Labels {
 	return out
 }
 
+// A ProcessSpan is the time one series was scraped from one process over
+// a range, as the store records it of its blocks (their starts and ends
+// and processes, no samples read).
+type ProcessSpan struct {
+	Target  Labels
+	Process Process
+	// First is the start of the first block in the range, Last the end
+	// of the last.
+	First, Last time.Time
+}
+
+// deploySideScrapes bounds the scrapes compared on each side of a deploy:
+// enough for the U test to name a change of a point of share among
+// thousands of functions, and few enough that a deploy of a fleet of
+// hundreds of targets is judged in the time of a page.
+const deploySideScrapes = 60
+
+// deploySides says in words which scrapes a deploy compares (keep it in
+// step with deploySideScrapes).
+const deploySides = "at most 60 scrapes a side, spread over the targets and the span"
+
 // FindDeploys finds, in [from, to), every change of release of the
 // services sel chooses — a new version label, or a new build id of the
 // main binary — and compares the profile of type o.Type before and after
 // it (see DeployOptions). Targets are one service when their labels but
 // version and instance agree. Latest deploys come first.
+//
+// Releases are found from the processes the store records of each
+// series' blocks, without decoding them; only the scrapes compared are
+// read: at most deploySideScrapes a side, spread over the targets that
+// ran the release and over the Span (each target its own slice of it),
+// so a deploy costs the same whatever the size of the fleet.
 func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to time.Time, o DeployOptions) (*DeployReport, error) {
 	o = o.withDefaults()
 	rep := &DeployReport{Selector: sel.String(), From: from, To: to, Type: o.Type, Alpha: o.Alpha, MinChange: o.MinChange,
 		MinPerRequestChange: o.MinPerRequestChange, MinScrapes: o.MinScrapes, Span: o.Span, Deploys: []Deploy{}}
-	targets, err := r.SeriesLabels(ctx, o.Type, sel)
+	spans, err := r.ProcessSpans(ctx, Query{Type: o.Type, Selector: sel, From: from, To: to})
 	if err != nil {
 		return nil, err
 	}
-	type scrape struct {
-		w       Window
-		release Release
+	type run struct {
+		target      Labels
+		release     Release
+		first, last time.Time
 	}
-	services := map[string][]scrape{}
+	services := map[string][]run{}
 	keys := map[string]Labels{}
-	for _, t := range targets {
-		ws, err := r.Windows(ctx, Query{Type: o.Type, Selector: Exact(t), From: from, To: to})
-		if err != nil {
-			return nil, err
-		}
-		k := serviceKey(t)
+	for _, sp := range spans {
+		k := serviceKey(sp.Target)
 		keys[k.String()] = k
-		for _, w := range ws {
-			services[k.String()] = append(services[k.String()], scrape{w, Release{Version: t.Get(VersionLabel), BuildID: w.Process().BuildID}})
-		}
+		services[k.String()] = append(services[k.String()], run{sp.Target, Release{Version: sp.Target.Get(VersionLabel), BuildID: sp.Process.BuildID}, sp.First, sp.Last})
 	}
-	for key, ss := range services {
-		slices.SortStableFunc(ss, func(a, b scrape) int { return a.w.Start.Compare(b.w.Start) })
+	for key, runs := range services {
+		slices.SortStableFunc(runs, func(a, b run) int { return a.first.Compare(b.first) })
 		// Releases in order of first appearance: each after the first is
 		// a deploy.
 		var order []Release
 		firstSeen := map[Release]time.Time{}
-		for _, s := range ss {
+		for _, s := range runs {
 			if _, ok := firstSeen[s.release]; !ok {
-				firstSeen[s.release] = s.w.Start
+				firstSeen[s.release] = s.first
 				order = append(order, s.release)
 			}
+		}
+		// side reads the scrapes of release rel starting in [from, to).
+		side := func(rel Release, from, to time.Time) ([]Window, error) {
+			// The release's targets in the side, each with the time it
+			// was scraped there.
+			var targets []sideTarget
+			index := map[string]int{}
+			for _, s := range runs {
+				if s.release != rel || !s.first.Before(to) || !s.last.After(from) {
+					continue
+				}
+				k := s.target.String()
+				i, ok := index[k]
+				if !ok {
+					i = len(targets)
+					index[k] = i
+					targets = append(targets, sideTarget{s.target, maxTime(from, s.first), minTime(to, s.last)})
+				}
+				targets[i].from, targets[i].to = minTime(targets[i].from, maxTime(from, s.first)), maxTime(targets[i].to, minTime(to, s.last))
+			}
+			return sideWindows(ctx, r, o.Type, rel, targets)
 		}
 		for i := 1; i < len(order); i++ {
 			old, cur := order[i-1], order[i]
 			at := firstSeen[cur]
-			var before, after []Window
-			for _, s := range ss {
-				switch {
-				case s.release == old && s.w.Start.Before(at) && !s.w.Start.Before(at.Add(-o.Span)):
-					before = append(before, s.w)
-				case s.release == cur && !s.w.Start.Before(at) && s.w.Start.Before(at.Add(o.Span)):
-					after = append(after, s.w)
+			// Each side within the range, as the scrapes compared.
+			bf, at2 := maxTime(from, at.Add(-o.Span)), minTime(to, at.Add(o.Span))
+			// Judged with every change kept, so that a judgement serves
+			// any Rows.
+			all := o
+			all.Rows = math.MaxInt
+			ck := deployKey{r, all, key, old, cur, bf, at, at2}
+			d, ok := judged.get(ck)
+			if !ok {
+				before, err := side(old, bf, at)
+				if err != nil {
+					return nil, err
+				}
+				after, err := side(cur, at, at2)
+				if err != nil {
+					return nil, err
+				}
+				d, err = compareReleases(before, after, r.Symbols(ctx), all)
+				if err != nil {
+					return nil, fmt.Errorf("deploy of %s at %s: %w", key, at.Format(time.RFC3339), err)
+				}
+				d.Service, d.At, d.Before, d.After = keys[key], at, old, cur
+				// A deploy whose after side has ended is judged once:
+				// the scrapes it compared are stored for good.
+				if at2.Equal(at.Add(o.Span)) && time.Since(at2) > deploySettled {
+					judged.put(ck, d)
 				}
 			}
-			d, err := compareReleases(before, after, r.Symbols(ctx), o)
-			if err != nil {
-				return nil, fmt.Errorf("deploy of %s at %s: %w", key, at.Format(time.RFC3339), err)
+			if len(d.Changes) > o.Rows {
+				d.Changes = d.Changes[:o.Rows]
 			}
-			d.Service, d.At, d.Before, d.After = keys[key], at, old, cur
 			rep.Deploys = append(rep.Deploys, d)
 		}
 	}
@@ -244,6 +305,110 @@ func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to tim
 		return cmp.Compare(a.Service.String(), b.Service.String())
 	})
 	return rep, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// deploySettled is how long after a deploy's after side ends its scrapes
+// are taken to be all stored: a scraper stores a scrape within an
+// interval or two of its start.
+const deploySettled = 5 * time.Minute
+
+// A deployKey names one judgement of a deploy: the store read, the
+// options, the service, the releases and the sides' bounds.
+type deployKey struct {
+	r             SeriesReader
+	o             DeployOptions
+	service       string
+	before, after Release
+	from, at, to  time.Time
+}
+
+// deployCache keeps the judgements of deploys whose sides are stored for
+// good, so that a page listing them (the home page, on every load) judges
+// each once. It holds at most deployCacheSize; when full it starts again.
+type deployCache struct {
+	mu sync.Mutex
+	m  map[deployKey]Deploy
+}
+
+const deployCacheSize = 1024
+
+var judged deployCache
+
+func (c *deployCache) get(k deployKey) (Deploy, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[k]
+	if ok {
+		d.Changes = slices.Clone(d.Changes)
+	}
+	return d, ok
+}
+
+func (c *deployCache) put(k deployKey, d Deploy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= deployCacheSize {
+		c.m = map[deployKey]Deploy{}
+	}
+	d.Changes = slices.Clone(d.Changes)
+	c.m[k] = d
+}
+
+// A sideTarget is one target of a side of a deploy, and the time it was
+// scraped in that side.
+type sideTarget struct {
+	labels   Labels
+	from, to time.Time
+}
+
+// sideWindows reads the scrapes of typ of release rel of targets: each of
+// up to deploySideScrapes targets (spread over the list) reads its own
+// slice of the time it was scraped (the j-th of k targets its j-th k-th),
+// and the scrapes read are thinned, evenly in time, to deploySideScrapes.
+func sideWindows(ctx context.Context, r SeriesReader, typ string, rel Release, targets []sideTarget) ([]Window, error) {
+	k := min(len(targets), deploySideScrapes)
+	var out []Window
+	for j := range k {
+		t := targets[j*len(targets)/k]
+		span := int64(t.to.Sub(t.from))
+		f := t.from.Add(time.Duration(span * int64(j) / int64(k)))
+		e := t.from.Add(time.Duration(span * int64(j+1) / int64(k)))
+		if j == k-1 {
+			e = t.to.Add(time.Nanosecond) // the last block starts before to
+		}
+		ws, err := r.Windows(ctx, Query{Type: typ, Selector: Exact(t.labels), From: f, To: e})
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			if w.Process().BuildID == rel.BuildID {
+				out = append(out, w)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Window) int { return a.Start.Compare(b.Start) })
+	if len(out) <= deploySideScrapes {
+		return out, nil
+	}
+	thin := make([]Window, deploySideScrapes)
+	for i := range thin {
+		thin[i] = out[i*len(out)/deploySideScrapes]
+	}
+	return thin, nil
 }
 
 // compareReleases judges a deploy: by CPU per request where both sides'

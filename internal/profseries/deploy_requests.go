@@ -57,12 +57,12 @@ type PerRequestChange struct {
 }
 
 // perRequestBasis is Deploy.Basis for ComparedPerRequest.
-const perRequestBasis = "CPU seconds per request in each scrape, in all and per route, the requests counted by the target's expose middleware; and where the profile moved, each function's cum share (itself and what it calls)"
+const perRequestBasis = "CPU seconds per request in each scrape, in all and per route, the requests counted by the target's expose middleware; and where the profile moved, each function's cum share (itself and what it calls); of " + deploySides
 
 // sharesBasis is Deploy.Basis for ComparedShares, with why requests were
 // not compared.
 func sharesBasis(o DeployOptions, why string) string {
-	b := "each function's cum share (itself and what it calls) of " + o.Type + " per scrape"
+	b := "each function's cum share (itself and what it calls) of " + o.Type + " per scrape, of " + deploySides
 	if why != "" {
 		b += " (CPU per request is not known: " + why + ")"
 	}

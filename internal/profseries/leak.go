@@ -140,6 +140,10 @@ type SeriesReader interface {
 	SeriesLabels(ctx context.Context, typ string, sel Selector) ([]Labels, error)
 	Windows(ctx context.Context, q Query) ([]Window, error)
 	Symbols(ctx context.Context) SymbolSource
+	// ProcessSpans lists, per series q chooses and process, the time
+	// the series' blocks starting in [q.From, q.To) span, without
+	// decoding them.
+	ProcessSpans(ctx context.Context, q Query) ([]ProcessSpan, error)
 }
 
 // FindLeaks judges every goroutine, goroutineleak and heap series sel

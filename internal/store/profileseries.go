@@ -394,22 +394,10 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // into windows are read as their windows, which start at a multiple of
 // their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	series, err := ps.matchingSeries(ctx, q)
+	series, processes, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	processes, err := ps.processes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]uint64, 0, len(series))
-	for id := range series {
-		ids = append(ids, uint64(id))
-	}
-	slices.Sort(ids)
 	var windows []profseries.Window
 	for part := range chunks(ids, 500) {
 		requests, err := ps.requests(ctx, part, q)
@@ -473,6 +461,56 @@ func (ps *ProfileSeries) requests(ctx context.Context, series []uint64, q profse
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read request counts: %w", err)
+	}
+	return out, nil
+}
+
+// seriesOf checks q and returns the series it chooses (labels by id),
+// every process by id, and the series' ids in order.
+func (ps *ProfileSeries) seriesOf(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, map[int64]profseries.Process, []uint64, error) {
+	if err := q.Check(); err != nil {
+		return nil, nil, nil, err
+	}
+	series, err := ps.matchingSeries(ctx, q)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	processes, err := ps.processes(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ids := make([]uint64, 0, len(series))
+	for id := range series {
+		ids = append(ids, uint64(id))
+	}
+	slices.Sort(ids)
+	return series, processes, ids, nil
+}
+
+// ProcessSpans lists, per series q chooses and process, the time its
+// blocks starting in [q.From, q.To) span, from the blocks' columns alone:
+// no block is read or decoded. Rollups are not counted (their hours'
+// blocks are).
+func (ps *ProfileSeries) ProcessSpans(ctx context.Context, q profseries.Query) ([]profseries.ProcessSpan, error) {
+	series, processes, ids, err := ps.seriesOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []profseries.ProcessSpan
+	for part := range chunks(ids, 500) {
+		sq, args := inList(`SELECT series_id, process_id, MIN(start_time), MAX(end_time) FROM prof_blocks
+			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
+		err := ps.b.each(ctx, sq+` GROUP BY series_id, process_id`, args, func(rows *sql.Rows) error {
+			var seriesID, processID, first, last int64
+			if err := rows.Scan(&seriesID, &processID, &first, &last); err != nil {
+				return err
+			}
+			out = append(out, profseries.ProcessSpan{Target: series[seriesID], Process: processes[processID], First: fromNanos(first), Last: fromNanos(last)})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read profile blocks' processes: %w", err)
+		}
 	}
 	return out, nil
 }
