@@ -226,14 +226,6 @@ func absDiff(a, b int64) uint64 {
 	return uint64(b) - uint64(a)
 }
 
-// want is the mode of the column a sized column of this mode sizes.
-func want(mode byte) byte {
-	if mode == modeSizedDelta {
-		return modeCountedDelta
-	}
-	return modeCounted
-}
-
 // columnMode says whether column j is all zero or column 0's times a
 // constant, which take no bytes per sample.
 func columnMode(samples []Sample, j int) (mode byte, scale int64) {
@@ -415,32 +407,45 @@ func (d *columns) column(r *reader, j int, sized bool, m *against) {
 			col[i] = r.varint()
 		}
 	case mode == modeVarintsDelta && m != nil:
+		r.seq(col)
 		for i := range col {
-			col[i] = m.value(i, j) + r.varint()
+			col[i] += m.value(i, j)
 		}
-	case (mode == modeCounted || mode == modeCountedDelta && m != nil) && sized:
+	case mode == modeCounted && sized:
 		ks := resize(d.counts[j], n)
 		for i := range ks {
 			ks[i] = r.varint()
 		}
 		for i := range col {
 			col[i] = d.sms[i].objects(ks[i]) + r.varint()
-			if mode == modeCountedDelta {
-				col[i] += m.value(i, j)
-			}
 		}
 		d.counts[j], d.counted[j] = ks, mode
-	case (mode == modeSized || mode == modeSizedDelta && m != nil) && sized:
+	case mode == modeCountedDelta && m != nil && sized:
+		ks := resize(d.counts[j], n)
+		r.seq(ks)
+		r.seq(col)
+		for i := range col {
+			col[i] += d.sms[i].objects(ks[i]) + m.value(i, j)
+		}
+		d.counts[j], d.counted[j] = ks, mode
+	case mode == modeSized && sized:
 		b := r.uvarint()
-		if b >= uint64(j) || d.counted[b] != want(mode) {
+		if b >= uint64(j) || d.counted[b] != modeCounted {
 			r.fail()
 			break
 		}
 		for i := range col {
 			col[i] = d.sms[i].bytes(d.counts[b][i]) + r.varint()
-			if mode == modeSizedDelta {
-				col[i] += m.value(i, j)
-			}
+		}
+	case mode == modeSizedDelta && m != nil && sized:
+		b := r.uvarint()
+		if b >= uint64(j) || d.counted[b] != modeCountedDelta {
+			r.fail()
+			break
+		}
+		r.seq(col)
+		for i := range col {
+			col[i] += d.sms[i].bytes(d.counts[b][i]) + m.value(i, j)
 		}
 	default:
 		r.fail()

@@ -66,13 +66,14 @@ func (w *writer) columns(samples []Sample, k int, sms []sampling, preds [][]int6
 		}
 		c := writer{b: []byte{mode}}
 		c.uvarint(uint64(b))
+		rests := make([]int64, len(samples))
 		for i, s := range samples {
-			v := s.Values[j]
+			rests[i] = s.Values[j] - sms[i].bytes(counts[b].ks[i])
 			if counts[b].delta {
-				v -= preds[j][i]
+				rests[i] -= preds[j][i]
 			}
-			c.varint(v - sms[i].bytes(counts[b].ks[i]))
 		}
+		c.ints(rests, counts[b].delta)
 		return c
 	}
 	// choose returns the columns' writers when the columns in set are
@@ -141,9 +142,11 @@ func aloneColumn(samples []Sample, j int, preds []int64) writer {
 	}
 	if preds != nil {
 		c := writer{b: []byte{modeVarintsDelta}}
+		diffs := make([]int64, len(samples))
 		for i, s := range samples {
-			c.varint(s.Values[j] - preds[i])
+			diffs[i] = s.Values[j] - preds[i]
 		}
+		c.seq(diffs)
 		if cost(c.b) < cost(best.b) {
 			best = c
 		}
@@ -155,15 +158,14 @@ func aloneColumn(samples []Sample, j int, preds []int64) writer {
 // that costs less, and its counts.
 func countedColumn(samples []Sample, j int, sms []sampling, preds []int64) (writer, counted) {
 	write := func(mode byte, pred func(i int) int64) (writer, []int64) {
-		ks := make([]int64, len(samples))
-		c := writer{b: []byte{mode}}
+		ks, rests := make([]int64, len(samples)), make([]int64, len(samples))
 		for i, s := range samples {
 			ks[i] = sms[i].count(s.Values[j] - pred(i))
-			c.varint(ks[i])
+			rests[i] = s.Values[j] - pred(i) - sms[i].objects(ks[i])
 		}
-		for i, s := range samples {
-			c.varint(s.Values[j] - pred(i) - sms[i].objects(ks[i]))
-		}
+		c := writer{b: []byte{mode}}
+		c.ints(ks, mode == modeCountedDelta)
+		c.ints(rests, mode == modeCountedDelta)
 		return c, ks
 	}
 	best, ks := write(modeCounted, func(int) int64 { return 0 })
@@ -175,4 +177,66 @@ func countedColumn(samples []Sample, j int, sms []sampling, preds []int64) (writ
 		}
 	}
 	return best, n
+}
+
+// ints writes vs as a seq, or as zigzag varints where seq is false (the
+// modes of blocks coded alone, as first stored).
+func (w *writer) ints(vs []int64, seq bool) {
+	if seq {
+		w.seq(vs)
+		return
+	}
+	for _, v := range vs {
+		w.varint(v)
+	}
+}
+
+// seq writes vs as the modes of blocks coded against another store them:
+// a byte 0 then a zigzag varint each, or, where that costs less (most
+// differences from the block before are 0), a byte 1, a bitmap of the
+// values that are not 0, and a zigzag varint each of those.
+func (w *writer) seq(vs []int64) {
+	dense := writer{b: []byte{0}}
+	for _, v := range vs {
+		dense.varint(v)
+	}
+	sparse := writer{b: make([]byte, 1+(len(vs)+7)/8)}
+	sparse.b[0] = 1
+	for i, v := range vs {
+		if v != 0 {
+			sparse.b[1+i/8] |= 1 << (i % 8)
+			sparse.varint(v)
+		}
+	}
+	if cost(sparse.b) < cost(dense.b) {
+		w.b = append(w.b, sparse.b...)
+		return
+	}
+	w.b = append(w.b, dense.b...)
+}
+
+// seq reads len(out) values seq wrote into out.
+func (r *reader) seq(out []int64) {
+	switch r.byte() {
+	case 0:
+		for i := range out {
+			out[i] = r.varint()
+		}
+	case 1:
+		n := (len(out) + 7) / 8
+		if n > len(r.b) {
+			r.fail()
+			return
+		}
+		bitmap := r.b[:n]
+		r.b = r.b[n:]
+		for i := range out {
+			out[i] = 0
+			if bitmap[i/8]&(1<<(i%8)) != 0 {
+				out[i] = r.varint()
+			}
+		}
+	default:
+		r.fail()
+	}
 }
