@@ -41,16 +41,11 @@ type tally struct{ rows, raw int64 }
 
 func run(hours float64, dir string) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "size")
+	st, path, err := tempStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	path := filepath.Join(tmp, "size.db")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		return err
-	}
+	defer os.RemoveAll(filepath.Dir(path))
 	defer st.Close()
 	target := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
 	r, err := sim.Load(dir, sim.Types, target, 1)
@@ -148,16 +143,11 @@ func run(hours float64, dir string) error {
 // type, and reports the symbols they take as the rounds go: what a live
 // service's new stacks cost, which a replay cannot show.
 func liveSymbols(ctx context.Context, dir string) error {
-	tmp, err := os.MkdirTemp("", "size-live")
+	st, path, err := tempStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	path := filepath.Join(tmp, "live.db")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		return err
-	}
+	defer os.RemoveAll(filepath.Dir(path))
 	defer st.Close()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
@@ -217,6 +207,22 @@ func liveSymbols(ctx context.Context, dir string) error {
 	fmt.Printf("a new stack took %.0f bytes in those rounds; stacks fit %.0f·n^%.2f, %.0f after a day: about %s of symbols a day\n",
 		perStack, math.Exp(a), b, day, mb(float64(sizes[rounds-1])+(day-float64(stacks))*perStack))
 	return nil
+}
+
+// tempStore opens a new SQLite store in a directory of its own, which
+// the caller removes.
+func tempStore(ctx context.Context) (*store.DB, string, error) {
+	tmp, err := os.MkdirTemp("", "size")
+	if err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(tmp, "size.db")
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, "", err
+	}
+	return st, path, nil
 }
 
 func symbolBytes(db *sql.DB) (int64, error) {
