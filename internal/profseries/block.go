@@ -56,6 +56,10 @@ const (
 	modeScaled  = 2
 	modeCounted = 3
 	modeSized   = 4
+	// Modes of blocks coded against an earlier block (see EncodeAgainst).
+	modeVarintsDelta = 5
+	modeCountedDelta = 6
+	modeSizedDelta   = 7
 )
 
 // MaxBlockSamples bounds the samples one block may hold, so that a
@@ -92,6 +96,20 @@ func NewCodec() *Codec {
 // sorted by stack in place (stably), which is the order Decode returns
 // them in.
 func (c *Codec) Encode(samples []Sample, columns int, period int64) ([]byte, error) {
+	return c.encode(samples, columns, period, blockRaw2)
+}
+
+// EncodeAside encodes samples as Encode does, as a block that no later
+// block is coded against (see EncodeAgainst): a Chain decodes it without
+// keeping it, so a scrape stored late, between two blocks of which the
+// later is coded against the earlier, does not push the earlier out.
+func (c *Codec) EncodeAside(samples []Sample, columns int, period int64) ([]byte, error) {
+	return c.encode(samples, columns, period, blockRawAside)
+}
+
+// encode encodes samples alone as a block of format raw (raw, or the
+// next format, compressed).
+func (c *Codec) encode(samples []Sample, columns int, period int64, raw byte) ([]byte, error) {
 	if len(samples) > MaxBlockSamples || columns > maxColumns {
 		return nil, fmt.Errorf("encode block: %d samples of %d values, at most %d of %d", len(samples), columns, MaxBlockSamples, maxColumns)
 	}
@@ -125,16 +143,13 @@ func (c *Codec) Encode(samples []Sample, columns int, period int64) ([]byte, err
 			sms[i] = samplingOf(s.Size, period)
 		}
 	}
-	counts := make([][]int64, columns)
-	for j := range columns {
-		w.column(samples, j, sms, counts)
-	}
+	w.columns(samples, columns, sms, nil)
 	z := c.enc.EncodeAll(w.b, make([]byte, 1, len(w.b)/2+16))
 	if len(z) < len(w.b)+1 {
-		z[0] = blockZstd2
+		z[0] = raw + 1
 		return z, nil
 	}
-	return append([]byte{blockRaw2}, w.b...), nil
+	return append([]byte{raw}, w.b...), nil
 }
 
 // sampling is the scale s of samples of one size at one rate as a
@@ -211,55 +226,6 @@ func absDiff(a, b int64) uint64 {
 	return uint64(b) - uint64(a)
 }
 
-// column writes column j in the mode that takes the fewest bytes before
-// compression, the simplest on a tie.
-func (w *writer) column(samples []Sample, j int, sms []sampling, counts [][]int64) {
-	mode, scale := columnMode(samples, j)
-	switch mode {
-	case modeZero:
-		w.b = append(w.b, modeZero)
-		return
-	case modeScaled:
-		w.b = append(w.b, modeScaled)
-		w.varint(scale)
-		return
-	}
-	best := writer{b: []byte{modeVarints}}
-	for _, s := range samples {
-		best.varint(s.Values[j])
-	}
-	if sms == nil {
-		w.b = append(w.b, best.b...)
-		return
-	}
-	c := writer{b: []byte{modeCounted}}
-	ks := make([]int64, len(samples))
-	for i, s := range samples {
-		ks[i] = sms[i].count(s.Values[j])
-		c.varint(ks[i])
-	}
-	for i, s := range samples {
-		c.varint(s.Values[j] - sms[i].objects(ks[i]))
-	}
-	if len(c.b) < len(best.b) {
-		best, counts[j] = c, ks
-	}
-	for b := range j {
-		if counts[b] == nil {
-			continue
-		}
-		c := writer{b: []byte{modeSized}}
-		c.uvarint(uint64(b))
-		for i, s := range samples {
-			c.varint(s.Values[j] - sms[i].bytes(counts[b][i]))
-		}
-		if len(c.b) < len(best.b) {
-			best, counts[j] = c, nil
-		}
-	}
-	w.b = append(w.b, best.b...)
-}
-
 // columnMode says whether column j is all zero or column 0's times a
 // constant, which take no bytes per sample.
 func columnMode(samples []Sample, j int) (mode byte, scale int64) {
@@ -290,12 +256,18 @@ func columnMode(samples []Sample, j int) (mode byte, scale int64) {
 	return modeVarints, 0
 }
 
-// Decode decodes a block Encode made.
+// Decode decodes a block Encode made. A block EncodeAgainst coded
+// against an earlier one is decoded by a Chain.
 func (c *Codec) Decode(block []byte) ([]Sample, error) {
 	var d columns
-	if err := c.decode(block, &d); err != nil {
+	if err := c.decode(block, &d, nil); err != nil {
 		return nil, err
 	}
+	return d.samples(), nil
+}
+
+// samples returns d's samples, in new memory.
+func (d *columns) samples() []Sample {
 	samples := make([]Sample, d.n)
 	values := make([]int64, d.n*d.columns)
 	for i := range samples {
@@ -305,7 +277,7 @@ func (c *Codec) Decode(block []byte) ([]Sample, error) {
 		}
 		samples[i] = Sample{Stack: d.stacks[i], Values: vs, Size: d.sizes[i]}
 	}
-	return samples, nil
+	return samples
 }
 
 // columns is one block decoded as it is laid out, column by column, in
@@ -318,8 +290,9 @@ type columns struct {
 	sizes      []uint64
 	values     [][]int64 // per column, n each
 	counts     [][]int64 // per column, the counts of a counted column
-	counted    []bool
+	counted    []byte    // per column, the counted mode it was stored in, else 0
 	sms        []sampling
+	match      []int // for a block coded against another, the pairing
 }
 
 // grow makes d's buffers hold n samples of k columns.
@@ -335,7 +308,7 @@ func (d *columns) grow(n, k int) {
 	d.counted = resize(d.counted, k)
 	for j := range k {
 		d.values[j] = resize(d.values[j], n)
-		d.counted[j] = false
+		d.counted[j] = 0
 	}
 }
 
@@ -347,24 +320,27 @@ func resize[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// decode decodes block into d, reusing d's buffers.
-func (c *Codec) decode(block []byte, d *columns) error {
-	if len(block) == 0 {
-		return fmt.Errorf("decode block: %w (empty)", errCorrupt)
+// decode decodes block into d, reusing d's buffers; base is the block
+// it is coded against, nil for one coded alone (see EncodeAgainst).
+func (c *Codec) decode(block []byte, d *columns, base *columns) error {
+	h, err := readHeader(block)
+	if err != nil {
+		return err
 	}
-	body := block[1:]
-	switch block[0] {
-	case blockRaw, blockRaw2:
-	case blockZstd, blockZstd2:
-		var err error
+	if h.against != (base != nil) {
+		return fmt.Errorf("decode block: %w (coded against a block: %v, given one: %v)", errCorrupt, h.against, base != nil)
+	}
+	body := h.body
+	if h.zstd {
 		if d.body, err = c.dec.DecodeAll(body, d.body[:0]); err != nil {
 			return fmt.Errorf("decode block: %w", err)
 		}
 		body = d.body
-	default:
-		return fmt.Errorf("decode block: %w (format %d)", errCorrupt, block[0])
 	}
 	r := reader{b: body}
+	if base != nil {
+		return d.readAgainst(&r, base)
+	}
 	n, k := r.count(), r.count()
 	if n > MaxBlockSamples || k > maxColumns {
 		return fmt.Errorf("decode block: %w (%d samples of %d values)", errCorrupt, n, k)
@@ -378,58 +354,100 @@ func (c *Codec) decode(block []byte, d *columns) error {
 		d.sms[i] = sampling{}
 	}
 	sized := false
-	if block[0] >= blockRaw2 {
-		switch r.byte() {
-		case 0:
-		case 1:
-			sized = true
-			period := r.varint()
-			for i := range n {
-				d.sizes[i] = r.uvarint()
-				d.sms[i] = samplingOf(d.sizes[i], period)
-			}
-		default:
-			r.fail()
-		}
+	if h.format != blockRaw && h.format != blockZstd {
+		sized = d.readSizes(&r, nil)
 	}
 	for j := range k {
-		col := d.values[j]
-		switch mode := r.byte(); {
-		case mode == modeZero:
-			clear(col)
-		case mode == modeScaled:
-			scale := r.varint()
-			for i, v := range d.values[0][:n] {
-				col[i] = v * scale
-			}
-		case mode == modeVarints:
-			for i := range col {
-				col[i] = r.varint()
-			}
-		case mode == modeCounted && sized:
-			ks := resize(d.counts[j], n)
-			for i := range ks {
-				ks[i] = r.varint()
-			}
-			for i := range col {
-				col[i] = d.sms[i].objects(ks[i]) + r.varint()
-			}
-			d.counts[j], d.counted[j] = ks, true
-		case mode == modeSized && sized:
-			b := r.uvarint()
-			if b >= uint64(j) || !d.counted[b] {
-				r.fail()
-				break
-			}
-			for i := range col {
-				col[i] = d.sms[i].bytes(d.counts[b][i]) + r.varint()
-			}
-		default:
-			r.fail()
-		}
+		d.column(&r, j, sized, nil)
 	}
 	if err := r.done("block"); err != nil {
 		return fmt.Errorf("decode %w", err)
 	}
 	return nil
+}
+
+// readSizes reads the sizes byte and the sizes it says are stored into
+// d's first d.n samples; match, for a block coded against base, says
+// which samples take their size from the base's. It says whether the
+// samples are sized.
+func (d *columns) readSizes(r *reader, m *against) bool {
+	switch r.byte() {
+	case 0:
+		return false
+	case 1:
+		period := r.varint()
+		for i := range d.n {
+			if m != nil && m.match[i] >= 0 {
+				d.sizes[i] = m.base.sizes[m.match[i]]
+			} else {
+				d.sizes[i] = r.uvarint()
+			}
+			d.sms[i] = samplingOf(d.sizes[i], period)
+		}
+		return true
+	}
+	r.fail()
+	return false
+}
+
+// column reads column j of d in the mode its byte says; m, for a block
+// coded against base, gives the modes that predict from it.
+func (d *columns) column(r *reader, j int, sized bool, m *against) {
+	n, col := d.n, d.values[j]
+	switch mode := r.byte(); {
+	case mode == modeZero:
+		clear(col)
+	case mode == modeScaled:
+		scale := r.varint()
+		for i, v := range d.values[0][:n] {
+			col[i] = v * scale
+		}
+	case mode == modeVarints:
+		for i := range col {
+			col[i] = r.varint()
+		}
+	case mode == modeVarintsDelta && m != nil:
+		r.seq(col)
+		for i := range col {
+			col[i] += m.value(i, j)
+		}
+	case mode == modeCounted && sized:
+		ks := resize(d.counts[j], n)
+		for i := range ks {
+			ks[i] = r.varint()
+		}
+		for i := range col {
+			col[i] = d.sms[i].objects(ks[i]) + r.varint()
+		}
+		d.counts[j], d.counted[j] = ks, mode
+	case mode == modeCountedDelta && m != nil && sized:
+		ks := resize(d.counts[j], n)
+		r.seq(ks)
+		r.seq(col)
+		for i := range col {
+			col[i] += d.sms[i].objects(ks[i]) + m.value(i, j)
+		}
+		d.counts[j], d.counted[j] = ks, mode
+	case mode == modeSized && sized:
+		b := r.uvarint()
+		if b >= uint64(j) || d.counted[b] != modeCounted {
+			r.fail()
+			break
+		}
+		for i := range col {
+			col[i] = d.sms[i].bytes(d.counts[b][i]) + r.varint()
+		}
+	case mode == modeSizedDelta && m != nil && sized:
+		b := r.uvarint()
+		if b >= uint64(j) || d.counted[b] != modeCountedDelta {
+			r.fail()
+			break
+		}
+		r.seq(col)
+		for i := range col {
+			col[i] += d.sms[i].bytes(d.counts[b][i]) + m.value(i, j)
+		}
+	default:
+		r.fail()
+	}
 }

@@ -97,13 +97,18 @@ func (m *Merger) Add(w Window) error {
 // AddBlock adds the samples of block, a block c encoded, whose window is
 // w (without samples).
 func (m *Merger) AddBlock(c *Codec, w Window, block []byte) error {
-	if err := c.decode(block, &m.block); err != nil {
+	if err := c.decode(block, &m.block, nil); err != nil {
 		return err
 	}
+	return m.addColumns(w, &m.block)
+}
+
+// addColumns adds the samples of d, a decoded block whose window is w.
+func (m *Merger) addColumns(w Window, d *columns) error {
 	if err := m.header(w); err != nil {
 		return err
 	}
-	d, k := &m.block, len(m.out.Shape.SampleTypes)
+	k := len(m.out.Shape.SampleTypes)
 	if d.columns != k {
 		return fmt.Errorf("merge: a block has %d values for %d sample types", d.columns, k)
 	}

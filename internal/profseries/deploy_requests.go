@@ -69,8 +69,8 @@ func sharesBasis(o DeployOptions, why string) string {
 	return b
 }
 
-// counted is the windows of ws with requests counted.
-func counted(ws []Window) []Window {
+// withCounts is the windows of ws with requests counted.
+func withCounts(ws []Window) []Window {
 	var out []Window
 	for _, w := range ws {
 		if w.Requests != nil && w.Requests.Total > 0 {
@@ -87,7 +87,7 @@ func perRequestMissing(before, after []Window, o DeployOptions) string {
 	if o.Type != CPU {
 		return "only CPU profiles are compared per request"
 	}
-	b, a := len(counted(before)), len(counted(after))
+	b, a := len(withCounts(before)), len(withCounts(after))
 	switch {
 	case b == 0 && a == 0:
 		return "the scrapes record no request counts (serve the application behind expose.Middleware)"

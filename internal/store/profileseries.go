@@ -51,6 +51,16 @@ type symbolCache struct {
 	processes map[profseries.Process]int64
 	shapes    map[int64]profseries.Shape
 	days      map[int64]bool // PostgreSQL partitions known to exist
+	// last is, per series of a Chained type, the last block this
+	// process stored, which the next is coded against; pending what the
+	// transaction under way stored, moved to last when it commits.
+	last, pending map[int64]lastBlock
+}
+
+// lastBlock is a stored block a series' next block may be coded against.
+type lastBlock struct {
+	start, process, shape int64
+	samples               []profseries.Sample
 }
 
 func (c *symbolCache) reset(epoch int64) {
@@ -61,6 +71,7 @@ func (c *symbolCache) reset(epoch int64) {
 	c.lastSeen = map[uint64]int64{}
 	c.series = map[string]int64{}
 	c.processes = map[profseries.Process]int64{}
+	c.last, c.pending = map[int64]lastBlock{}, map[int64]lastBlock{}
 	if c.shapes == nil {
 		c.shapes = map[int64]profseries.Shape{}
 	}
@@ -399,20 +410,25 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 		return nil, err
 	}
 	var windows []profseries.Window
+	dec := ps.decoder(q.Type)
+	from := nanos(q.From)
 	for part := range chunks(ids, 500) {
 		requests, err := ps.requests(ctx, part, q)
 		if err != nil {
 			return nil, err
 		}
 		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
-			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
+			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, dec.readFrom(from), nanos(q.To))
 		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
 			var seriesID, resolution, start, end, duration, processID, shapeID int64
 			var data []byte
 			if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
 				return err
 			}
-			samples, err := ps.codec().Decode(data)
+			if start < from {
+				return dec.skip(seriesID, resolution, data)
+			}
+			samples, err := dec.samples(seriesID, resolution, data)
 			if err != nil {
 				return err
 			}

@@ -130,11 +130,16 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 		covered = rolledUp(blocks, rollups)
 	}
 	var m profseries.Merger
+	dec := ps.decoder(q.Type)
+	var spanFrom int64 // the start of the span being read
 	add := func(rows *sql.Rows) error {
 		var seriesID, resolution, start, end, duration, processID, shapeID int64
 		var data []byte
 		if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
 			return err
+		}
+		if start < spanFrom {
+			return dec.skip(seriesID, resolution, data)
 		}
 		rollup := resolution < 0
 		if rollup != covered[seriesHour{seriesID, start / resolutionHour * resolutionHour}] {
@@ -146,7 +151,7 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 		}
 		w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
 			Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
-		return m.AddBlock(ps.codec(), w, data)
+		return dec.add(&m, seriesID, resolution, w, data)
 	}
 	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
 	for part := range chunks(ids, 500) {
@@ -159,11 +164,12 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 		}
 		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, sp := range spans {
-			res := `resolution >= 0`
+			res, readFrom := `resolution >= 0`, dec.readFrom(sp.from)
 			if sp.rollups {
-				res = `resolution < 0`
+				res, readFrom = `resolution < 0`, sp.from
 			}
-			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, sp.from, sp.to)
+			spanFrom = sp.from
+			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, readFrom, sp.to)
 			if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
 				return profseries.Window{}, fmt.Errorf("read profile blocks: %w", err)
 			}
@@ -281,8 +287,13 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		return 0, err
 	}
 	defer tx.Rollback()
+	var typ string
+	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT type FROM prof_series WHERE id = ?`), series).Scan(&typ); err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, h := range hours {
+		dec := ps.decoder(typ)
 		if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
 			series, resolutionRollup, h, h+resolutionHour); err != nil {
 			return 0, err
@@ -294,14 +305,15 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		}
 		groups := map[[2]int64]*group{}
 		var keys [][2]int64
-		rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
-			WHERE series_id = ? AND resolution >= 0 AND start_time >= ? AND start_time < ?`), series, h, h+resolutionHour)
+		rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT resolution, start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
+			WHERE series_id = ? AND resolution >= 0 AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, h, h+resolutionHour)
 		if err != nil {
 			return 0, err
 		}
 		for rows.Next() {
-			start, end, duration, process, shapeID, raw, data, err := scanStoredBlock(rows)
-			if err != nil {
+			var resolution, start, end, duration, process, shapeID, raw int64
+			var data []byte
+			if err := rows.Scan(&resolution, &start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
 				rows.Close()
 				return 0, err
 			}
@@ -317,7 +329,7 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 				groups[k] = g
 				keys = append(keys, k)
 			}
-			if err := g.m.AddBlock(ps.codec(), profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape}, data); err != nil {
+			if err := dec.add(&g.m, series, resolution, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape}, data); err != nil {
 				rows.Close()
 				return 0, err
 			}

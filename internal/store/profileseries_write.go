@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -141,6 +142,7 @@ func (ps *ProfileSeries) appendTx(ctx context.Context, rs []*appendReq) error {
 	if err := ps.checkEpoch(ctx, tx); err != nil {
 		return err
 	}
+	clear(ps.cache.pending)
 	for _, r := range rs {
 		if err := ps.appendScrape(ctx, tx, r.s); err != nil {
 			if len(rs) > 1 {
@@ -149,7 +151,14 @@ func (ps *ProfileSeries) appendTx(ctx context.Context, rs []*appendReq) error {
 			return err
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for id, l := range ps.cache.pending {
+		ps.cache.last[id] = l
+	}
+	clear(ps.cache.pending)
+	return nil
 }
 
 // appendScrape writes one scrape in tx: its series, process, symbols and
@@ -171,14 +180,22 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 	if err := t.touch(); err != nil {
 		return err
 	}
-	block, err := ps.codec().Encode(samples, len(s.Profile.SampleType), s.Profile.Period)
+	start := nanos(s.Start)
+	var block []byte
+	base, late := ps.base(seriesID, start, processID, int64(shapeID))
+	if late {
+		block, err = ps.codec().EncodeAside(samples, len(s.Profile.SampleType), s.Profile.Period)
+	} else {
+		block, err = ps.codec().EncodeAgainst(samples, len(s.Profile.SampleType), s.Profile.Period, base)
+	}
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
+	res, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
 		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
 		VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-		seriesID, nanos(s.Start), nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block); err != nil {
+		seriesID, start, nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block)
+	if err != nil {
 		return fmt.Errorf("insert block: %w", err)
 	}
 	if s.Requests != nil {
@@ -191,5 +208,38 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 			return fmt.Errorf("insert request counts: %w", err)
 		}
 	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 && !late && profseries.Chained(s.Type) {
+		ps.cache.pending[seriesID] = lastBlock{start: start, process: processID, shape: int64(shapeID), samples: samples}
+	}
 	return nil
 }
+
+// base returns the samples of the block a series' block starting at start
+// is coded against (see profseries.EncodeAgainst): the last this process
+// stored of the series, when it is of the same process and shape, earlier,
+// and in the same span. Every span's first block is coded alone, so a
+// reader decodes any block from the start of its span, and retention,
+// which cuts scrapes by whole spans, never leaves a block without the one
+// it is coded against. nil when there is none; late when the block starts
+// before that last block, and so is to be coded aside (a reader in order
+// of time meets it between the last block and the next, coded against
+// the last).
+func (ps *ProfileSeries) base(series, start, process, shape int64) (base []profseries.Sample, late bool) {
+	l, ok := ps.cache.pending[series]
+	if !ok {
+		l, ok = ps.cache.last[series]
+	}
+	switch {
+	case !ok:
+		return nil, false
+	case start <= l.start:
+		return nil, true
+	case l.process != process || l.shape != shape || l.start/chainSpan != start/chainSpan:
+		return nil, false
+	}
+	return l.samples, false
+}
+
+// chainSpan is the span whose first block of a series is coded alone: a
+// reader of a block reads its series from the start of its span.
+const chainSpan = int64(time.Hour)

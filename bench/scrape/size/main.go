@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/perfscope/perfscope/bench/scrape/sim"
 	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/store"
@@ -39,16 +41,11 @@ type tally struct{ rows, raw int64 }
 
 func run(hours float64, dir string) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "size")
+	st, path, err := tempStore(ctx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	path := filepath.Join(tmp, "size.db")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		return err
-	}
+	defer os.RemoveAll(filepath.Dir(path))
 	defer st.Close()
 	target := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
 	r, err := sim.Load(dir, sim.Types, target, 1)
@@ -136,7 +133,96 @@ func run(hours float64, dir string) error {
 	if fi, err := os.Stat(path); err == nil {
 		fmt.Printf("the SQLite file after compaction and collection: %s (pages, indexes and free space included)\n", mb(float64(fi.Size())))
 	}
-	return novelty(dir)
+	if err := novelty(dir); err != nil {
+		return err
+	}
+	return liveSymbols(ctx, dir)
+}
+
+// liveSymbols stores the recorded rounds as they were recorded, every
+// type, and reports the symbols they take as the rounds go: what a live
+// service's new stacks cost, which a replay cannot show.
+func liveSymbols(ctx context.Context, dir string) error {
+	st, path, err := tempStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(path))
+	defer st.Close()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	recorded := map[string][]*profile.Profile{}
+	rounds := 0
+	for _, typ := range sim.Types {
+		if recorded[typ], err = sim.Recorded(dir, typ); err != nil {
+			return err
+		}
+		if rounds == 0 || len(recorded[typ]) < rounds {
+			rounds = len(recorded[typ])
+		}
+	}
+	target := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
+	var sizes, counts []int64
+	var xs, ys []float64
+	for i := range rounds {
+		at := epoch.Add(time.Duration(i) * 10 * time.Second)
+		for _, typ := range sim.Types {
+			end := at.Add(10 * time.Second)
+			if typ == profseries.Heap || typ == profseries.Goroutine {
+				end = at
+			}
+			sc := &profseries.Scrape{Target: target, Type: typ, Start: at, End: end, Profile: recorded[typ][i],
+				Process: profseries.Process{BuildID: "leftpad", Generation: 1}}
+			if err := st.Append(ctx, sc); err != nil {
+				return err
+			}
+		}
+		b, err := symbolBytes(db)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&n); err != nil {
+			return err
+		}
+		sizes, counts = append(sizes, b), append(counts, n)
+		xs, ys = append(xs, math.Log(float64(i+1))), append(ys, math.Log(float64(n)))
+	}
+	stacks := counts[rounds-1]
+	last := rounds / 3
+	if rounds < 3 || last < 1 {
+		return nil
+	}
+	perRound := float64(sizes[rounds-1]-sizes[rounds-1-last]) / float64(last)
+	fmt.Printf("\nthe %d recorded rounds stored as recorded: %s of symbols for %d stacks (%.0f bytes a stack, locations and functions included);\n",
+		rounds, mb(float64(sizes[rounds-1])), stacks, float64(sizes[rounds-1])/float64(stacks))
+	fmt.Printf("the last %d rounds added %.0f bytes a round: %s a day if a live service kept that rate (an upper bound: new stacks come ever more slowly)\n",
+		last, perRound, mb(perRound*8640))
+	perStack := float64(sizes[rounds-1]-sizes[rounds-1-last]) / float64(max(1, counts[rounds-1]-counts[rounds-1-last]))
+	a, b := fit(xs, ys)
+	day := math.Exp(a) * math.Pow(8640, b)
+	fmt.Printf("a new stack took %.0f bytes in those rounds; stacks fit %.0f·n^%.2f, %.0f after a day: about %s of symbols a day\n",
+		perStack, math.Exp(a), b, day, mb(float64(sizes[rounds-1])+(day-float64(stacks))*perStack))
+	return nil
+}
+
+// tempStore opens a new SQLite store in a directory of its own, which
+// the caller removes.
+func tempStore(ctx context.Context) (*store.DB, string, error) {
+	tmp, err := os.MkdirTemp("", "size")
+	if err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(tmp, "size.db")
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, "", err
+	}
+	return st, path, nil
 }
 
 func symbolBytes(db *sql.DB) (int64, error) {

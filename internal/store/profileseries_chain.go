@@ -1,0 +1,66 @@
+package store
+
+import (
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// A blockDecoder decodes stored blocks as a read meets them, each series
+// in order of time: the scrapes of a Chained type through a Chain per
+// series, since they may be coded against the block before (see base),
+// and every other block alone.
+type blockDecoder struct {
+	c       *profseries.Codec
+	chained bool
+	chains  map[int64]*profseries.Chain
+}
+
+func (ps *ProfileSeries) decoder(typ string) *blockDecoder {
+	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{}}
+}
+
+func (d *blockDecoder) chain(series, resolution int64) *profseries.Chain {
+	if !d.chained || resolution != 0 {
+		return nil
+	}
+	ch := d.chains[series]
+	if ch == nil {
+		ch = &profseries.Chain{}
+		d.chains[series] = ch
+	}
+	return ch
+}
+
+// samples decodes a block of series at resolution.
+func (d *blockDecoder) samples(series, resolution int64, data []byte) ([]profseries.Sample, error) {
+	if ch := d.chain(series, resolution); ch != nil {
+		return ch.Decode(d.c, data)
+	}
+	return d.c.Decode(data)
+}
+
+// add adds a block of series at resolution, whose window is w, to m.
+func (d *blockDecoder) add(m *profseries.Merger, series, resolution int64, w profseries.Window, data []byte) error {
+	if ch := d.chain(series, resolution); ch != nil {
+		return m.AddChained(d.c, ch, w, data)
+	}
+	return m.AddBlock(d.c, w, data)
+}
+
+// skip decodes a block read only so that the blocks after it in its
+// series can be: one before the range asked, from the start of its span.
+func (d *blockDecoder) skip(series, resolution int64, data []byte) error {
+	if ch := d.chain(series, resolution); ch != nil {
+		return ch.Read(d.c, data)
+	}
+	return nil
+}
+
+// readFrom is where a read of blocks from from starts: the start of its
+// span for a Chained type, so that the blocks coded against earlier ones
+// find them.
+func (d *blockDecoder) readFrom(from int64) int64 {
+	if !d.chained {
+		return from
+	}
+	return from / chainSpan * chainSpan
+}
