@@ -11,11 +11,6 @@ import (
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
-// leakSeries is what leaks and deploys read of the profile series.
-type leakSeries interface {
-	profseries.SeriesReader
-}
-
 // leakQuery reads what the leak endpoint and page take:
 //
 //	query     a label selector (default: all)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/report"
@@ -17,22 +17,9 @@ import (
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// profileSeries is what the server reads of the profiles 'perfscope
-// scrape' stores.
-type profileSeries interface {
-	analysis.SeriesReader
-	ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]store.ProfileTarget, error)
-	Merge(ctx context.Context, q profseries.Query) (*store.Merged, error)
-	Top(ctx context.Context, q profseries.Query, order profiles.Order, n int) (*profiles.FuncTable, error)
-	FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error)
-	Diff(ctx context.Context, base, head profseries.Query) (*profseries.RangeDiff, error)
-}
-
 // Scraper is what the server shows of a scraper running beside it
 // (serve --scrape): its targets' health.
-type Scraper interface {
-	Targets() []scrape.Health
-}
+type Scraper = dashboard.Scraper
 
 // profileQuery reads the query every profile-series endpoint takes:
 //

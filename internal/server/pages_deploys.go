@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -65,25 +64,4 @@ func seriesForm(r *http.Request, defaultSince string) (target, since string, sel
 		return target, since, nil, from, to, err.Error()
 	}
 	return target, since, sel, from, to, ""
-}
-
-// homeDeploys is the home page's section of deploys: those of every
-// service over the last web.HomeDeploysSince, or nil when no CPU profiles
-// are stored. A failure is shown in the section, not in place of the
-// page.
-func (s *Server) homeDeploys(ctx context.Context) *web.HomeDeploys {
-	targets, err := s.cfg.Store.SeriesLabels(ctx, profseries.CPU, nil)
-	if err == nil && len(targets) == 0 {
-		return nil
-	}
-	var rep *profseries.DeployReport
-	if err == nil {
-		now := time.Now()
-		var from, to time.Time
-		from, to, err = profseries.ParseRange(web.HomeDeploysSince, "", "", now)
-		if err == nil {
-			rep, err = profseries.FindDeploys(ctx, s.cfg.Store, nil, from, to, profseries.DeployOptions{})
-		}
-	}
-	return web.NewHomeDeploys(rep, err)
 }

@@ -21,12 +21,6 @@ import (
 	"github.com/perfscope/perfscope/internal/units"
 )
 
-// watchSeries is what the watch pages read of profile series besides what
-// the API reads: resources over time.
-type watchSeries interface {
-	GaugeSeries(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) ([]profseries.GaugePoint, error)
-}
-
 // Watch pages' constants.
 const (
 	// servicesSince is the default range of the services' sparklines.
