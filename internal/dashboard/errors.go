@@ -31,4 +31,9 @@ func NotFound(msg string) error { return kindError{ErrNotFound, msg} }
 // BadInput returns an error of kind ErrBadInput saying msg.
 func BadInput(msg string) error { return kindError{ErrBadInput, msg} }
 
-func unavailable(msg string) error { return kindError{ErrUnavailable, msg} }
+// unavailableError is err, of kind ErrUnavailable.
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string        { return e.err.Error() }
+func (e unavailableError) Unwrap() error        { return e.err }
+func (e unavailableError) Is(target error) bool { return target == ErrUnavailable }

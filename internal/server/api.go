@@ -222,7 +222,7 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 	}
 	e, err := s.dash.Analysis(r.Context(), saved, opts)
 	if err != nil {
-		s.analysisUnavailable(w, r, err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	res := e.Result

@@ -24,10 +24,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // fail answers with an error: JSON for the API, an HTML page otherwise.
-// Server errors are logged; client errors are the client's to read.
+// Server errors are logged; client errors are the client's to read. What
+// is not ready yet says when to ask again.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
 	if code >= 500 {
 		s.cfg.Logf("%s %s: %v", r.Method, r.URL.Path, err)
+	}
+	if errors.Is(err, dashboard.ErrUnavailable) {
+		w.Header().Set("Retry-After", "5")
 	}
 	if isAPI(r) {
 		writeJSON(w, code, api.Error{Error: err.Error(), Status: code})

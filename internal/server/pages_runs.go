@@ -18,7 +18,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/run"
-	"github.com/perfscope/perfscope/internal/store"
 )
 
 // pageRuns lists the profiling runs with their health, newest first:
@@ -32,30 +31,12 @@ import (
 //	       (highest first) or p99 (lowest first)
 func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	f := store.RunFilter{Limit: 200}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			s.fail(w, r, http.StatusBadRequest, badRequest("limit "+strconv.Quote(v)+": want a number of runs, 0 for all"))
-			return
-		}
-		f.Limit = n
-	}
-	q := r.URL.Query()
-	if !web.RunSort(q.Get("sort")) {
-		s.fail(w, r, http.StatusBadRequest, badRequest("sort "+strconv.Quote(q.Get("sort"))+": want one of "+strings.Join(web.RunSorts, ", ")))
-		return
-	}
-	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
+	data, err := s.dash.Runs(r.Context(), r.URL.Query())
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	var sums []web.RunSummary
-	for _, pr := range runs {
-		sums = append(sums, s.dash.Summary(r.Context(), pr))
-	}
-	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.NewRuns(sums, q.Get("q"), q.Get("sort")), start)
+	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", data, start)
 }
 
 // pageRun shows one profiling run: its load results, findings, profiles
@@ -67,29 +48,12 @@ func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 //	route, top, all  as for /api/v1/runs/{id}/report
 func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ctx := r.Context()
-	opts, err := dashboard.ParseReportOptions(r.URL.Query())
+	data, err := s.dash.RunPage(r.Context(), r.PathValue("id"), r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	saved, err := s.dash.Run(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, statusOf(err), err)
-		return
-	}
-	e, err := s.dash.Analysis(ctx, saved, opts)
-	if err != nil {
-		s.analysisUnavailable(w, r, err)
-		return
-	}
-	recent, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: 50})
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	data := web.NewRunPage(saved, e.Result, recent, e.TooLarge)
-	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
+	s.pages.render(w, http.StatusOK, "run", "Run "+data.Run.ID, "runs", data, start)
 }
 
 // pageRunPprof serves pprof's web UI for one profile of a run:

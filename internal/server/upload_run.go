@@ -119,10 +119,3 @@ func (s *Server) handleDeleteRun(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, res)
 }
-
-// analysisUnavailable answers a request whose run analysis is not ready
-// (or failed): 503 with the reason and when to ask again.
-func (s *Server) analysisUnavailable(w http.ResponseWriter, r *http.Request, err error) {
-	w.Header().Set("Retry-After", "5")
-	s.fail(w, r, http.StatusServiceUnavailable, err)
-}
