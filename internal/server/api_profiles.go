@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/profseries"
@@ -232,17 +231,11 @@ func (s *Server) handleProfileFindings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	in, err := analysis.FromSeries(r.Context(), s.cfg.Store, q.Selector, q.From, q.To)
+	res, err := s.dash.RangeFindings(r.Context(), q.Selector, q.From, q.To)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	if len(in.Profiles) == 0 {
-		s.fail(w, r, http.StatusNotFound, notFound("no profiles stored for "+q.Selector.String()+" in the range"))
-		return
-	}
-	in.Source = analysis.Source{Dir: s.cfg.SourceDir, Confined: true}
-	res := analysis.Analyze(r.Context(), in, analysis.Options{NoCompiler: s.cfg.NoCompiler || s.cfg.SourceDir == ""})
 	setFormatType(w, format)
 	if err := report.Write(w, format, res.Analysis, res.Findings); err != nil {
 		s.cfg.Logf("%s: %v", r.URL.Path, err)

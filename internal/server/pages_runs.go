@@ -141,10 +141,13 @@ func (s *Server) servePprof(w http.ResponseWriter, r *http.Request, key pprofweb
 }
 
 // pprofStatus is the status of a failure to show a profile in pprof's
-// UI: 422 for a profile beyond the server's limits, 503 when the request
-// ended waiting for its turn, else 500.
+// UI: 404 for a range without profiles, 422 for a profile beyond the
+// server's limits, 503 when the request ended waiting for its turn, else
+// 500.
 func pprofStatus(err error) int {
 	switch {
+	case errors.Is(err, dashboard.ErrNotFound):
+		return http.StatusNotFound
 	case errors.Is(err, fetch.ErrTooLarge):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
