@@ -283,3 +283,12 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// answerJSON answers with v as JSON, or with err.
+func (s *Server) answerJSON(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}

@@ -55,15 +55,7 @@ func (s *Server) pageTrend(w http.ResponseWriter, r *http.Request) {
 func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	data, err := s.dash.Compare(r.Context(), r.URL.Query())
-	if data == nil {
-		s.fail(w, r, statusOf(err), err)
-		return
-	}
 	// An unknown commit or run (a typo) answers 404 with the form as it
 	// was typed and what was wrong, to be corrected in place.
-	code := http.StatusOK
-	if err != nil {
-		code = statusOf(err)
-	}
-	s.pages.render(w, code, "compare", "Compare", "compare", data, start)
+	renderForm(s, w, r, "compare", "Compare", data, err, start)
 }
