@@ -1,17 +1,13 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 
-	"github.com/perfscope/perfscope/internal/history"
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/report"
-	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -26,7 +22,7 @@ import (
 //	limit    the latest N commits only
 //	order    commit (by committer date, the default) or insertion (by first upload)
 func (s *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
-	f, err := parseFilter(r.URL.Query())
+	f, err := dashboard.ParseFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -50,7 +46,7 @@ func (s *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
 //	package, name    regular expressions the import path and benchmark name must match
 //	unit             one unit only (sec/op, B/op, allocs/op, ...)
 func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
-	f, err := parseFilter(r.URL.Query())
+	f, err := dashboard.ParseFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -72,7 +68,7 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 //	package, name    regular expressions the import path and benchmark name must match
 //	unit             benchmarks that report this unit
 func (s *Server) handleBenchmarks(w http.ResponseWriter, r *http.Request) {
-	f, err := parseFilter(r.URL.Query())
+	f, err := dashboard.ParseFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -105,47 +101,17 @@ func (s *Server) handleBenchmarks(w http.ResponseWriter, r *http.Request) {
 //
 // A series is always in commit order; order is accepted and not used.
 func (s *Server) handleSeries(w http.ResponseWriter, r *http.Request) {
-	q, err := parseSeriesQuery(r)
+	q, err := dashboard.ParseSeriesQuery(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	v, err := s.series(r.Context(), q)
+	v, err := s.dash.Series(r.Context(), q)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
-}
-
-// parseSeriesQuery reads a series request's parameters.
-func parseSeriesQuery(r *http.Request) (seriesQuery, error) {
-	qv := r.URL.Query()
-	var q seriesQuery
-	q.Key = store.SeriesKey{Package: qv.Get("package"), Name: qv.Get("name"), Unit: qv.Get("unit")}
-	if q.Key.Name == "" || q.Key.Unit == "" {
-		return q, badRequest("name a metric: ?package=IMPORTPATH&name=BENCHMARK&unit=UNIT (see /api/v1/benchmarks)")
-	}
-	f, err := parseFilter(qv)
-	if err != nil {
-		return q, err
-	}
-	// package, name and unit name the metric here; they are not
-	// patterns.
-	f.Package, f.Name, f.Unit = "", "", ""
-	switch {
-	case !qv.Has("limit"):
-	case f.Limit == 0:
-		q.Window = history.AllCommits
-	default:
-		q.Window = f.Limit
-	}
-	f.Limit, f.Order = 0, store.ByCommitTime
-	q.Filter = f
-	if q.Alpha, err = parseAlpha(qv); err != nil {
-		return q, err
-	}
-	return q, nil
 }
 
 // handleCompare compares two commits as benchstat compares two files:
@@ -165,7 +131,7 @@ func parseSeriesQuery(r *http.Request) (seriesQuery, error) {
 //	alpha            significance level of the U test (default 0.05)
 //	format           json (default), text or markdown
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
-	cq, err := parseCompareQuery(r.URL.Query())
+	cq, err := dashboard.ParseCompareQuery(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -175,7 +141,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, badRequest(fmt.Sprintf("format %q: want json, text or markdown", format)))
 		return
 	}
-	cc, err := s.compareCommits(r.Context(), cq)
+	cc, err := s.dash.CompareCommits(r.Context(), cq)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -203,7 +169,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 //	since  runs started at or after this time (RFC 3339, 2025-03-01 or Unix seconds)
 //	limit  the latest N runs only
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
-	f, err := parseFilter(r.URL.Query())
+	f, err := dashboard.ParseFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -219,7 +185,7 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 // handleRun returns a profiling run's description, its run.json:
 // GET /api/v1/runs/{id}. 404 for an unknown id. No query parameters.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
-	saved, err := s.loadRun(r.Context(), r.PathValue("id"))
+	saved, err := s.dash.Run(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -247,19 +213,19 @@ func (s *Server) handleRunReport(w http.ResponseWriter, r *http.Request) {
 		}
 		format = f
 	}
-	opts, err := parseReportOptions(q)
+	opts, err := dashboard.ParseReportOptions(q)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	saved, err := s.loadRun(r.Context(), r.PathValue("id"))
+	saved, err := s.dash.Run(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	e, err := s.analysisOf(r.Context(), saved, opts, s.pageWait())
+	e, err := s.dash.Analysis(r.Context(), saved, opts)
 	if err != nil {
-		s.analysisUnavailable(w, r, saved, err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	res := e.Result
@@ -287,7 +253,7 @@ func setFormatType(w http.ResponseWriter, f report.Format) {
 // "go tool pprof http://HOST/api/v1/runs/ID/profiles/cpu" opens it. 404 when
 // the run or the profile does not exist. No query parameters.
 func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
-	saved, err := s.loadRun(r.Context(), r.PathValue("id"))
+	saved, err := s.dash.Run(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
@@ -295,7 +261,7 @@ func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("kind")
 	path := saved.Path(kind)
 	if path == "" {
-		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
+		s.fail(w, r, http.StatusNotFound, dashboard.MissingProfile(saved, kind))
 		return
 	}
 	f, err := os.Open(path)
@@ -314,40 +280,18 @@ func (s *Server) handleProfile(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", fi.ModTime(), f)
 }
 
-// noProfileMessage says why a run has no profile of a kind.
-func noProfileMessage(saved *run.Run, kind string) string {
-	if pf, ok := saved.Lookup(kind); ok && pf.Error != "" {
-		return fmt.Sprintf("run %s has no %s profile: %s", saved.ID, kind, pf.Error)
-	}
-	var kinds []string
-	for _, pf := range saved.Profiles {
-		if pf.File != "" {
-			kinds = append(kinds, pf.Kind)
-		}
-	}
-	return fmt.Sprintf("run %s has no %s profile; it has %v", saved.ID, kind, kinds)
-}
-
-// loadRun reads an indexed run from its directory.
-func (s *Server) loadRun(ctx context.Context, id string) (*run.Run, error) {
-	pr, err := s.cfg.Store.ProfileRun(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	saved, err := run.Load(pr.Dir)
-	if err != nil {
-		if _, statErr := os.Stat(pr.Dir); errors.Is(statErr, fs.ErrNotExist) {
-			return nil, notFound(fmt.Sprintf("run %s is indexed, but its directory %s is gone", id, pr.Dir))
-		}
-		return nil, err
-	}
-	saved.Limits = s.cfg.ProfileLimits
-	return saved, nil
-}
-
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
+}
+
+// answerJSON answers with v as JSON, or with err.
+func (s *Server) answerJSON(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/perfscope/perfscope/internal/gitstate"
 )
 
 // dashboardFixtures holds what scripts/screenshots.sh shows: ten commits of
@@ -93,7 +94,7 @@ func TestDashboardPages(t *testing.T) {
 	ctx := newBrowser(t)
 	ts := startServer(t, Config{NoCompiler: true})
 	commits := pushDashboardFixtures(t, ts)
-	short := func(i int) string { return shortRef(commits[i]) }
+	short := func(i int) string { return gitstate.ShortRef(commits[i]) }
 
 	t.Run("home", func(t *testing.T) {
 		main := visit(t, ctx, ts.URL, "/")

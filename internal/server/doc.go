@@ -10,6 +10,13 @@
 // moment loses nothing it acknowledged. Writes need a token; reads are open
 // to loopback clients and, with PublicRead, to everyone.
 //
+// The server is HTTP wiring and templates: routes, access, headers,
+// metrics, uploads, and for each page or read endpoint a handler that reads
+// the request, asks package dashboard for the page's view model or the
+// endpoint's answer, renders it (templates under web/, JSON, pprof's UI)
+// and maps the error's kind to a status. What a page shows is composed in
+// dashboard and laid out in report/web, never here.
+//
 // Pages are plain HTML from html/template with a small inline SVG chart and
 // no script build step; their state is in the URL, so every view is a link
 // that can be shared. Profiles are shown in pprof's own web UI (pprofweb),

@@ -8,6 +8,7 @@ import (
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -23,10 +24,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // fail answers with an error: JSON for the API, an HTML page otherwise.
-// Server errors are logged; client errors are the client's to read.
+// Server errors are logged; client errors are the client's to read. What
+// is not ready yet says when to ask again.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
 	if code >= 500 {
 		s.cfg.Logf("%s %s: %v", r.Method, r.URL.Path, err)
+	}
+	if errors.Is(err, dashboard.ErrUnavailable) {
+		w.Header().Set("Retry-After", "5")
 	}
 	if isAPI(r) {
 		writeJSON(w, code, api.Error{Error: err.Error(), Status: code})
@@ -35,17 +40,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err erro
 	s.pages.errorPage(w, r, code, err.Error(), "")
 }
 
-// statusOf maps store errors to HTTP status codes: what the client named
-// does not exist (404), or the server failed (500).
+// statusOf maps the kinds of errors to HTTP status codes: what the
+// client named does not exist (404), is wrong (400) or beyond a limit
+// (413), is not ready yet (503), or the server failed (500).
 func statusOf(err error) int {
 	switch {
-	case errors.Is(err, store.ErrUnknownCommit), errors.Is(err, store.ErrUnknownRun), errors.Is(err, errNotFound):
+	case errors.Is(err, store.ErrUnknownCommit), errors.Is(err, store.ErrUnknownRun), errors.Is(err, dashboard.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, errBadRequest):
+	case errors.Is(err, dashboard.ErrBadInput):
 		return http.StatusBadRequest
-	case errors.Is(err, errTooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, analysis.ErrAnalysing):
+	case errors.Is(err, dashboard.ErrUnavailable), errors.Is(err, analysis.ErrAnalysing):
 		return http.StatusServiceUnavailable
 	}
 	var bad *bench.InputError
@@ -67,28 +71,10 @@ func inputStatus(overCap bool) int {
 	return http.StatusBadRequest
 }
 
-var (
-	// errNotFound marks errors about things that do not exist.
-	errNotFound = errors.New("not found")
-	// errBadRequest marks errors in what the client sent.
-	errBadRequest = errors.New("bad request")
-	// errTooLarge marks what the client sent beyond a limit.
-	errTooLarge = errors.New("too large")
-)
-
-// clientError is an error whose message is shown as is and whose kind
-// (errNotFound, errBadRequest) sets the status.
-type clientError struct {
-	kind error
-	msg  string
-}
-
-func (e clientError) Error() string        { return e.msg }
-func (e clientError) Is(target error) bool { return target == e.kind }
-
-func notFound(msg string) error   { return clientError{errNotFound, msg} }
-func badRequest(msg string) error { return clientError{errBadRequest, msg} }
-func tooLarge(msg string) error   { return clientError{errTooLarge, msg} }
+// notFound and badRequest are the errors of those kinds the server
+// answers itself.
+func notFound(msg string) error   { return dashboard.NotFound(msg) }
+func badRequest(msg string) error { return dashboard.BadInput(msg) }
 
 // handleAPINotFound answers any /api/ path no endpoint serves.
 func (s *Server) handleAPINotFound(w http.ResponseWriter, r *http.Request) {

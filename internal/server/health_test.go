@@ -48,7 +48,7 @@ func TestFailedLoadMarked(t *testing.T) {
 			t.Errorf("run list row %q: load failed mark is wrong", row)
 		}
 	}
-	ts.waitAnalysed(t, "failed")
+	ts.waitAnalysed(t, "failed", "healthy")
 	_, page := ts.do(t, http.MethodGet, "/runs/failed", "", "", nil)
 	if !strings.Contains(string(page), "the load failed: 100.0% of requests returned 404 Not Found") {
 		t.Errorf("failed run's page does not say why its load failed:\n%s", page)

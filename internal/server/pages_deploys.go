@@ -1,18 +1,9 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"strconv"
 	"time"
-
-	"github.com/perfscope/perfscope/internal/profseries"
-	"github.com/perfscope/perfscope/internal/report/web"
 )
-
-// deployPageRows bounds the changes the deploys page lists per deploy;
-// it says how many more there are.
-const deployPageRows = 100
 
 // pageDeploys shows the deploys of the services a selector chooses over a
 // range, each with its significant changes:
@@ -21,69 +12,31 @@ const deployPageRows = 100
 // profiles says so (404).
 func (s *Server) pageDeploys(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	target, since, sel, from, to, problem := seriesForm(r, web.HomeDeploysSince)
-	show := func(code int, problem string, rep *profseries.DeployReport) {
-		s.pages.render(w, code, "deploys", "Deploys", "deploys", web.NewDeploys(target, since, problem, rep), start)
-	}
-	if problem != "" {
-		show(http.StatusBadRequest, problem, nil)
-		return
-	}
-	targets, err := s.cfg.Store.SeriesLabels(r.Context(), profseries.CPU, sel)
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	if len(targets) == 0 {
-		show(http.StatusNotFound, "no target with CPU profiles matches "+strconv.Quote(sel.String())+": see the targets scraped with perfscope query targets", nil)
-		return
-	}
-	rep, err := profseries.FindDeploys(r.Context(), s.cfg.Store, sel, from, to, profseries.DeployOptions{Rows: deployPageRows})
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	show(http.StatusOK, "", rep)
+	data, err := s.dash.Deploys(r.Context(), r.URL.Query())
+	renderForm(s, w, r, "deploys", "Deploys", data, err, start)
 }
 
-// seriesForm reads the form of a page over profile series: target, a
-// label selector (default every target), and since, a range ending now
-// (default defaultSince). problem says what is wrong with them, if
-// anything.
-func seriesForm(r *http.Request, defaultSince string) (target, since string, sel profseries.Selector, from, to time.Time, problem string) {
-	v := r.URL.Query()
-	target, since = v.Get("target"), v.Get("since")
-	if since == "" {
-		since = defaultSince
-	}
-	sel, err := profseries.ParseSelector(target)
-	if err != nil {
-		return target, since, nil, from, to, "target: " + err.Error()
-	}
-	from, to, err = profseries.ParseRange(since, "", "", time.Now())
-	if err != nil {
-		return target, since, nil, from, to, err.Error()
-	}
-	return target, since, sel, from, to, ""
+// pageLeaks shows the leaks of the targets a selector chooses over a
+// range: GET /leaks?target=SELECTOR&since=1h. Bad input keeps the form as
+// typed and says what is wrong (400); a range without snapshots says so
+// (404).
+func (s *Server) pageLeaks(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	data, err := s.dash.Leaks(r.Context(), r.URL.Query())
+	renderForm(s, w, r, "leaks", "Leaks", data, err, start)
 }
 
-// homeDeploys is the home page's section of deploys: those of every
-// service over the last web.HomeDeploysSince, or nil when no CPU profiles
-// are stored. A failure is shown in the section, not in place of the
-// page.
-func (s *Server) homeDeploys(ctx context.Context) *web.HomeDeploys {
-	targets, err := s.cfg.Store.SeriesLabels(ctx, profseries.CPU, nil)
-	if err == nil && len(targets) == 0 {
-		return nil
+// renderForm renders the page name of a form: with the status of err's
+// kind when the page says what was wrong, or the error page when there
+// is no page.
+func renderForm[T any](s *Server, w http.ResponseWriter, r *http.Request, name, title string, data *T, err error, start time.Time) {
+	code := http.StatusOK
+	if err != nil {
+		code = statusOf(err)
 	}
-	var rep *profseries.DeployReport
-	if err == nil {
-		now := time.Now()
-		var from, to time.Time
-		from, to, err = profseries.ParseRange(web.HomeDeploysSince, "", "", now)
-		if err == nil {
-			rep, err = profseries.FindDeploys(ctx, s.cfg.Store, nil, from, to, profseries.DeployOptions{})
-		}
+	if data == nil {
+		s.fail(w, r, code, err)
+		return
 	}
-	return web.NewHomeDeploys(rep, err)
+	s.pages.render(w, code, name, title, name, data, start)
 }

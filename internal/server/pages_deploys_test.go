@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/store"
 )
@@ -124,7 +125,7 @@ func TestDeploysOnHomeAndPage(t *testing.T) {
 	}
 
 	code, page := get(link)
-	if n := strings.Count(page, `<td class="function">`); n != min(significant, deployPageRows) {
+	if n := strings.Count(page, `<td class="function">`); n != min(significant, dashboard.DeployPageRows) {
 		t.Errorf("the deploys page lists %d changes, want the %d significant", n, significant)
 	}
 	page = html.UnescapeString(page)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -11,15 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/fetch"
 	"github.com/perfscope/perfscope/internal/pprofweb"
 	"github.com/perfscope/perfscope/internal/report/web"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
-	"github.com/perfscope/perfscope/internal/store"
 )
 
 // pageRuns lists the profiling runs with their health, newest first:
@@ -33,50 +31,12 @@ import (
 //	       (highest first) or p99 (lowest first)
 func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	f := store.RunFilter{Limit: 200}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			s.fail(w, r, http.StatusBadRequest, badRequest("limit "+strconv.Quote(v)+": want a number of runs, 0 for all"))
-			return
-		}
-		f.Limit = n
-	}
-	q := r.URL.Query()
-	if !web.RunSort(q.Get("sort")) {
-		s.fail(w, r, http.StatusBadRequest, badRequest("sort "+strconv.Quote(q.Get("sort"))+": want one of "+strings.Join(web.RunSorts, ", ")))
-		return
-	}
-	runs, err := s.cfg.Store.ProfileRuns(r.Context(), f)
+	data, err := s.dash.Runs(r.Context(), r.URL.Query())
 	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	var sums []web.RunSummary
-	for _, pr := range runs {
-		sums = append(sums, s.summarize(r.Context(), pr))
-	}
-	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", web.NewRuns(sums, q.Get("q"), q.Get("sort")), start)
-}
-
-// parseReportOptions reads the report options route, top and all.
-func parseReportOptions(q url.Values) (profiles.Options, error) {
-	opts := profiles.Options{Route: q.Get("route")}
-	if v := q.Get("top"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return opts, badRequest(fmt.Sprintf("top %q: want a number of rows, 1 or more", v))
-		}
-		opts.Top = n
-	}
-	if v := q.Get("all"); v != "" {
-		all, err := strconv.ParseBool(v)
-		if err != nil {
-			return opts, badRequest(fmt.Sprintf("all %q: want true or false", v))
-		}
-		opts.All = all
-	}
-	return opts, nil
+	s.pages.render(w, http.StatusOK, "runs", "Runs", "runs", data, start)
 }
 
 // pageRun shows one profiling run: its load results, findings, profiles
@@ -88,29 +48,12 @@ func parseReportOptions(q url.Values) (profiles.Options, error) {
 //	route, top, all  as for /api/v1/runs/{id}/report
 func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ctx := r.Context()
-	opts, err := parseReportOptions(r.URL.Query())
+	data, err := s.dash.RunPage(r.Context(), r.PathValue("id"), r.URL.Query())
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	saved, err := s.loadRun(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, statusOf(err), err)
-		return
-	}
-	e, err := s.analysisOf(ctx, saved, opts, s.pageWait())
-	if err != nil {
-		s.analysisUnavailable(w, r, saved, err)
-		return
-	}
-	recent, err := s.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: 50})
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	data := web.NewRunPage(saved, e.Result, recent, e.TooLarge)
-	s.pages.render(w, http.StatusOK, "run", "Run "+saved.ID, "runs", data, start)
+	s.pages.render(w, http.StatusOK, "run", "Run "+data.Run.ID, "runs", data, start)
 }
 
 // pageRunPprof serves pprof's web UI for one profile of a run:
@@ -123,13 +66,13 @@ func (s *Server) pageRunPprof(w http.ResponseWriter, r *http.Request) {
 	if s.graphvizMissing(w, r, view) {
 		return
 	}
-	saved, err := s.loadRun(r.Context(), id)
+	saved, err := s.dash.Run(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if !saved.Has(kind) {
-		s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
+		s.fail(w, r, http.StatusNotFound, dashboard.MissingProfile(saved, kind))
 		return
 	}
 	prefix := "/runs/" + url.PathEscape(saved.ID) + "/pprof/" + url.PathEscape(kind)
@@ -147,19 +90,19 @@ func (s *Server) pageDiffPprof(w http.ResponseWriter, r *http.Request) {
 	if s.graphvizMissing(w, r, view) {
 		return
 	}
-	base, err := s.loadRun(r.Context(), r.PathValue("base"))
+	base, err := s.dash.Run(r.Context(), r.PathValue("base"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	head, err := s.loadRun(r.Context(), r.PathValue("head"))
+	head, err := s.dash.Run(r.Context(), r.PathValue("head"))
 	if err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	for _, saved := range []*run.Run{base, head} {
 		if !saved.Has(kind) {
-			s.fail(w, r, http.StatusNotFound, notFound(noProfileMessage(saved, kind)))
+			s.fail(w, r, http.StatusNotFound, dashboard.MissingProfile(saved, kind))
 			return
 		}
 	}
@@ -207,10 +150,13 @@ func (s *Server) serveProfiles(w http.ResponseWriter, r *http.Request, key pprof
 }
 
 // pprofStatus is the status of a failure to show a profile in pprof's
-// UI: 422 for a profile beyond the server's limits, 503 when the request
-// ended waiting for its turn, else 500.
+// UI: 404 for a range without profiles, 422 for a profile beyond the
+// server's limits, 503 when the request ended waiting for its turn, else
+// 500.
 func pprofStatus(err error) int {
 	switch {
+	case errors.Is(err, dashboard.ErrNotFound):
+		return http.StatusNotFound
 	case errors.Is(err, fetch.ErrTooLarge):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -231,28 +177,4 @@ func (s *Server) graphvizMissing(w http.ResponseWriter, r *http.Request, view st
 	}
 	s.pages.errorPage(w, r, http.StatusNotImplemented, "The graph view needs Graphviz.", web.GraphvizHint)
 	return true
-}
-
-// compareRuns puts two runs side by side as 'perfscope demo' does.
-func (s *Server) compareRuns(ctx context.Context, baseID, headID string) (*web.RunComparison, error) {
-	if baseID == "" || headID == "" {
-		return nil, badRequest("choose two runs to compare")
-	}
-	base, err := s.loadRun(ctx, baseID)
-	if err != nil {
-		return nil, err
-	}
-	head, err := s.loadRun(ctx, headID)
-	if err != nil {
-		return nil, err
-	}
-	be, err := s.analysisOf(ctx, base, profiles.Options{}, s.pageWait())
-	if err != nil {
-		return nil, err
-	}
-	he, err := s.analysisOf(ctx, head, profiles.Options{}, s.pageWait())
-	if err != nil {
-		return nil, err
-	}
-	return web.NewRunComparison(base, head, be.Result, he.Result), nil
 }

@@ -14,11 +14,10 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/fetch"
-	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/httpmetrics"
 	"github.com/perfscope/perfscope/internal/pprofweb"
-	"github.com/perfscope/perfscope/internal/report/web"
 	"github.com/perfscope/perfscope/internal/run"
 	"github.com/perfscope/perfscope/internal/runupload"
 	"github.com/perfscope/perfscope/internal/store"
@@ -37,37 +36,15 @@ const (
 	DefaultAnalysisTimeout = 3 * time.Minute
 )
 
-// A Backend is the store the server reads and writes: of each kind of data,
-// the methods the server calls. The store that store.Open returns
-// implements it.
+// A Backend is the store the server reads and writes: what the dashboard
+// reads, and the writes and token checks the server makes itself. The
+// store that store.Open returns implements it.
 type Backend interface {
-	benchHistory
-	runIndex
-	tokenChecker
-	profileSeries
-	leakSeries
-	watchSeries
-}
-
-// benchHistory is what the server records and reads of the benchmark
-// history.
-type benchHistory interface {
+	dashboard.Store
 	SaveBenchRun(ctx context.Context, saved store.BenchRun) (int64, error)
-	Commits(ctx context.Context, f store.Filter) ([]store.Commit, error)
-	Benchmarks(ctx context.Context, f store.Filter) ([]store.Benchmark, error)
-	Series(ctx context.Context, key store.SeriesKey, f store.Filter) ([]store.SeriesPoint, error)
-	CommitSamples(ctx context.Context, ref string, f store.Filter) (*store.CommitSamples, error)
-	gate.RecordedProfiles
-	BenchVersion(ctx context.Context) (store.Version, error)
-}
-
-// runIndex is what the server keeps and reads of the index of profiling
-// runs; the runs' files are in Config.DataDir.
-type runIndex interface {
 	SaveProfileRun(ctx context.Context, saved *run.Run) error
-	ProfileRuns(ctx context.Context, f store.RunFilter) ([]store.ProfileRun, error)
-	ProfileRun(ctx context.Context, id string) (store.ProfileRun, error)
 	DeleteProfileRun(ctx context.Context, id string) error
+	tokenChecker
 }
 
 // tokenChecker checks the API tokens requests carry; tokens are made and
@@ -134,10 +111,9 @@ type Server struct {
 	cfg      Config
 	mux      *http.ServeMux
 	metrics  *httpmetrics.Registry
-	cache    *web.ChangesCache
+	dash     *dashboard.Dashboard
 	pprof    *pprofweb.UIs
 	pages    *pages
-	menus    filterMenus
 	analyses *analysis.Shared
 	// runMu serialises the check-move-index of run uploads, so two
 	// uploads of the same id cannot both pass the check.
@@ -180,14 +156,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	analyses := analysis.NewShared(analysis.SharedConfig{Slots: cfg.AnalysisSlots, Timeout: cfg.AnalysisTimeout, Source: analysis.Source{Dir: cfg.SourceDir, Confined: true}, NoCompiler: cfg.NoCompiler})
 	s := &Server{
-		cfg:      cfg,
-		mux:      http.NewServeMux(),
-		metrics:  httpmetrics.New(),
-		cache:    web.NewChangesCache(web.CacheCommits),
+		cfg:     cfg,
+		mux:     http.NewServeMux(),
+		metrics: httpmetrics.New(),
+		dash: dashboard.New(dashboard.Config{Store: cfg.Store, Analyses: analyses, ProfileLimits: cfg.ProfileLimits,
+			SourceDir: cfg.SourceDir, NoCompiler: cfg.NoCompiler, Scraper: cfg.Scraper,
+			// A page waits for an analysis most of the request's time.
+			Wait: cfg.RequestTimeout * 3 / 4}),
 		pprof:    pprofweb.New(pprofweb.Config{Max: 16, SourceDir: cfg.SourceDir}),
 		pages:    pg,
-		analyses: analysis.NewShared(analysis.SharedConfig{Slots: cfg.AnalysisSlots, Timeout: cfg.AnalysisTimeout, Source: analysis.Source{Dir: cfg.SourceDir, Confined: true}, NoCompiler: cfg.NoCompiler}),
+		analyses: analyses,
 	}
 	s.routes()
 	return s, nil

@@ -6,14 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/bench"
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/gitstate"
-	"github.com/perfscope/perfscope/internal/store"
 )
 
 // handleUploadBench stores one run of benchmarks: POST /api/v1/bench with a
@@ -55,7 +52,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		s.uploadFailed(w, r, "bench", err)
 		return
 	}
-	run, err := benchRunOf(r.URL.Query(), parsed)
+	run, err := dashboard.BenchRun(r.URL.Query(), parsed)
 	if err != nil {
 		s.uploadFailed(w, r, "bench", err)
 		return
@@ -66,7 +63,7 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.Upload("bench", "ok", body.n)
-	s.cache.Invalidate()
+	s.dash.BenchChanged()
 	res := api.BenchUpload{
 		ID: id, Commit: run.Commit, Branch: run.Branch, Dirty: run.Dirty, Machine: run.Machine.Hostname,
 		Subject: gitstate.OneLine(run.Subject, gitstate.MaxSubject), Author: gitstate.OneLine(run.Author, gitstate.MaxAuthor),
@@ -84,98 +81,6 @@ func (s *Server) handleUploadBench(w http.ResponseWriter, r *http.Request) {
 		res.Warnings = append(res.Warnings, warning.Error())
 	}
 	writeJSON(w, http.StatusCreated, res)
-}
-
-// benchRunOf builds the run to store from the query parameters and the
-// parsed file. Errors are the client's.
-func benchRunOf(q url.Values, parsed *bench.Results) (store.BenchRun, error) {
-	if len(parsed.Results) == 0 {
-		msg := "no benchmark results in the body: send Go benchmark format ('go test -bench' output, lines such as 'BenchmarkX-8  1000  123 ns/op')"
-		if len(parsed.Warnings) > 0 {
-			msg += "; first malformed line: " + parsed.Warnings[0].Error()
-		}
-		return store.BenchRun{}, badRequest(msg)
-	}
-	// The file's own configuration, where every result agrees on it.
-	conf := func(key string) (string, error) {
-		v := parsed.Results[0].GetConfig(key)
-		for _, r := range parsed.Results[1:] {
-			if r.GetConfig(key) != v {
-				return "", badRequest(fmt.Sprintf("the results disagree on %q (%q and %q): upload one file per %s", key, v, r.GetConfig(key), key))
-			}
-		}
-		return v, nil
-	}
-	pick := func(v, key string) (string, error) {
-		if v != "" || key == "" {
-			return v, nil
-		}
-		return conf(key)
-	}
-	p := api.ParseBenchParams(q)
-	var run store.BenchRun
-	var err error
-	fields := []struct {
-		param, value, key string
-		dst               *string
-	}{
-		{"commit", p.Commit, "commit", &run.Commit},
-		{"branch", p.Branch, "branch", &run.Branch},
-		{"subject", p.Subject, "", &run.Subject},
-		{"author", p.Author, "", &run.Author},
-		{"machine", p.Machine, "", &run.Machine.Hostname},
-		{"goos", p.GOOS, "goos", &run.Machine.GOOS},
-		{"goarch", p.GOARCH, "goarch", &run.Machine.GOARCH},
-		{"cpu", p.CPU, "cpu", &run.Machine.CPU},
-		{"go", p.Go, "go", &run.GoVersion},
-		{"package", p.Package, "", &run.Package},
-	}
-	for _, f := range fields {
-		if *f.dst, err = pick(f.value, f.key); err != nil {
-			return run, err
-		}
-		if len(*f.dst) > 512 {
-			return run, badRequest(fmt.Sprintf("%s is longer than 512 characters", f.param))
-		}
-	}
-	if run.Commit == "" {
-		return run, badRequest("no commit: pass ?commit=HASH or upload a file with a 'commit:' line (as 'perfscope bench' writes)")
-	}
-	if strings.ContainsAny(run.Commit, " \t\n/") {
-		return run, badRequest(fmt.Sprintf("commit %q: want a hash, without spaces or slashes", run.Commit))
-	}
-	dirty, err := pick(p.Dirty, "dirty")
-	if err != nil {
-		return run, err
-	}
-	if dirty != "" {
-		if run.Dirty, err = strconv.ParseBool(dirty); err != nil {
-			return run, badRequest(fmt.Sprintf("dirty %q: want true or false", dirty))
-		}
-	}
-	if run.CommitTime, err = parseTimeParam("commit_time", p.CommitTime); err != nil {
-		return run, err
-	}
-	if run.Time, err = parseTimeParam("time", p.Time); err != nil {
-		return run, err
-	}
-	run.Results = parsed.Results
-	return run, nil
-}
-
-// parseTimeParam reads a time given as RFC 3339 or Unix seconds; absent is
-// the zero time.
-func parseTimeParam(name, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec > 0 {
-		return time.Unix(sec, 0).UTC(), nil
-	}
-	return time.Time{}, badRequest(fmt.Sprintf("%s %q: want RFC 3339 (2025-03-01T12:00:00Z) or Unix seconds", name, v))
 }
 
 // countingReader counts the bytes read through it.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/api"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
@@ -119,14 +118,4 @@ func (s *Server) handleDeleteRun(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, res)
-}
-
-// analysisUnavailable answers a request whose run analysis is not ready:
-// 503 with the reason and when to ask again.
-func (s *Server) analysisUnavailable(w http.ResponseWriter, r *http.Request, saved *run.Run, err error) {
-	w.Header().Set("Retry-After", "5")
-	if errors.Is(err, analysis.ErrAnalysing) {
-		err = fmt.Errorf("run %s is still being analysed: reload in a few seconds", saved.ID)
-	}
-	s.fail(w, r, http.StatusServiceUnavailable, err)
 }

@@ -1,7 +1,7 @@
 // Package web is the dashboard's rendering: the view models its pages are
 // made of, the tables, charts and number formats they show, and the
-// functions its templates call. It is report's room for HTML: the server
-// asks the store, history, benchstats and analysis for results and hands
+// functions its templates call. It is report's room for HTML: package
+// dashboard asks the store, history, benchstats and analysis for results and hands
 // them here to be laid out; nothing here decides what changed, reads a
 // store or answers a request.
 //

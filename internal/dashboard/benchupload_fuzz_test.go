@@ -1,8 +1,8 @@
-package server
+package dashboard
 
 import (
 	"bytes"
-	"net/http"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzBenchUpload feeds benchmark upload bodies and query strings to the
-// parsing part of the bench upload handler: never a panic, every refusal a
-// 400, and an accepted run has a commit without spaces or slashes.
+// parsing of a benchmark upload: never a panic, every refusal the
+// client's (bad input, or a malformed file naming the upload), and an
+// accepted run has a commit without spaces or slashes.
 func FuzzBenchUpload(f *testing.F) {
 	f.Add("commit=abc123&branch=main&time=1700000000", []byte("goos: linux\npkg: x\nBenchmarkA-8  100  12 ns/op  0 B/op\n"))
 	f.Add("dirty=maybe", []byte("commit: abc\nBenchmarkA 1 1 ns/op\n"))
@@ -24,15 +25,16 @@ func FuzzBenchUpload(f *testing.F) {
 		}
 		parsed, err := bench.Parse(bytes.NewReader(body), "upload")
 		if err != nil {
-			if statusOf(err) != http.StatusBadRequest && !strings.Contains(err.Error(), "upload") {
+			var bad *bench.InputError
+			if !(errors.As(err, &bad) && !bad.Cap) && !strings.Contains(err.Error(), "upload") {
 				t.Fatalf("parse refused without naming the upload: %v", err)
 			}
 			return
 		}
-		run, err := benchRunOf(q, parsed)
+		run, err := BenchRun(q, parsed)
 		if err != nil {
-			if statusOf(err) != http.StatusBadRequest {
-				t.Fatalf("refused with status %d: %v", statusOf(err), err)
+			if !errors.Is(err, ErrBadInput) {
+				t.Fatalf("refused as the server's own failure: %v", err)
 			}
 			return
 		}

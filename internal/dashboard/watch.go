@@ -1,0 +1,416 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/analysis"
+	"github.com/perfscope/perfscope/internal/profiles"
+	"github.com/perfscope/perfscope/internal/profseries"
+	"github.com/perfscope/perfscope/internal/report/web"
+	"github.com/perfscope/perfscope/internal/scrape"
+	"github.com/perfscope/perfscope/internal/store"
+	"github.com/perfscope/perfscope/internal/units"
+)
+
+// Watch pages' constants.
+const (
+	// servicesSince is the default range of the services' sparklines.
+	servicesSince = "6h"
+	// sparkPoints and chartPoints are about how many steps a sparkline
+	// and a chart of the service page have.
+	sparkPoints, chartPoints = 60, 240
+	// scrapeInterval is the scraper's default interval: the finest step
+	// worth drawing.
+	scrapeInterval = 10 * time.Second
+	// versionLabel is the label whose changes "this version vs the
+	// previous" compares.
+	versionLabel = "version"
+)
+
+// watchNow is the end of the ranges "ago" is counted from: now, rounded
+// up to a whole scrape interval, so that the pages of one interval are the
+// same range and share pprof's UI, and nothing stored is left out.
+func watchNow() time.Time { return time.Now().Truncate(scrapeInterval).Add(scrapeInterval) }
+
+// Services lists every scraped target: its health, the types stored,
+// sparklines of CPU, heap in use and goroutines over since, a duration
+// ago ("" for the last 6h).
+func (d *Dashboard) Services(ctx context.Context, since string) (*web.ServicesPage, error) {
+	if since == "" {
+		since = servicesSince
+	}
+	now := watchNow()
+	from, err := units.ParseInstant(since, now)
+	if err != nil || !from.Before(now) {
+		return nil, BadInput("since " + strconv.Quote(since) + ": give a duration ago, such as 1h, 24h or 7d")
+	}
+	stored, err := d.cfg.Store.ProfileTargets(ctx, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	var health []scrape.Health
+	if d.cfg.Scraper != nil {
+		health = d.cfg.Scraper.Targets()
+	}
+	targets := serviceTargets(stored, health)
+	step := profseries.StepFor(from, now, sparkPoints, scrapeInterval)
+	for i := range targets {
+		t := &targets[i]
+		for _, g := range profseries.Gauges {
+			if !slices.Contains(t.Types, g.Type) {
+				t.Gauges = append(t.Gauges, web.GaugeLine{Gauge: g, Step: step})
+				continue
+			}
+			pts, err := d.cfg.Store.GaugeSeries(ctx, g, profseries.Exact(t.Labels), from, now, step)
+			if err != nil {
+				return nil, err
+			}
+			t.Gauges = append(t.Gauges, web.GaugeLine{Gauge: g, Points: pts, Step: step})
+		}
+	}
+	return web.NewServicesPage(since, from, now, targets, d.cfg.Scraper != nil), nil
+}
+
+// serviceTargets joins the stored series, by label set less the version
+// label (a deploy does not make a new service), with the health of the
+// scraper's targets; a target the scraper has not stored anything of yet
+// is listed too.
+func serviceTargets(stored []store.ProfileTarget, health []scrape.Health) []web.ServiceTarget {
+	var out []web.ServiceTarget
+	index := map[string]int{}
+	get := func(ls profseries.Labels) *web.ServiceTarget {
+		ls = withoutLabel(ls, versionLabel)
+		key := ls.String()
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, web.ServiceTarget{Labels: ls})
+		}
+		return &out[i]
+	}
+	for _, st := range stored {
+		t := get(st.Labels)
+		if !slices.Contains(t.Types, st.Type) {
+			t.Types = append(t.Types, st.Type)
+		}
+		if st.Last.After(t.Last) {
+			t.Last = st.Last
+			t.Version = st.Labels.Get(versionLabel)
+		}
+	}
+	for _, h := range health {
+		t := get(h.Labels)
+		t.Health = web.TargetHealth{Known: true, Up: h.Up, LastError: h.LastError, LastScrape: h.LastScrape}
+		if v := h.Labels.Get(versionLabel); v != "" {
+			t.Version = v
+		}
+	}
+	for i := range out {
+		slices.SortFunc(out[i].Types, func(a, b string) int {
+			return slices.Index(profseries.Types, a) - slices.Index(profseries.Types, b)
+		})
+	}
+	return out
+}
+
+// withoutLabel returns ls less the label named name.
+func withoutLabel(ls profseries.Labels, name string) profseries.Labels {
+	out := make(profseries.Labels, 0, len(ls))
+	for _, l := range ls {
+		if l.Name != name {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ServiceQuery reads the service page's state from its query: target,
+// base_target, type (default cpu), from (default 1h), to, base_from,
+// base_to, fn, sort and search.
+func ServiceQuery(v url.Values) web.ServiceQuery {
+	q := web.ServiceQuery{Target: v.Get("target"), BaseTarget: v.Get("base_target"), Type: v.Get("type"), From: v.Get("from"), To: v.Get("to"),
+		BaseFrom: v.Get("base_from"), BaseTo: v.Get("base_to"), Function: v.Get("fn"), Sort: v.Get("sort"), Search: v.Get("search")}
+	if q.Type == "" {
+		q.Type = profseries.CPU
+	}
+	if q.From == "" {
+		q.From = "1h"
+	}
+	return q
+}
+
+// A resolvedQuery is a service page's query read: its selectors and
+// ranges.
+type resolvedQuery struct {
+	sel, baseSel     profseries.Selector
+	from, to         time.Time
+	baseFrom, baseTo time.Time
+	compare          bool
+}
+
+// resolve reads q, or says in one line what is wrong with it.
+func resolve(q web.ServiceQuery, now time.Time) (rq resolvedQuery, err error) {
+	if q.Target == "" {
+		return rq, errors.New("target: give a label selector, such as {job=\"api\"}; every target is listed under Services")
+	}
+	if rq.sel, err = profseries.ParseSelector(q.Target); err != nil {
+		return rq, errors.New("target: " + err.Error())
+	}
+	rq.baseSel = rq.sel
+	if q.BaseTarget != "" {
+		if rq.baseSel, err = profseries.ParseSelector(q.BaseTarget); err != nil {
+			return rq, errors.New("base target: " + err.Error())
+		}
+	}
+	if !slices.Contains(profseries.Types, q.Type) {
+		return rq, errors.New("type " + strconv.Quote(q.Type) + ": choose one of the profile types listed")
+	}
+	if rq.from, rq.to, err = profseries.ParseRange("", q.From, q.To, now); err != nil {
+		return rq, errors.New("range: " + err.Error())
+	}
+	if q.BaseFrom != "" || q.BaseTo != "" {
+		rq.compare = true
+		if rq.baseFrom, rq.baseTo, err = profseries.ParseRange("", q.BaseFrom, q.BaseTo, now); err != nil {
+			return rq, errors.New("compared range: " + err.Error())
+		}
+	}
+	switch q.Sort {
+	case "", "flat", "cum", "name":
+	default:
+		return rq, errors.New("sort " + strconv.Quote(q.Sort) + ": sort by flat, cum or name")
+	}
+	return rq, nil
+}
+
+// Service is the page of one service, or of every target a selector
+// chooses, over a time range. A query that cannot be read (ErrBadInput)
+// or a selector that chooses no stored series (ErrNotFound) is said on
+// the page, which keeps the form as typed: a page and an error together.
+// A nil page is the dashboard's own failure.
+func (d *Dashboard) Service(ctx context.Context, q web.ServiceQuery) (*web.ServicePage, error) {
+	now := watchNow()
+	rq, err := resolve(q, now)
+	if err != nil {
+		p := web.NewServicePage(q, now.Add(-time.Hour), now)
+		p.Problem = err.Error()
+		return p, BadInput(p.Problem)
+	}
+	p := web.NewServicePage(q, rq.from, rq.to)
+	spans, err := d.spans(ctx, q.Type, rq.sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(spans) == 0 {
+		all, err := d.spans(ctx, "", rq.sel)
+		if err != nil {
+			return nil, err
+		}
+		p.Problem = "No stored target matches " + rq.sel.String() + "; every target is listed under Services."
+		if len(all) > 0 {
+			p.Problem = "No " + q.Type + " profiles are stored for " + rq.sel.String() + ": choose another type."
+		}
+		return p, NotFound(p.Problem)
+	}
+	if err := d.fillService(ctx, p, q, rq, spans); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// spans lists the time the stored series of typ ("" every type) that sel
+// chooses cover.
+func (d *Dashboard) spans(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Span, error) {
+	ts, err := d.cfg.Store.ProfileTargets(ctx, typ, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]profseries.Span, len(ts))
+	for i, t := range ts {
+		out[i] = profseries.Span{Labels: t.Labels, First: t.First, Last: t.Last}
+	}
+	return out, nil
+}
+
+// fillService reads what the service page shows of a query that names
+// stored series.
+func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.ServiceQuery, rq resolvedQuery, spans []profseries.Span) error {
+	targets := distinctTargets(spans)
+	step := profseries.StepFor(rq.from, rq.to, chartPoints, scrapeInterval)
+	for _, g := range profseries.Gauges {
+		pts, err := d.cfg.Store.GaugeSeries(ctx, g, rq.sel, rq.from, rq.to, step)
+		if err != nil {
+			return err
+		}
+		p.Charts = append(p.Charts, web.NewTimeChart(web.GaugeLine{Gauge: g, Points: pts, Step: step, Targets: targets}, rq.from, rq.to))
+	}
+	query := profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}
+	p.Download = "/api/v1/profiles/merge?" + url.Values{"query": {q.Target}, "type": {q.Type}, "from": {stampOf(rq.from)}, "to": {stampOf(rq.to)}}.Encode()
+	p.NowVsHour = nowVsHour(q, rq)
+	p.VersionVsPrevious, p.VersionNote = versionVsPrevious(q, rq, spans)
+
+	top, err := d.cfg.Store.Top(ctx, query, profiles.ByFlat, 0)
+	if errors.Is(err, store.ErrNoProfiles) {
+		p.Empty = "No " + q.Type + " profiles of " + rq.sel.String() + " were scraped from " + p.From + " to " + p.To + "."
+		if nf, nt, ok := profseries.NearestRange(spans, rq.from, rq.to); ok {
+			nq := q
+			nq.From, nq.To, nq.BaseFrom, nq.BaseTo = stampOf(nf), stampOf(nt), "", ""
+			p.Nearest = nq.Href()
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p.Top = web.NewTopTable(top, q)
+	var base *[2]time.Time
+	if rq.compare {
+		bq := query
+		bq.Selector, bq.From, bq.To = rq.baseSel, rq.baseFrom, rq.baseTo
+		diff, err := d.cfg.Store.Diff(ctx, bq, query)
+		if errors.Is(err, store.ErrNoProfiles) {
+			p.Compare = &web.CompareView{Problem: "The compared range holds no " + q.Type + " profiles of " + rq.baseSel.String() + "."}
+		} else if err != nil {
+			return err
+		} else {
+			p.Compare = web.NewCompareView(diff, q, rq.baseFrom, rq.baseTo, rq.from, rq.to)
+			base = &[2]time.Time{rq.baseFrom, rq.baseTo}
+		}
+	}
+	fv := web.FlameQuery(q, rq.from, rq.to, base)
+	p.Flame = web.ServiceFlamePath + "/flamegraph?" + fv.Encode()
+	p.FlameUI = web.ServiceFlamePath + "/top?" + fv.Encode()
+	if q.Function != "" {
+		pts, err := d.cfg.Store.FunctionSeries(ctx, query, q.Function, step)
+		problem := ""
+		if errors.Is(err, profseries.ErrNoFunction) {
+			problem, err = err.Error(), nil
+		}
+		if err != nil {
+			return err
+		}
+		p.Function = web.NewFunctionView(q, pts, step, rq.from, rq.to, problem)
+	}
+	res, err := d.RangeFindings(ctx, rq.sel, rq.from, rq.to)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		p.FindingsNote = "No profiles in the range to diagnose."
+	case err != nil:
+		return err
+	default:
+		p.Findings, p.CompilerSkipped = res.Findings, res.CompilerSkipped
+	}
+	return nil
+}
+
+// distinctTargets counts the label sets of spans.
+func distinctTargets(spans []profseries.Span) int {
+	seen := map[string]bool{}
+	for _, s := range spans {
+		seen[s.Labels.String()] = true
+	}
+	return len(seen)
+}
+
+func stampOf(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// nowVsHour is the address comparing the range with the same range an
+// hour before.
+func nowVsHour(q web.ServiceQuery, rq resolvedQuery) string {
+	c := q
+	c.BaseTarget, c.Function = "", ""
+	c.From, c.To = stampOf(rq.from), stampOf(rq.to)
+	c.BaseFrom, c.BaseTo = stampOf(rq.from.Add(-time.Hour)), stampOf(rq.to.Add(-time.Hour))
+	return c.Href()
+}
+
+// versionVsPrevious is the address comparing the latest version the
+// selector's series carry (their version label) with the one before, each
+// over the time it was scraped; or why there is none.
+func versionVsPrevious(q web.ServiceQuery, rq resolvedQuery, spans []profseries.Span) (href, note string) {
+	vs := profseries.Versions(spans, versionLabel)
+	if len(vs) < 2 {
+		if len(vs) == 0 {
+			return "", "No " + versionLabel + " label on these series: a deploy shows as a new value of it."
+		}
+		return "", "One " + versionLabel + " only (" + vs[0].Value + ") in the stored scrapes."
+	}
+	head, base := vs[len(vs)-1], vs[len(vs)-2]
+	sel := rq.sel.Without(versionLabel)
+	c := q
+	c.Function = ""
+	c.Target, c.BaseTarget = sel.With(versionLabel, head.Value).String(), sel.With(versionLabel, base.Value).String()
+	c.From, c.To = stampOf(head.First), stampOf(head.Last.Add(time.Second))
+	c.BaseFrom, c.BaseTo = stampOf(base.First), stampOf(base.Last.Add(time.Second))
+	return c.Href(), base.Value + " → " + head.Value
+}
+
+// RangeFindings runs the analysis on every profile type that sel stores
+// over [from, to), as a run's analysis, in one of the analyses' slots;
+// an ErrNotFound when the range holds no profiles.
+func (d *Dashboard) RangeFindings(ctx context.Context, sel profseries.Selector, from, to time.Time) (*analysis.Result, error) {
+	release, err := d.cfg.Analyses.Parsing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	in, err := analysis.FromSeries(ctx, d.cfg.Store, sel, from, to)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Profiles) == 0 {
+		return nil, NotFound("no profiles stored for " + sel.String() + " in the range")
+	}
+	in.Source = analysis.Source{Dir: d.cfg.SourceDir, Confined: true}
+	res := analysis.Analyze(ctx, in, analysis.Options{NoCompiler: d.cfg.NoCompiler || d.cfg.SourceDir == ""})
+	return res, nil
+}
+
+// RangeProfiles are the profiles a service page's flame graph shows: the
+// range merged, minus the compared range when there is one.
+type RangeProfiles struct {
+	Head profseries.Query
+	Base *profseries.Query
+	// HeadKey and BaseKey name the ranges, to share the views of one.
+	HeadKey, BaseKey string
+}
+
+// ServiceProfiles reads the ranges of the service page's query q; what
+// is wrong with it is an ErrBadInput.
+func ServiceProfiles(q web.ServiceQuery, now time.Time) (*RangeProfiles, error) {
+	rq, err := resolve(q, now)
+	if err != nil {
+		return nil, BadInput(err.Error())
+	}
+	rp := &RangeProfiles{Head: profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}}
+	rp.HeadKey = "series " + rq.sel.String() + " " + stampOf(rq.from) + " " + stampOf(rq.to)
+	if rq.compare {
+		rp.Base = &profseries.Query{Type: q.Type, Selector: rq.baseSel, From: rq.baseFrom, To: rq.baseTo}
+		rp.BaseKey = "series " + rq.baseSel.String() + " " + stampOf(rq.baseFrom) + " " + stampOf(rq.baseTo)
+	}
+	return rp, nil
+}
+
+// Profiles merges the ranges of rp, in one of the analyses' slots; an
+// ErrNotFound when a range holds no profiles.
+func (d *Dashboard) Profiles(ctx context.Context, rp *RangeProfiles) (head, base *profile.Profile, err error) {
+	release, err := d.cfg.Analyses.Parsing(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	if head, err = d.cfg.Store.MergedProfile(ctx, rp.Head); err == nil && rp.Base != nil {
+		base, err = d.cfg.Store.MergedProfile(ctx, *rp.Base)
+	}
+	if errors.Is(err, store.ErrNoProfiles) {
+		err = NotFound(err.Error())
+	}
+	return head, base, err
+}
