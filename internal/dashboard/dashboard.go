@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/perfscope/perfscope/internal/analysis"
-	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/fetch"
+	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/report/web"
