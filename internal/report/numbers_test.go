@@ -87,9 +87,6 @@ var numberFormattingAllowed = map[string]string{
 // readers where they compute them; each is to move into the rendering
 // layer, and nothing new may join them.
 var numberFormattingPending = map[string]string{
-	// A finding's summary and measures are sentences written by the rule
-	// that found it; they become values the renderer spells.
-	"internal/findings/": "summaries and measures are written by the rules",
 	// Notes and status lines written while benchmarks run.
 	"internal/bench/instructions.go:InstructionOptions.PlanIterations": "a plan's note",
 	"internal/bench/run.go:Run":                                        "a status line (\"building the tests of 3 packages\")",

@@ -49,10 +49,10 @@ func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) e
 		// load stays at the top level, where it was before the run
 		// description carried it.
 		return writeJSON(w, struct {
-			Findings []findings.Finding `json:"findings"`
-			Load     *loadgen.Result    `json:"load,omitempty"`
+			Findings []findingJSON   `json:"findings"`
+			Load     *loadgen.Result `json:"load,omitempty"`
 			*profiles.Analysis
-		}{nonNil(fs), a.Run.Load, a})
+		}{findingsJSON(fs), a.Run.Load, a})
 	}
 	body := analysisDoc(a)
 	head := &doc{title: body.title, meta: body.meta}
