@@ -18,7 +18,8 @@ import (
 
 // RenderFindings writes diagnosed findings, in the order given (Diagnose
 // ranks them by severity), in format f. The JSON form is
-// {"findings": [...]} with findings.Finding's field names.
+// {"findings": [...]}, each finding with the field names the findings
+// package documents and its sentences written as strings.
 func RenderFindings(w io.Writer, f Format, fs []findings.Finding) error {
 	switch f {
 	case JSON:

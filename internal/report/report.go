@@ -43,7 +43,8 @@ func ParseFormat(s string) (Format, error) {
 // it first (in the order given: findings.Diagnose ranks them by severity).
 //
 // The JSON form is the Analysis object with one more field, "findings"
-// (always present, possibly empty), holding findings.Finding values.
+// (always present, possibly empty), holding the findings as RenderFindings
+// writes them.
 func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) error {
 	if f == JSON {
 		// load stays at the top level, where it was before the run
