@@ -29,7 +29,7 @@ const (
 	Words    Kind = iota // text, written as it is
 	Share                // a fraction of a whole, from 0 to 1: "12.3%"
 	Count                // a whole number: "412"
-	Quantity             // an amount in Unit: "1.23s", "4.50MB"
+	Quantity             // an amount in Unit: "1.5ms", "3.46 MiB"
 	Cores                // CPUs kept busy, to two decimals: "1.25"
 	Seconds              // a length of time in seconds, to a tenth: "30.0s"
 )
