@@ -103,7 +103,7 @@ dies, kill -9 included.`,
 			opts.Packages = args
 			opts.Log = os.Stderr
 			if !quiet && stderrIsTerminal() {
-				opts.Status = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
+				opts.Building = func(pkgs []string) { fmt.Fprintln(os.Stderr, report.BuildingTests(pkgs)) }
 				opts.Progress = terminalProgress(os.Stderr)
 			}
 			run, err := bench.Run(cmd.Context(), opts)

@@ -80,12 +80,27 @@ func TestSameFindingsEverywhere(t *testing.T) {
 	} {
 		checkReport(t, want, args...)
 	}
-	cliJSON := jsonFindings(t, perfscope(t, "report", "--format", "json", dir))
+	cliOut := perfscope(t, "report", "--format", "json", dir)
+	cliJSON := jsonFindings(t, cliOut)
+	// A finding's sentence, numbers included, reads the same in every
+	// format: the text report (wrapped at 100 columns), JSON, the page.
+	sums := jsonSummaries(t, cliOut)
+	flatText := strings.Join(strings.Fields(profileOut.String()), " ")
+	for _, s := range sums {
+		if !strings.Contains(flatText, s) {
+			t.Errorf("the text report lacks the JSON report's summary %q", s)
+		}
+	}
 
 	ts := dashboard(t, r, false)
 	page := get(t, ts.URL+"/runs/"+r.ID)
 	checkPage(t, want, page)
 	checkPageReport(t, want, page, ts.URL, r.ID)
+	for _, s := range sums {
+		if !strings.Contains(html.UnescapeString(page), "<div>"+s+"</div>") {
+			t.Errorf("the run page lacks the JSON report's summary %q", s)
+		}
+	}
 	if strings.Contains(page, "Compiler reasons skipped") {
 		t.Error("the run page says compiler reasons were skipped, though the server builds them")
 	}
@@ -166,22 +181,45 @@ func textFindings(t *testing.T, what, out string) []string {
 	return fs
 }
 
-// jsonFindings lists a JSON report's findings as rule, title and
-// severity, the share at full precision.
-func jsonFindings(t *testing.T, out string) []string {
+// reportFinding is a finding of a JSON report, as these tests compare it.
+type reportFinding struct {
+	Rule     string  `json:"rule"`
+	Title    string  `json:"title"`
+	Severity float64 `json:"severity"`
+	Summary  string  `json:"summary"`
+}
+
+// jsonReport reads a JSON report's findings.
+func jsonReport(t *testing.T, out string) []reportFinding {
 	t.Helper()
 	var rep struct {
-		Findings []struct {
-			Rule     string  `json:"rule"`
-			Title    string  `json:"title"`
-			Severity float64 `json:"severity"`
-		} `json:"findings"`
+		Findings []reportFinding `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("JSON report: %v\n%s", err, out)
 	}
+	return rep.Findings
+}
+
+// jsonSummaries lists a JSON report's findings' summaries.
+func jsonSummaries(t *testing.T, out string) []string {
+	t.Helper()
+	var sums []string
+	for _, f := range jsonReport(t, out) {
+		if f.Summary == "" || strings.Contains(f.Summary, "{}") {
+			t.Errorf("a finding's summary is %q", f.Summary)
+		}
+		sums = append(sums, f.Summary)
+	}
+	return sums
+}
+
+// jsonFindings lists a JSON report's findings as rule, title, severity
+// (the share at full precision) and summary.
+func jsonFindings(t *testing.T, out string) []string {
+	t.Helper()
 	var fs []string
-	for _, f := range rep.Findings {
+	for _, f := range jsonReport(t, out) {
 		b, _ := json.Marshal(f)
 		fs = append(fs, string(b))
 	}

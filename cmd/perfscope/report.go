@@ -56,7 +56,7 @@ without profiles (--allow-no-profiles) is reported as it is.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if explain != "" {
-				text, err := findings.Explain(explain)
+				text, err := report.Explain(explain)
 				if err != nil {
 					return usageError{err}
 				}

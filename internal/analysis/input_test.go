@@ -254,7 +254,7 @@ func TestIdleWithoutLoad(t *testing.T) {
 		t.Helper()
 		for _, f := range analysis.Analyze(t.Context(), in, opts).Findings {
 			if f.Rule == "not-bottleneck" && f.Resource == findings.Idle {
-				return f.Summary
+				return report.FindingText(f.Summary)
 			}
 		}
 		t.Fatal("no not-bottleneck finding on the idle run")

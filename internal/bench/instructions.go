@@ -97,9 +97,26 @@ type IterationPlan struct {
 	// N is the operations counted: the longer of the two runs executes N
 	// more than the shorter, which executes minOperations.
 	N int
-	// Note, when set, says the plan had to give up precision (the
-	// allocation cap allowed fewer operations than wanted).
-	Note string
+	// Capped, when set, says the plan had to give up precision: the
+	// allocation cap allowed fewer operations than wanted.
+	Capped *AllocationCap
+}
+
+// An AllocationCap is how the allocation cap limited a count: with the
+// collector off, the operations counted may allocate at most Limit bytes
+// (InstructionOptions.MaxAlloc).
+type AllocationCap struct {
+	// BytesPerOp is what one operation allocates.
+	BytesPerOp float64
+	Limit      int64
+	// Wanted is the operations the plan wanted to count; Counted, those
+	// it counts.
+	Wanted, Counted int
+	// Over is set when even the fewest operations a count runs, Shorter
+	// in its shorter run and Longer in its longer, allocate more than
+	// Limit: the count runs them anyway, with the collector off.
+	Over            bool
+	Shorter, Longer int
 }
 
 // minOperations is the operations the shorter run of a count executes:
@@ -147,16 +164,15 @@ func (o InstructionOptions) PlanIterations(nsPerOp, bytesPerOp, instrPerOp float
 	// The longer run executes 1 + minOperations + N operations (testing
 	// runs a b.N benchmark once before the requested count).
 	if bytesPerOp > 0 {
-		perOp := strconv.FormatFloat(bytesPerOp, 'f', 0, 64) + " B"
+		capped := AllocationCap{BytesPerOp: bytesPerOp, Limit: o.MaxAlloc, Wanted: n}
 		switch most := int(float64(o.MaxAlloc)/bytesPerOp) - 1 - minOperations; {
 		case most < 1:
-			plan.Note = fmt.Sprintf("%s of allocation per operation: even the fewest operations a count runs (%d in its shorter run, %d in its longer) allocate more than %d MiB with the collector off",
-				perOp, minOperations, minOperations+1, o.MaxAlloc>>20)
+			capped.Over, capped.Shorter, capped.Longer = true, minOperations, minOperations+1
 			n = 1
+			capped.Counted, plan.Capped = n, &capped
 		case most < n:
-			plan.Note = fmt.Sprintf("%s of allocation per operation: counted over %d operations instead of %d to stay under %d MiB with the collector off; the count is less precise",
-				perOp, most, n, o.MaxAlloc>>20)
 			n = most
+			capped.Counted, plan.Capped = n, &capped
 		}
 	}
 	plan.N = min(n, 1_000_000_000)
@@ -450,8 +466,8 @@ type CountedBenchmark struct {
 	Result *benchfmt.Result
 	// Counts holds one count per repetition.
 	Counts []InstructionCount
-	// Note says what limited the count (the allocation cap).
-	Note string
+	// Capped says how the allocation cap limited the count, if it did.
+	Capped *AllocationCap
 	// Err is why the benchmark could not be counted (it crashed, timed out
 	// or does not run b.N operations under valgrind); its other measures
 	// still stand.
@@ -523,7 +539,7 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 			ns = measure.Center(s.ns)
 		}
 		plan := opts.PlanIterations(ns, bytes, 0)
-		cb.Note = plan.Note
+		cb.Capped = plan.Capped
 		// benchfmt names drop the "Benchmark" prefix; testing needs it.
 		base := "Benchmark" + stripProcs(name)
 	counting:
@@ -575,7 +591,7 @@ func CountBenchmarks(ctx context.Context, bin Binary, ordinary *Results, reps in
 					break
 				}
 				plan = again
-				cb.Note = plan.Note
+				cb.Capped = plan.Capped
 				c, err = CountInstructions(ctx, bin, base, plan.N, opts)
 				if ctx.Err() != nil {
 					return out, ctx.Err()

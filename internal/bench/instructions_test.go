@@ -190,23 +190,25 @@ SYSCALL[14343,1](257) ... [async] --> Success(0x3)
 
 func TestPlanIterations(t *testing.T) {
 	o := InstructionOptions{Target: 1_000_000, MaxAlloc: 1 << 20}
-	if p := o.PlanIterations(100, 0, 0); p.N != 3334 || p.Note != "" {
+	if p := o.PlanIterations(100, 0, 0); p.N != 3334 || p.Capped != nil {
 		t.Errorf("from ns/op: %+v", p)
 	}
 	if p := o.PlanIterations(100, 0, 500); p.N != 2000 {
 		t.Errorf("from a count: %+v", p)
 	}
 	// An operation far above the target is still counted over several.
-	if p := o.PlanIterations(0, 0, 1e9); p.N != minCounted || p.Note != "" {
+	if p := o.PlanIterations(0, 0, 1e9); p.N != minCounted || p.Capped != nil {
 		t.Errorf("a long operation: %+v", p)
 	}
 	// 4 KiB per op under a 1 MiB cap: 256 - 1 - 2 = 253 ops (the longer
 	// run also executes testing's first run and the shorter run's).
-	if p := o.PlanIterations(0, 4096, 100); p.N != 253 || !strings.Contains(p.Note, "less precise") {
-		t.Errorf("allocation cap: %+v", p)
+	want := AllocationCap{BytesPerOp: 4096, Limit: 1 << 20, Wanted: 10000, Counted: 253}
+	if p := o.PlanIterations(0, 4096, 100); p.N != 253 || p.Capped == nil || *p.Capped != want {
+		t.Errorf("allocation cap: %+v %+v", p, p.Capped)
 	}
-	if p := o.PlanIterations(0, 1<<30, 100); p.N != 1 || !strings.Contains(p.Note, "more than 1 MiB") {
-		t.Errorf("huge allocations: %+v", p)
+	want = AllocationCap{BytesPerOp: 1 << 30, Limit: 1 << 20, Wanted: 10000, Counted: 1, Over: true, Shorter: minOperations, Longer: minOperations + 1}
+	if p := o.PlanIterations(0, 1<<30, 100); p.N != 1 || p.Capped == nil || *p.Capped != want {
+		t.Errorf("huge allocations: %+v %+v", p, p.Capped)
 	}
 }
 
@@ -409,6 +411,7 @@ func TestGateCountedNotes(t *testing.T) {
 		r.SetConfig("pkg", "example.com/work")
 		return r
 	}
+	capped := &AllocationCap{BytesPerOp: 4096, Limit: 1 << 20, Wanted: 10000, Counted: 253}
 	base := []*CountedBenchmark{
 		{Result: result("Write"), Err: errors.New("base reason")},
 		{Result: result("Old"), Err: errors.New("only in the base")},
@@ -417,15 +420,15 @@ func TestGateCountedNotes(t *testing.T) {
 	head := []*CountedBenchmark{
 		{Result: result("Write"), Err: errors.New("head reason")},
 		{Result: result("Old")},
-		{Result: result("Alloc"), Note: "fewer operations"},
+		{Result: result("Alloc"), Capped: capped},
 	}
 	got := GateCountedNotes(base, head)
-	want := []string{
-		"example.com/work BenchmarkWrite: no instruction count, measured by time only: head reason",
-		"example.com/work BenchmarkAlloc: fewer operations",
-		"example.com/work BenchmarkOld (in the base): no instruction count, measured by time only: only in the base",
+	want := []CountNote{
+		{Benchmark: "example.com/work BenchmarkWrite", Err: head[0].Err},
+		{Benchmark: "example.com/work BenchmarkAlloc", Capped: capped},
+		{Benchmark: "example.com/work BenchmarkOld", BaseOnly: true, Err: base[1].Err},
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("notes:\n%+v\nwant:\n%+v", got, want)
 	}
 }

@@ -35,6 +35,16 @@ func (e *BuildError) Error() string {
 	return fmt.Sprintf("%s: %s does not build:\n%s", e.Tree, e.Package, e.Output)
 }
 
+// testBinaryPath is where the test binary of the i-th package built in
+// dir goes: tree-i.test, or i.test when there is no tree to name.
+func testBinaryPath(dir, tree string, i int) string {
+	name := strconv.Itoa(i) + ".test"
+	if tree != "" {
+		name = tree + "-" + name
+	}
+	return filepath.Join(dir, name)
+}
+
 // BuildTests compiles the test binary ("go test -c") of each package,
 // given as import paths, in the module at dir. Packages that do not exist
 // there are returned in missing, not as errors: a benchmark new in the
@@ -50,7 +60,7 @@ func BuildTests(ctx context.Context, tree, dir string, importPaths []string, out
 			missing = append(missing, path)
 			continue
 		}
-		bin := Binary{Package: pkg, Path: filepath.Join(outDir, fmt.Sprintf("%s-%d.test", tree, i))}
+		bin := Binary{Package: pkg, Path: testBinaryPath(outDir, tree, i)}
 		if err := buildTest(ctx, dir, bin); err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()

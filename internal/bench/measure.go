@@ -53,14 +53,30 @@ func ResolveMeasure(m Measure) Measure {
 	return MeasureInstructions
 }
 
-// CountedNotes turns what limited or prevented counts into lines a
-// person reads: a benchmark that could not be counted is measured by
-// time only, and a count the allocation cap shortened is less precise.
-func CountedNotes(counted []*CountedBenchmark) []string {
-	var notes []string
+// A CountNote is what limited or prevented one benchmark's instruction
+// count, for the reader of its results (report.CountNoteText writes it): a
+// benchmark that could not be counted is measured by time only, and a
+// count the allocation cap shortened is less precise.
+type CountNote struct {
+	// Benchmark is the benchmark's package and name:
+	// "example.com/m BenchmarkParse".
+	Benchmark string
+	// BaseOnly is set, in a gate, on a note of the base that the head
+	// does not share.
+	BaseOnly bool
+	// Err is why the benchmark could not be counted.
+	Err error
+	// Capped, when Err is nil, is how the allocation cap limited the
+	// count.
+	Capped *AllocationCap
+}
+
+// CountedNotes lists what limited or prevented counts, in order.
+func CountedNotes(counted []*CountedBenchmark) []CountNote {
+	var notes []CountNote
 	for _, c := range counted {
-		if n := countedNote(c); n != "" {
-			notes = append(notes, countedName(c)+": "+n)
+		if noted(c) {
+			notes = append(notes, countNote(c))
 		}
 	}
 	return notes
@@ -69,15 +85,17 @@ func CountedNotes(counted []*CountedBenchmark) []string {
 // GateCountedNotes is CountedNotes for the two sides of a gate: a
 // benchmark noted on both sides is noted once, as the head has it; one
 // noted in the base only says so.
-func GateCountedNotes(base, head []*CountedBenchmark) []string {
+func GateCountedNotes(base, head []*CountedBenchmark) []CountNote {
 	notes := CountedNotes(head)
 	inHead := make(map[string]bool)
 	for _, c := range head {
-		inHead[countedName(c)] = countedNote(c) != ""
+		inHead[countedName(c)] = noted(c)
 	}
 	for _, c := range base {
-		if n := countedNote(c); n != "" && !inHead[countedName(c)] {
-			notes = append(notes, countedName(c)+" (in the base): "+n)
+		if noted(c) && !inHead[countedName(c)] {
+			n := countNote(c)
+			n.BaseOnly = true
+			notes = append(notes, n)
 		}
 	}
 	return notes
@@ -91,14 +109,16 @@ func countedName(c *CountedBenchmark) string {
 	return name
 }
 
-func countedNote(c *CountedBenchmark) string {
-	switch {
-	case c.Err != nil:
-		return fmt.Sprintf("no instruction count, measured by time only: %v", c.Err)
-	case c.Note != "":
-		return c.Note
+// noted reports whether a count has something to say: it failed, or the
+// allocation cap limited it.
+func noted(c *CountedBenchmark) bool { return c.Err != nil || c.Capped != nil }
+
+func countNote(c *CountedBenchmark) CountNote {
+	n := CountNote{Benchmark: countedName(c), Err: c.Err}
+	if c.Err == nil {
+		n.Capped = c.Capped
 	}
-	return ""
+	return n
 }
 
 // instructionResults writes counted benchmarks in Go benchmark format and
@@ -126,7 +146,7 @@ func addResults(r, extra *Results) {
 // CountRun counts the instructions of every benchmark of a finished
 // ordinary run (see CountBenchmarks): it builds each package's test
 // binary in dir, counts reps times per benchmark, appends the counts to
-// the run's results file and its Results, and adds to run.Notes each
+// the run's results file and its Results, and adds to run.CountNotes each
 // benchmark that could not be counted (it keeps its time) or whose count
 // the allocation cap shortened. The error is for a failed build, a failed
 // write or cancellation; counts made before it are kept. While counting,
@@ -162,7 +182,7 @@ func CountRun(ctx context.Context, run *RunRecord, dir string, reps int, opts In
 			}
 		}
 	}
-	run.Notes = append(run.Notes, CountedNotes(counted)...)
+	run.CountNotes = append(run.CountNotes, CountedNotes(counted)...)
 	run.Counted = append(run.Counted, counted...)
 	raw, res, werr := instructionResults(counted)
 	if werr == nil {

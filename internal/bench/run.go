@@ -38,9 +38,10 @@ type Options struct {
 	// it also lists the benchmarks of the test binaries before they run,
 	// so that each Progress places its benchmark in the whole job.
 	Progress func(Progress)
-	// Status, if set, is told in one line of a step that takes seconds
-	// without output (building the tests), before it starts.
-	Status func(msg string)
+	// Building, if set, is told the import paths of the packages whose
+	// tests are about to be built, a step that takes seconds without
+	// output (report.BuildingTests says it in a line).
+	Building func(packages []string)
 	// Log receives output that is not results (build errors, what the
 	// test binaries print on stderr); nil discards it.
 	Log io.Writer
@@ -59,8 +60,11 @@ type RunRecord struct {
 	// Args are the "go test" flags used (without package).
 	Args []string
 	// Notes are what a reader should know about the measurements that
-	// is not a failure, such as a benchmark counted by time only.
+	// is not a failure.
 	Notes []string
+	// CountNotes are what limited or prevented instruction counts, such
+	// as a benchmark counted by time only.
+	CountNotes []CountNote
 	// Interrupted is set when the run was stopped early (its context was
 	// cancelled, as Ctrl-C does): Results are those measured until then,
 	// and the results file ends with "interrupted: true".
@@ -166,18 +170,18 @@ func Run(ctx context.Context, opts Options) (*RunRecord, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	if opts.Status != nil {
-		what := pkgs[0].ImportPath
-		if len(pkgs) > 1 {
-			what = fmt.Sprintf("%d packages", len(pkgs))
+	if opts.Building != nil {
+		paths := make([]string, len(pkgs))
+		for i, p := range pkgs {
+			paths[i] = p.ImportPath
 		}
-		opts.Status("building the tests of " + what)
+		opts.Building(paths)
 	}
 	run := &RunRecord{Meta: meta, Path: opts.Output, Args: opts.TestArgs()}
 	bins := make([]Binary, len(pkgs))
 	for i, pkg := range pkgs {
 		run.Packages = append(run.Packages, PackageRun{ImportPath: pkg.ImportPath})
-		bins[i] = Binary{Package: pkg, Path: filepath.Join(tmp, fmt.Sprintf("%d.test", i))}
+		bins[i] = Binary{Package: pkg, Path: testBinaryPath(tmp, "", i)}
 		if err := buildTest(ctx, opts.Dir, bins[i]); err != nil {
 			run.Packages[i].Err = err
 			fmt.Fprintln(opts.Log, err)

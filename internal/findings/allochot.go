@@ -2,13 +2,11 @@ package findings
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the alloc-hot rule: the share of allocated objects or
@@ -25,7 +23,7 @@ func allocHotRule() Rule {
 		Summary:   "one line of your code accounts for a large share of the allocations, and no other rule explains why",
 		Resources: []Resource{AllocObjects, AllocBytes},
 		residual:  true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Every allocation costs the allocator's work now and the garbage collector's
 later, in proportion to how many objects and bytes a program allocates. When
 one line of your code accounts for a large share of them, that line decides
@@ -37,14 +35,14 @@ each allocation to the innermost line of your code on its stack, and names
 the package the allocations happen in — the library called there (math/big,
 encoding/json, a decimal package) or your own package when the line
 allocates itself (new, composite literals). It fires when one line takes at
-least %s of allocated objects or %s of allocated bytes, with at least %d
+least {} of allocated objects or {} of allocated bytes, with at least {}
 sampling periods of bytes (a share of one or two samples is chance), while
-allocating and collecting take at least %s of CPU (gc-pressure's threshold:
+allocating and collecting take at least {} of CPU (gc-pressure's threshold:
 below it, allocations are not where the CPU goes), and no other rule's
 finding names the line. Lines that allocate mostly through what other rules
 judge (concatenation, make and append, growing builders and buffers,
 interface conversions) are left to them, fixed or not.`,
-			units.Percent(allocHotObjects), units.Percent(allocHotBytes), minAllocSamples, units.Percent(gcShare)),
+			share(allocHotObjects), share(allocHotBytes), count(minAllocSamples), share(gcShare)),
 		Fix: Fix{
 			Summary: "Allocate less per call: keep and reuse values and buffers across calls (a receiver kept in a struct, a slice reset with s[:0], sync.Pool for values shared between goroutines), preallocate what grows, and use a library's in-place API where it has one — math/big's z.Add(x, y) writes into z instead of a new Int.",
 			Example: `// before: two new big.Int values (and their digits) per operation
@@ -120,8 +118,8 @@ func checkAllocHot(e *env, r *Rule) []Finding {
 		own := profiles.PackagePath(l.fn)
 		where, advice := allocWhere(pkgs[l.siteKey], own)
 		ev := e.evidence(l, order)
-		summary := fmt.Sprintf("%s allocates at %s, %s: %s of allocated objects and %s of allocated bytes. %s",
-			l.fn, short(l.file, l.line), where, units.Percent(objects), units.Percent(bytes), advice)
+		summary := sentence("{} allocates at {}, {}: {} of allocated objects and {} of allocated bytes. {}",
+			l.fn, short(l.file, l.line), where, share(objects), share(bytes), advice)
 		out = append(out, r.finding(sev, res, summary, []Evidence{ev}))
 	}
 	return out
@@ -143,7 +141,7 @@ func allocatingPackage(fs []frame, k int) string {
 // first ("in math/big (83.0%) and in the line itself (17.0%)"), and what
 // to do about the packages that carry at least a third of them: use a
 // library's in-place API, or reuse what the line allocates itself.
-func allocWhere(pkgs map[string]int64, own string) (where, advice string) {
+func allocWhere(pkgs map[string]int64, own string) (where Text, advice string) {
 	var total int64
 	for _, v := range pkgs {
 		total += v
@@ -151,16 +149,17 @@ func allocWhere(pkgs map[string]int64, own string) (where, advice string) {
 	names := slices.SortedFunc(maps.Keys(pkgs), func(a, b string) int {
 		return cmp.Or(cmp.Compare(pkgs[b], pkgs[a]), strings.Compare(a, b))
 	})
-	var parts, libs, tips []string
+	var parts []Text
+	var libs, tips []string
 	for _, n := range names {
-		share := profiles.Share(pkgs[n], total)
+		frac := profiles.Share(pkgs[n], total)
 		name := "in " + n
 		if n == own {
 			name = "in the line itself"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", name, units.Percent(share)))
+		parts = append(parts, sentence("{} ({})", name, share(frac)))
 		switch {
-		case share < 1.0/3:
+		case frac < 1.0/3:
 		case n == own:
 			tips = append(tips, "Reuse what the line allocates itself (new, make, literals) across calls, or preallocate it.")
 		default:
@@ -173,5 +172,5 @@ func allocWhere(pkgs map[string]int64, own string) (where, advice string) {
 	if len(tips) == 0 {
 		tips = append(tips, "Reuse what it allocates across calls.")
 	}
-	return strings.Join(parts, ", "), strings.Join(tips, " ")
+	return join(parts, ", "), strings.Join(tips, " ")
 }

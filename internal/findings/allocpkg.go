@@ -2,13 +2,11 @@ package findings
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the alloc-package rule: the share of allocated objects or
@@ -27,7 +25,7 @@ func allocPackageRule() Rule {
 		Summary:   "calls from your code into one library package allocate a large share of all objects or bytes, spread over lines none of which stands out alone",
 		Resources: []Resource{AllocObjects, AllocBytes},
 		residual:  true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 A library whose every operation returns a new value (decimal and big-number
 types, immutable collections, builders that copy) allocates a little at each
 of its lines and at each of your calls to it. No one line stands out, so
@@ -40,17 +38,16 @@ code that called into that package. It counts only libraries: packages that
 are not the standard library (whose allocations the other rules judge by
 cause: fmt, encoding/json, concatenation, growth) and not package main, called
 directly from a line of another package of your code. It fires when one
-library makes at least %s of allocated objects or %s of allocated bytes, with
-at least %d sampling periods of bytes, and names the lines that call it most.
+library makes at least {} of allocated objects or {} of allocated bytes, with
+at least {} sampling periods of bytes, and names the lines that call it most.
 Lines another rule's finding names are left to it.
 
-It needs allocating and collecting to take at least %s of CPU, not
-gc-pressure's %s: a library that makes a quarter of the allocations then
+It needs allocating and collecting to take at least {} of CPU, not
+gc-pressure's {}: a library that makes a quarter of the allocations then
 costs a few percent of CPU by itself, which is worth a finding when the fix is
 local (reusing its values, or a representation that does not allocate), while
-below %s the allocations are not where the CPU goes.`,
-			units.Percent(allocPackageObjects), units.Percent(allocPackageBytes), minAllocSamples,
-			units.Percent(allocPackageGC), units.Percent(gcShare), units.Percent(allocPackageGC)),
+below {} the allocations are not where the CPU goes.`,
+			share(allocPackageObjects), share(allocPackageBytes), count(minAllocSamples), share(allocPackageGC), share(gcShare), share(allocPackageGC)),
 		Fix: Fix{
 			Summary: "Allocate less through the library: use its API that writes into a value you keep (z.Add(x, y) rather than x.Add(y) returning a new value), keep what it computes when the inputs repeat, or use a representation that does not allocate, such as integer cents instead of a decimal type.",
 			Example: `// before: every operation returns a new decimal
@@ -145,7 +142,7 @@ func checkAllocPackage(e *env, r *Rule) []Finding {
 		var evs []Evidence
 		for _, l := range ls {
 			ev := e.evidence(l, order)
-			ev.Detail = "calls into the library (" + l.call + ")"
+			ev.Detail = sentence("calls into the library ({})", l.call)
 			evs = append(evs, ev)
 		}
 		sev, res := objects, AllocObjects
@@ -153,9 +150,9 @@ func checkAllocPackage(e *env, r *Rule) []Finding {
 			sev, res = bytes, AllocBytes
 		}
 		heaviest := ls[0]
-		summary := fmt.Sprintf("%s allocates %s of allocated objects and %s of allocated bytes, at %d of its lines, called from %d %s of your code; the heaviest, %s at %s, makes %s. Together they decide much of how often the collector runs.",
-			pkg, units.Percent(objects), units.Percent(bytes), len(lib.lines), len(ls), pluralWord(len(ls), "line", "lines"),
-			heaviest.fn, short(heaviest.file, heaviest.line), units.Percent(e.lineWeight(heaviest, order)))
+		summary := sentence("{} allocates {} of allocated objects and {} of allocated bytes, at {} of its lines, called from {} {} of your code; the heaviest, {} at {}, makes {}. Together they decide much of how often the collector runs.",
+			pkg, share(objects), share(bytes), count(len(lib.lines)), count(len(ls)), pluralWord(len(ls), "line", "lines"),
+			heaviest.fn, short(heaviest.file, heaviest.line), share(e.lineWeight(heaviest, order)))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -11,7 +11,7 @@ import (
 func TestAllocPackage(t *testing.T) {
 	fs := checkRule(t, "alloc-package", "allocpkg", nil)
 	for _, f := range fs {
-		if !strings.Contains(f.Summary, "testdata/allocpkg/bad/decimal allocates") {
+		if !strings.Contains(plain(f.Summary), "testdata/allocpkg/bad/decimal allocates") {
 			t.Errorf("the finding does not name the decimal package: %s", describe(f))
 		}
 	}

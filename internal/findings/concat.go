@@ -7,7 +7,6 @@ import (
 
 	"github.com/perfscope/perfscope/internal/escape"
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the concat-loop rule: the share of each resource that the
@@ -30,7 +29,7 @@ func concatRule() Rule {
 		Summary:   "a line builds a string with + or += over and over, copying it every time",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
 		compiler:  true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Go strings are immutable: s = s + x (or s = x + s, or s += x) allocates a new
 string and copies all of s into it. In a loop that grows s, the work is
 quadratic in the final length and every step is one allocation, which the
@@ -45,9 +44,9 @@ lines whose concatenation escapes to the heap, and shows the compiler's reason
 It reports the lines the source shows inside a for statement; concatenations
 outside any loop, or whose source is not found, are concat-hot's.
 
-It fires when the concatenating lines of one function take at least %s of
-CPU, %s of allocated objects or %s of allocated bytes.`,
-			units.Percent(concatCPU), units.Percent(concatObjects), units.Percent(concatBytes)),
+It fires when the concatenating lines of one function take at least {} of
+CPU, {} of allocated objects or {} of allocated bytes.`,
+			share(concatCPU), share(concatObjects), share(concatBytes)),
 		Fix: Fix{
 			Summary: "Build the string once with a strings.Builder (or an append to a []byte), sized up front with Grow when the final length is known.",
 			Example: `// before: one allocation and a full copy per character
@@ -78,7 +77,7 @@ func concatHotRule() Rule {
 		Summary:   "a line outside any loop builds a new string with + on every call",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
 		compiler:  true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Each a + b + c that the compiler cannot keep on the stack allocates a new
 string and copies its operands into it. Outside a loop that is one allocation
 per call, not a quadratic copy, but on a path run for every request (a cache
@@ -92,9 +91,9 @@ the source) and reports those that are not inside a for statement. When the
 profiled program's source is not found it cannot tell, and reports the lines
 here with a note saying so.
 
-It fires when the concatenating lines of one function take at least %s of
-CPU, %s of allocated objects or %s of allocated bytes.`,
-			units.Percent(concatCPU), units.Percent(concatObjects), units.Percent(concatBytes)),
+It fires when the concatenating lines of one function take at least {} of
+CPU, {} of allocated objects or {} of allocated bytes.`,
+			share(concatCPU), share(concatObjects), share(concatBytes)),
 		Fix: Fix{
 			Summary: "Avoid building the string where it is only a key (a struct of the parts as a map key), or build it into a buffer reused across calls (append, strconv.Append* for numbers) and look it up by string(buf), which does not allocate.",
 			Example: `// before: a new string per request
@@ -153,12 +152,12 @@ func checkConcat(e *env, r *Rule, looped bool) []Finding {
 			evs = append(evs, ev)
 		}
 		first := g.lines[0]
-		var summary string
+		var summary Text
 		if looped {
-			summary = fmt.Sprintf("%s concatenates strings in a loop at %s: %s. Each + copies the whole string built so far into a new allocation.",
+			summary = sentence("{} concatenates strings in a loop at {}: {}. Each + copies the whole string built so far into a new allocation.",
 				g.fn, short(first.file, first.line), shareText(g, order))
 		} else {
-			summary = fmt.Sprintf("%s builds a new string with + at %s on every call: %s. Each concatenation allocates the result and copies its parts into it.",
+			summary = sentence("{} builds a new string with + at {} on every call: {}. Each concatenation allocates the result and copies its parts into it.",
 				g.fn, short(first.file, first.line), shareText(g, order))
 		}
 		f := r.finding(sev, res, summary, evs)

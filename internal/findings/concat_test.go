@@ -9,8 +9,8 @@ func TestConcatLoop(t *testing.T) {
 	ix := escapeIndex(t)
 	fs := checkRule(t, "concat-loop", "concat", ix)
 	for _, f := range fs {
-		if !strings.Contains(f.Summary, "in a loop") {
-			t.Errorf("summary does not say the concatenation is in a loop: %s", f.Summary)
+		if !strings.Contains(plain(f.Summary), "in a loop") {
+			t.Errorf("summary does not say the concatenation is in a loop: %s", plain(f.Summary))
 		}
 		if len(f.Evidence) == 0 || !hasReason(f.Evidence[0], "escapes to heap") {
 			t.Errorf("no compiler reason: %s", describe(f))
@@ -26,7 +26,7 @@ func TestConcatHot(t *testing.T) {
 	ix := escapeIndex(t)
 	fs := checkRule(t, "concat-hot", "concathot", ix)
 	for _, f := range fs {
-		for _, text := range []string{f.Title, f.Summary, f.Fix.Summary, f.Fix.Example} {
+		for _, text := range []string{f.Title, plain(f.Summary), f.Fix.Summary, f.Fix.Example} {
 			if strings.Contains(text, "loop") {
 				t.Errorf("the finding on a concatenation outside a loop speaks of a loop: %q", text)
 			}
@@ -36,8 +36,8 @@ func TestConcatHot(t *testing.T) {
 				t.Errorf("the fix of a concatenation outside a loop shows a loop: %s", f.Fix.Example)
 			}
 		}
-		if !strings.Contains(f.Summary, "on every call") || !strings.Contains(f.Fix.Summary, "buffer") {
-			t.Errorf("summary or fix does not fit a concatenation per call: %s\nfix: %s", f.Summary, f.Fix.Summary)
+		if !strings.Contains(plain(f.Summary), "on every call") || !strings.Contains(f.Fix.Summary, "buffer") {
+			t.Errorf("summary or fix does not fit a concatenation per call: %s\nfix: %s", plain(f.Summary), f.Fix.Summary)
 		}
 		if len(f.Notes) > 0 {
 			t.Errorf("the source was found, yet the finding has notes: %v", f.Notes)

@@ -11,10 +11,15 @@
 // come from the profiles alone; compiler reasons and source text are added
 // when the source can be found, and the findings say so when it cannot.
 //
+// A finding's sentences (its summary, an evidence's detail, a rule's
+// explanation) are Texts: words with their numbers kept as values, which
+// the rendering layer (internal/report) writes in every format, as it
+// writes every other number.
+//
 // # JSON
 //
-// A report's "findings" array holds Finding values, ranked by severity.
-// Field names are stable:
+// A report's "findings" array holds findings, ranked by severity, written
+// by internal/report with their Texts as strings. Field names are stable:
 //
 //	rule       rule id, e.g. "concat-loop" (see Rules)
 //	title      one line naming the problem

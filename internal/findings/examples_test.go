@@ -230,7 +230,7 @@ func finds(fs []Finding, rule, fn string, words ...string) bool {
 			if ev.Function != fn {
 				continue
 			}
-			text := strings.Join(append([]string{f.Summary, ev.Call, ev.Detail}, ev.Compiler...), "\n")
+			text := strings.Join(append([]string{plain(f.Summary), ev.Call, plain(ev.Detail)}, ev.Compiler...), "\n")
 			ok := true
 			for _, w := range words {
 				ok = ok && strings.Contains(text, w)

@@ -1,10 +1,6 @@
 package findings
 
-import (
-	"fmt"
-
-	"github.com/perfscope/perfscope/internal/units"
-)
+import "fmt"
 
 // A Resource is what a finding's severity is a share of.
 type Resource string
@@ -21,44 +17,45 @@ const (
 	Idle Resource = "idle"
 )
 
-// A Finding is one diagnosed problem.
+// A Finding is one diagnosed problem. The rendering layer writes it, in
+// JSON too, where its Texts become strings (see the package comment).
 type Finding struct {
-	// Rule is the id of the rule that found it; Explain(Rule) says more.
-	Rule  string `json:"rule"`
-	Title string `json:"title"`
+	// Rule is the id of the rule that found it; its explanation says more.
+	Rule  string
+	Title string
 	// Severity is the share of Resource the problem accounts for, from 0
 	// to 1: findings are ranked by it.
-	Severity float64  `json:"severity"`
-	Resource Resource `json:"resource"`
+	Severity float64
+	Resource Resource
 	// Summary says what was found, with the numbers, in a sentence or two.
-	Summary  string     `json:"summary"`
-	Evidence []Evidence `json:"evidence"`
-	Fix      Fix        `json:"fix"`
+	Summary  Text
+	Evidence []Evidence
+	Fix      Fix
 	// Notes are caveats: what could not be checked and why.
-	Notes []string `json:"notes,omitempty"`
+	Notes []string
 }
 
 // Evidence is one place in the code that a finding rests on.
 type Evidence struct {
-	Function string `json:"function"`
-	File     string `json:"file,omitempty"`
-	Line     int64  `json:"line,omitempty"`
+	Function string
+	File     string
+	Line     int64
 	// Call is the costly call made at this line, as profiled:
 	// runtime.concatstring2, fmt.Sprintf, os.(*File).Write, ...
-	Call string `json:"call,omitempty"`
+	Call string
 	// Source is the text of the line, when the source was found.
-	Source string `json:"source,omitempty"`
+	Source string
 	// Measures are the line's numbers, most telling first.
-	Measures []Measure `json:"measures"`
+	Measures []Measure
 	// Compiler holds the compiler's reasons for this line's allocations,
 	// from the escape index, in plain language.
-	Compiler []string `json:"compiler,omitempty"`
+	Compiler []string
 	// Stack is a goroutine stack, innermost first, for findings about
 	// goroutines.
-	Stack []string `json:"stack,omitempty"`
+	Stack []string
 	// Detail is anything else worth showing, such as a goroutine count
 	// going from 4 to 412.
-	Detail string `json:"detail,omitempty"`
+	Detail Text
 
 	// start is the function's first line, to check the source against.
 	start int64
@@ -90,11 +87,6 @@ func (e Evidence) Where() string {
 		return e.File
 	}
 	return fmt.Sprintf("%s:%d", e.File, e.Line)
-}
-
-// String formats a measure for people: "12.3% of CPU (1.23s)".
-func (m Measure) String() string {
-	return fmt.Sprintf("%s of %s (%s)", units.Percent(m.Share), m.Resource.Noun(), units.Value(m.Value, m.Unit))
 }
 
 // Noun is how a sentence names the resource: "CPU", "allocated objects".

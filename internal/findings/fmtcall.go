@@ -1,12 +1,10 @@
 package findings
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the fmt-hot rule, for the fmt calls of one function.
@@ -30,7 +28,7 @@ func fmtRule() Rule {
 		Summary:   "fmt.Sprintf, Fprintf and friends run on every request, parsing the format and boxing every argument",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
 		compiler:  true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 fmt.Sprintf and its relatives are general: each call parses the format string,
 takes its arguments as interface values (so numbers, strings and structs
 passed to it are boxed, usually on the heap), formats them through reflection,
@@ -42,9 +40,9 @@ The rule charges CPU samples and allocations inside package fmt to the line of
 your code that called into it, directly or through a library such as log, and
 adds the allocations the compiler says escape at that line as interface
 arguments to fmt. It fires when the fmt calls of one function take at least
-%s of CPU, %s of allocated objects or %s of allocated bytes; or, below that,
-when the function is hot (at least %s of CPU, cum) and its fmt calls, other
-than fmt.Errorf (which usually sits on an error path), still take %s of CPU,
+{} of CPU, {} of allocated objects or {} of allocated bytes; or, below that,
+when the function is hot (at least {} of CPU, cum) and its fmt calls, other
+than fmt.Errorf (which usually sits on an error path), still take {} of CPU,
 allocated objects or bytes. Only sampled calls count: code the compiler sees but that did not
 run (another mode, an error branch) does not.
 
@@ -52,7 +50,7 @@ Faster options: strconv.AppendInt, AppendFloat and AppendQuote into a reused
 []byte (or a sync.Pool of them); strings.Builder; for logs, a structured
 logger whose typed attributes avoid boxing (log/slog's slog.Int, zap's
 zap.Int). They trade fmt's convenience for a few more lines.`,
-			units.Percent(fmtCPU), units.Percent(fmtObjects), units.Percent(fmtBytes), units.Percent(hotFuncCPU), units.Percent(hotFmtShare)),
+			share(fmtCPU), share(fmtObjects), share(fmtBytes), share(hotFuncCPU), share(hotFmtShare)),
 		Fix: Fix{
 			Summary: "Append to a reused []byte with strconv (or a strings.Builder) instead of fmt on the hot path.",
 			Example: `// before
@@ -119,10 +117,10 @@ func checkFmt(e *env, r *Rule) []Finding {
 			}
 			evs = append(evs, ev)
 		}
-		summary := fmt.Sprintf("%s formats with %s on a hot path: %s.", g.fn, strings.Join(calls, ", "), shareText(g, order))
+		summary := sentence("{} formats with {} on a hot path: {}.", g.fn, strings.Join(calls, ", "), shareText(g, order))
 		if fnOf[g] {
-			summary = fmt.Sprintf("%s is hot (%s of CPU, with what it calls) and formats with %s on every call: %s.",
-				g.fn, units.Percent(e.share(CPU, cum[g.fn].value)), strings.Join(calls, ", "), shareText(g, order))
+			summary = sentence("{} is hot ({} of CPU, with what it calls) and formats with {} on every call: {}.",
+				g.fn, share(e.share(CPU, cum[g.fn].value)), strings.Join(calls, ", "), shareText(g, order))
 		}
 		out = append(out, r.finding(sev, res, summary, evs))
 	}

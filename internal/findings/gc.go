@@ -1,10 +1,7 @@
 package findings
 
 import (
-	"fmt"
-
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // gcShare is the share of CPU that the garbage collector and the
@@ -18,7 +15,7 @@ func gcRule() Rule {
 		Summary:   "allocating and collecting memory takes a large share of CPU",
 		Resources: []Resource{CPU},
 		symptom:   true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Every heap allocation costs twice: once in the allocator (runtime.mallocgc),
 and again when the garbage collector marks the live heap and sweeps the dead
 objects. The more a program allocates, the more often the collector runs; the
@@ -28,10 +25,11 @@ assists), which shows up as latency.
 
 The rule reads the share of CPU samples with the collector's or the
 allocator's functions on their stack (see profiles.GCFunctions and
-AllocatorFunctions) and fires when together they take at least %s of CPU. The
+AllocatorFunctions) and fires when together they take at least {} of CPU. The
 evidence lists the lines of your code that allocate the most objects, which
-is where to start. Like every CPU-based rule, it needs at least %d CPU samples
-to say anything.`, units.Percent(gcShare), minCPUSamples),
+is where to start. Like every CPU-based rule, it needs at least {} CPU samples
+to say anything.`,
+			share(gcShare), count(minCPUSamples)),
 		Fix: Fix{
 			Summary: "Allocate less on the hot path: reuse buffers (sync.Pool, fields), preallocate slices and maps, avoid pointers in large long-lived structures; as a stopgap, raise GOGC or set GOMEMLIMIT to trade memory for CPU.",
 			Example: `// before: a new buffer per request
@@ -69,10 +67,10 @@ func checkGC(e *env, r *Rule) []Finding {
 	}
 	// Rank lines across functions by objects, the collector's work.
 	sortEvidence(evs, AllocObjects)
-	summary := fmt.Sprintf("The garbage collector and the allocator take %s of CPU (collector %s, allocator %s).",
-		units.Percent(gc.CombinedFraction), units.Percent(gc.GCFraction), units.Percent(gc.AllocatorFraction))
+	summary := sentence("The garbage collector and the allocator take {} of CPU (collector {}, allocator {}).",
+		share(gc.CombinedFraction), share(gc.GCFraction), share(gc.AllocatorFraction))
 	if len(evs) > 0 {
-		summary += " The top allocating line is " + evs[0].Function + " at " + short(evs[0].File, evs[0].Line) + "."
+		summary = sentence("{} The top allocating line is {} at {}.", summary, evs[0].Function, short(evs[0].File, evs[0].Line))
 	}
 	f := r.finding(gc.CombinedFraction, CPU, summary, evs)
 	return []Finding{f}

@@ -1,8 +1,6 @@
 package findings
 
 import (
-	"fmt"
-
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/run"
 )
@@ -22,7 +20,7 @@ func goroutineRule() Rule {
 		Title:     "Goroutines pile up during the run",
 		Summary:   "the number of goroutines parked at one place grew between the start and the end of the load: a possible leak",
 		Resources: []Resource{Goroutines},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Under a steady load a service keeps a steady number of goroutines: one per
 connection, plus its workers. Goroutines that grow with the number of requests
 served are waiting for something that never comes (a channel send nobody
@@ -31,9 +29,10 @@ stack and everything it references, until memory runs out.
 
 The rule compares the goroutine profiles taken at the start and the end of the
 profiled window, stack by stack (same functions at the same lines). It fires
-on stacks that gained at least %d goroutines and ended with at least %.0f
+on stacks that gained at least {} goroutines and ended with at least {}
 times as many as they started with, naming where they wait. Severity is the
-share of the goroutines at the end that those stacks added.`, goroutineMinGrowth, goroutineFactor),
+share of the goroutines at the end that those stacks added.`,
+			count(goroutineMinGrowth), count(goroutineFactor)),
 		Fix: Fix{
 			Summary: "Give every goroutine a way to finish: a buffered channel or a select with ctx.Done() on its sends and receives, a timeout on its I/O, and an owner that waits for it.",
 			Example: `// before: blocks forever when nobody receives
@@ -70,7 +69,7 @@ func checkGoroutines(e *env, r *Rule) []Finding {
 		ev := Evidence{
 			Function: s.Function, File: s.File, Line: s.Line, Call: s.Wait, Stack: s.Stack,
 			Measures: []Measure{{Resource: Goroutines, Value: s.End, Unit: "goroutines", Share: profiles.Share(s.End, g.End)}},
-			Detail:   fmt.Sprintf("%d → %d goroutines", s.Start, s.End),
+			Detail:   sentence("{} → {} goroutines", count(s.Start), count(s.End)),
 		}
 		evs = append(evs, ev)
 	}
@@ -79,7 +78,7 @@ func checkGoroutines(e *env, r *Rule) []Finding {
 	}
 	share := profiles.Share(added, g.End)
 	first := evs[0]
-	summary := fmt.Sprintf("Goroutines grew from %d to %d during the window; %d of them wait in %s at %s (%s). They may be leaking.",
-		g.Start, g.End, added, first.Function, short(first.File, first.Line), first.Call)
+	summary := sentence("Goroutines grew from {} to {} during the window; {} of them wait in {} at {} ({}). They may be leaking.",
+		count(g.Start), count(g.End), count(added), first.Function, short(first.File, first.Line), first.Call)
 	return []Finding{r.finding(share, Goroutines, summary, evs)}
 }

@@ -3,8 +3,6 @@ package findings
 import (
 	"cmp"
 	"slices"
-
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // A line is one user source line with its measured values, the unit most
@@ -149,25 +147,20 @@ func (e *env) evidence(l *line, order []Resource) Evidence {
 
 // shareText lists the group's shares in order as "12.3% of CPU, 40.0% of
 // allocated objects", leaving out zeros.
-func shareText(g *group, order []Resource) string {
-	var parts []string
+func shareText(g *group, order []Resource) Text {
+	var parts []Text
 	for _, r := range order {
 		if s := g.shares[r]; s > 0 {
-			parts = append(parts, units.Percent(s)+" of "+r.Noun())
+			parts = append(parts, sentence("{} of "+r.Noun(), share(s)))
 		}
 	}
-	if len(parts) == 0 {
-		return "a small share"
+	switch len(parts) {
+	case 0:
+		return sentence("a small share")
+	case 1:
+		return parts[0]
 	}
-	out := parts[0]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			out += " and " + p
-		} else {
-			out += ", " + p
-		}
-	}
-	return out
+	return sentence("{} and {}", join(parts[:len(parts)-1], ", "), parts[len(parts)-1])
 }
 
 // atLeast returns a firing test: any listed resource's share reaches its

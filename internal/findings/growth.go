@@ -1,13 +1,11 @@
 package findings
 
 import (
-	"fmt"
 	"go/ast"
 	"go/types"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the growth rule, for the growing appends and map
@@ -41,7 +39,7 @@ func growthRule() Rule {
 		Title:     "Slices and maps grown without preallocation",
 		Summary:   "append and map assignment regrow and copy a slice or map that could be sized up front",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 A slice that starts empty and is appended to n times is reallocated and copied
 about log2(n) times, each time to a larger array; a map that starts small is
 rehashed into larger tables as it fills. When the final size is known, or can
@@ -53,9 +51,9 @@ assigned, directly or through strings.Builder, bytes.Buffer or slices.Grow,
 together with the objects and bytes that line allocates itself. A line the
 source shows appending to its own slice in a loop (s = append(s, x)) counts
 even when the window caught no CPU sample in growslice. It fires when
-one function's growing lines take at least %s of CPU, %s of allocated objects
-or %s of allocated bytes.`,
-			units.Percent(growthCPU), units.Percent(growthObjects), units.Percent(growthBytes)),
+one function's growing lines take at least {} of CPU, {} of allocated objects
+or {} of allocated bytes.`,
+			share(growthCPU), share(growthObjects), share(growthBytes)),
 		Fix: Fix{
 			Summary: "Give make a capacity (slices) or a size hint (maps) when the size is known or can be estimated; Grow a strings.Builder or bytes.Buffer first; reuse the slice across calls with s[:0].",
 			Example: `// before
@@ -122,13 +120,13 @@ func checkGrowth(e *env, r *Rule) []Finding {
 				l.matched = "append"
 			}
 			ev.Call = l.matched
-			ev.Detail = "grows " + kind + " (" + l.matched + ")"
+			ev.Detail = sentence("grows {} ({})", kind, l.matched)
 			if !contains(what, kind) {
 				what = append(what, kind)
 			}
 			evs = append(evs, ev)
 		}
-		summary := fmt.Sprintf("%s grows %s element by element: %s.", g.fn, strings.Join(what, " and "), shareText(g, order))
+		summary := sentence("{} grows {} element by element: {}.", g.fn, strings.Join(what, " and "), shareText(g, order))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

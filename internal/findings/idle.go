@@ -1,10 +1,7 @@
 package findings
 
 import (
-	"fmt"
-
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the not-bottleneck rule.
@@ -37,7 +34,7 @@ func idleRule() Rule {
 		Title:     "The profile does not show a busy service",
 		Summary:   "the target used little of its CPU, or mostly ran system calls: its profile is mostly noise",
 		Resources: []Resource{Idle, CPU},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 A CPU profile shows where a program spends the CPU it uses. When it uses
 little (the load was too light, or requests wait on a database, a downstream
 service or the network), the profile holds few samples and its hottest
@@ -46,12 +43,13 @@ When most of the CPU goes into system calls and the network poller, the
 service mostly moves bytes: the kernel, the network or the client is the
 limit, not its code.
 
-The rule fires when the target kept busy less than %s of the cores it could
-use (when the available cores are known; otherwise less than %.2f of a core),
-or when system calls and the network poller take at least %s of CPU. Look at
+The rule fires when the target kept busy less than {} of the cores it could
+use (when the available cores are known; otherwise less than {} of a core),
+or when system calls and the network poller take at least {} of CPU. Look at
 latency and the load generator instead: raise the load (more connections, a
 higher rate), profile the dependency, or look at the block profile for what
-requests wait on.`, units.Percent(idleUsedShare), idleCores, units.Percent(syscallShare)),
+requests wait on.`,
+			share(idleUsedShare), cores(idleCores), share(syscallShare)),
 		Fix: Fix{
 			Summary: "Make the service the bottleneck before optimizing its code: raise the load until its CPU is busy or its latency rises, or find what requests wait on (block profile, traces of the dependency).",
 			Example: `# more load: more connections for longer
@@ -70,22 +68,22 @@ func checkIdle(e *env, r *Rule) []Finding {
 		return nil
 	}
 	total := e.total(CPU)
-	seconds := 0.0
+	secs := 0.0
 	if e.a.CPU != nil && e.a.CPU.Seconds > 0 {
-		seconds = e.a.CPU.Seconds
+		secs = e.a.CPU.Seconds
 	} else if pr.p.DurationNanos > 0 {
-		seconds = float64(pr.p.DurationNanos) / 1e9
+		secs = float64(pr.p.DurationNanos) / 1e9
 	}
 	var out []Finding
-	if seconds > 0 {
-		used := float64(total) / 1e9 / seconds
+	if secs > 0 {
+		used := float64(total) / 1e9 / secs
 		avail := e.opts.AvailableCores
 		low := (avail > 0 && used < idleUsedShare*avail) || (avail <= 0 && used < idleCores)
 		if low {
 			ev := Evidence{
 				Function: "(whole profile)",
 				Measures: []Measure{{Resource: CPU, Value: total, Unit: "nanoseconds", Share: 1}},
-				Detail:   fmt.Sprintf("%.2f cores busy on average over %.1fs", used, seconds),
+				Detail:   sentence("{} cores busy on average over {}", cores(used), seconds(secs)),
 			}
 			// Without a load result (a live service's own traffic) nothing
 			// says how much was asked of it: no claim about the load.
@@ -93,15 +91,15 @@ func checkIdle(e *env, r *Rule) []Finding {
 			if e.a.Run.Load == nil {
 				why = "it had little to do over the window or its requests wait on something else"
 			}
-			var summary string
+			var summary Text
 			sev := 1.0
 			if avail > 0 {
 				sev = 1 - used/avail
-				ev.Detail += fmt.Sprintf(" of %.0f available", avail)
-				summary = fmt.Sprintf("The target kept %.2f of its %.0f cores busy (%s): %s, so this CPU profile is mostly noise.",
-					used, avail, units.Percent(used/avail), why)
+				ev.Detail = sentence("{} of {} available", ev.Detail, count(avail))
+				summary = sentence("The target kept {} of its {} cores busy ({}): {}, so this CPU profile is mostly noise.",
+					cores(used), count(avail), share(used/avail), why)
 			} else {
-				summary = fmt.Sprintf("The target kept only %.2f cores busy: %s, so this CPU profile is mostly noise.", used, why)
+				summary = sentence("The target kept only {} cores busy: {}, so this CPU profile is mostly noise.", cores(used), why)
 			}
 			out = append(out, r.finding(sev, Idle, summary, []Evidence{ev}))
 		}
@@ -109,7 +107,7 @@ func checkIdle(e *env, r *Rule) []Finding {
 	sys := e.stackSum(CPU, inKernelOrPoller)
 	if s := profiles.Share(sys, total); e.enoughCPU(sys) && s >= syscallShare {
 		ev := Evidence{Function: "(system calls and network poller)", Measures: []Measure{e.measure(CPU, sys)}}
-		summary := fmt.Sprintf("System calls and the network poller take %s of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", units.Percent(s))
+		summary := sentence("System calls and the network poller take {} of CPU: the service mostly moves bytes, so the kernel, the network or the client limits it more than its code.", share(s))
 		out = append(out, r.finding(s, CPU, summary, []Evidence{ev}))
 	}
 	return out

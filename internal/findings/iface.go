@@ -1,11 +1,9 @@
 package findings
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/escape"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the iface-escape rule, for the boxing lines of one
@@ -25,7 +23,7 @@ func ifaceRule() Rule {
 		Summary:   "arguments passed as any (logging with ...any, callbacks) are boxed on the heap on a hot line",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
 		compiler:  true,
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Passing a value as an interface (any, error, a ...any parameter) stores it in an
 interface box. When the compiler cannot prove that the callee does not keep the
 box, it allocates it on the heap, at the call, on every call. A debug logger
@@ -38,8 +36,9 @@ boxing functions (runtime.convT64, convTstring, convTslice, convT, ...), and,
 with compiler diagnostics (--source-dir), the lines where the compiler says a
 value "escapes to heap" being "passed as interface argument" or in a
 "... argument". Calls into fmt and log are left to the fmt-hot rule. It fires
-when one function's boxing lines take at least %s of CPU or %s of allocated
-objects.`, units.Percent(ifaceCPU), units.Percent(ifaceObjects)),
+when one function's boxing lines take at least {} of CPU or {} of allocated
+objects.`,
+			share(ifaceCPU), share(ifaceObjects)),
 		Fix: Fix{
 			Summary: "Check the level before calling (if logger.Enabled(...)), pass typed attributes (slog.Int, zap.Int) instead of ...any, or give the callee a concrete parameter type.",
 			Example: `// before: id, size and user are boxed on the heap even when debug is off
@@ -81,7 +80,7 @@ func checkIface(e *env, r *Rule) []Finding {
 			ev := e.evidence(l, order)
 			ev.Compiler = e.reasons(l.file, l.line, isIfaceArgDiag)
 			if l.matched != "" {
-				ev.Detail = "boxes values in " + l.matched
+				ev.Detail = sentence("boxes values in {}", l.matched)
 			}
 			for _, c := range ev.Compiler {
 				if _, callee, ok := strings.Cut(c, "argument to "); ok {
@@ -97,7 +96,7 @@ func checkIface(e *env, r *Rule) []Finding {
 		if len(callees) > 0 {
 			to = "interface arguments of " + strings.Join(callees, ", ")
 		}
-		summary := fmt.Sprintf("%s boxes values into %s on the heap: %s.", g.fn, to, shareText(g, order))
+		summary := sentence("{} boxes values into {} on the heap: {}.", g.fn, to, shareText(g, order))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -1,11 +1,9 @@
 package findings
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the json-reflect rule, for the encoding/json work one
@@ -76,7 +74,7 @@ func jsonRule() Rule {
 		Title:     "Reflection-heavy encoding/json on a hot path",
 		Summary:   "encoding/json's reflection takes a large share of CPU or allocations",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 encoding/json works by reflection: for every value it looks up how to encode or
 decode its type, walks it field by field through package reflect, and decoding
 allocates every string, slice and map it produces. Decoding into
@@ -85,11 +83,11 @@ float64 and every object a new map.
 
 The rule charges CPU and allocations inside encoding/json (and the reflect work
 under it) to the line of your code that called Marshal, Unmarshal, Encode or
-Decode. It fires when one function's JSON work takes at least %s of CPU or %s
+Decode. It fires when one function's JSON work takes at least {} of CPU or {}
 of allocated objects. The evidence says how much of it is reflect, and whether
 the input is decoded into interface values. The advice follows the direction
 of the work: encoding (Marshal, MarshalIndent, Encoder.Encode), decoding
-(Unmarshal, Decoder.Decode), or both when each has at least %s of it.
+(Unmarshal, Decoder.Decode), or both when each has at least {} of it.
 
 Faster options, from least to most invasive, with their trade-offs:
   - decode into typed structs instead of map[string]any: less allocation, same
@@ -103,7 +101,7 @@ Faster options, from least to most invasive, with their trade-offs:
     github.com/go-json-experiment/json) is markedly faster with nearly the same API;
   - code generators (easyjson, ffjson) or, for encoding, hand-written appends
     with strconv remove reflection entirely, at the cost of code to keep in sync.`,
-			units.Percent(jsonCPU), units.Percent(jsonObjects), units.Percent(jsonMinDirection)),
+			share(jsonCPU), share(jsonObjects), share(jsonMinDirection)),
 		Fix:   jsonBothFix,
 		check: checkJSON,
 	}
@@ -165,7 +163,7 @@ func checkJSON(e *env, r *Rule) []Finding {
 		dirValues := map[string]map[Resource]int64{"encode": {}, "decode": {}}
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
-			var details []string
+			var details []Text
 			var does []string
 			for _, dir := range directions {
 				for _, res := range order[:2] {
@@ -178,17 +176,17 @@ func checkJSON(e *env, r *Rule) []Finding {
 				}
 			}
 			if len(does) > 0 {
-				details = append(details, strings.Join(does, " and "))
+				details = append(details, sentence("{}", strings.Join(does, " and ")))
 			}
 			if s := reflectCPU[l.siteKey]; s != nil && l.values[CPU] > 0 {
 				refl += s.value
-				details = append(details, units.Percent(float64(s.value)/float64(l.values[CPU]))+" of this CPU is in reflect")
+				details = append(details, sentence("{} of this CPU is in reflect", share(float64(s.value)/float64(l.values[CPU]))))
 			}
 			if ifaceCPU[l.siteKey] != nil || ifaceObjects[l.siteKey] != nil {
 				iface = true
-				details = append(details, "decodes into interface values (map[string]any / []any)")
+				details = append(details, sentence("decodes into interface values (map[string]any / []any)"))
 			}
-			ev.Detail = strings.Join(details, "; ")
+			ev.Detail = join(details, "; ")
 			cpu += l.values[CPU]
 			if ev.Call != "" && !contains(calls, ev.Call) {
 				calls = append(calls, ev.Call)
@@ -213,13 +211,13 @@ func checkJSON(e *env, r *Rule) []Finding {
 		case len(dirs) == 1 && dirs[0] == "decode":
 			fix, doing = jsonDecodeFix, "decoding"
 		}
-		summary := fmt.Sprintf("%s spends %s %s with encoding/json (%s)", g.fn, shareText(g, order), doing, strings.Join(calls, ", "))
+		summary := sentence("{} spends {} {} with encoding/json ({})", g.fn, shareText(g, order), doing, strings.Join(calls, ", "))
 		if cpu > 0 && refl > 0 {
-			summary += fmt.Sprintf(", %s of that CPU in reflect", units.Percent(float64(refl)/float64(cpu)))
+			summary = sentence("{}, {} of that CPU in reflect", summary, share(float64(refl)/float64(cpu)))
 		}
-		summary += "."
+		summary = sentence("{}.", summary)
 		if iface {
-			summary += " It decodes into interface values, the slowest way."
+			summary = sentence("{} It decodes into interface values, the slowest way.", summary)
 		}
 		f := r.finding(sev, res, summary, evs)
 		f.Fix = fix

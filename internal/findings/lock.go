@@ -1,11 +1,9 @@
 package findings
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // lockShare is the share of lock waiting that one function's locks must
@@ -27,7 +25,7 @@ func lockRule() Rule {
 		Title:     "One lock dominates the waiting",
 		Summary:   "most lock contention comes from one function's mutex",
 		Resources: []Resource{MutexDelay, BlockDelay},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 When many goroutines need the same sync.Mutex (or RWMutex) and hold it for
 long, they queue: throughput stops growing with cores and latency grows with
 load, while the CPU profile shows nothing wrong.
@@ -37,9 +35,9 @@ lock; the block profile charges it to where waiters called Lock. The rule
 charges both to the line of your code that unlocked or locked (the lock site),
 leaving out the standard logger's mutex, which std-logger-lock reports, and
 the runtime's internal locks. It fires when the locks of one function take at
-least %s of the mutex profile's delay, or of the block profile's delay in
-Lock calls, and at least %s of waiting per second of the profiled window.`,
-			units.Percent(lockShare), units.Value(minWaitPerSecond, "nanoseconds")),
+least {} of the mutex profile's delay, or of the block profile's delay in
+Lock calls, and at least {} of waiting per second of the profiled window.`,
+			share(lockShare), quantity(minWaitPerSecond, "nanoseconds")),
 		Fix: Fix{
 			Summary: "Hold the lock for less: do the work (hashing, formatting, I/O) before taking it; shard the state (one lock per shard, or per goroutine with a merge); use atomics or sync.Map for counters and read-mostly maps.",
 			Example: `// before: the hash is computed while holding the lock
@@ -91,16 +89,16 @@ func checkLock(e *env, r *Rule) []Finding {
 			ev := e.evidence(l, order)
 			switch {
 			case l.values[MutexDelay] != 0:
-				ev.Detail = "contended lock released here (" + l.call + "); the mutex profile charges the waiters' delay to it"
+				ev.Detail = sentence("contended lock released here ({}); the mutex profile charges the waiters' delay to it", l.call)
 			default:
-				ev.Detail = "goroutines waited here in " + l.call
+				ev.Detail = sentence("goroutines waited here in {}", l.call)
 			}
 			where = append(where, short(l.file, l.line))
 			evs = append(evs, ev)
 		}
-		summary := fmt.Sprintf("The lock in %s (%s) accounts for %s of lock waiting (%s per second).",
-			g.fn, strings.Join(where, ", "), units.Percent(max(mshare, bshare)),
-			units.Value(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
+		summary := sentence("The lock in {} ({}) accounts for {} of lock waiting ({} per second).",
+			g.fn, strings.Join(where, ", "), share(max(mshare, bshare)),
+			quantity(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -1,10 +1,7 @@
 package findings
 
 import (
-	"fmt"
 	"strings"
-
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the std-logger-lock rule: the logger's share of the mutex
@@ -26,7 +23,7 @@ func loggerRule() Rule {
 		Title:     "Requests wait for the standard logger's lock",
 		Summary:   "log.Logger serializes every call on one mutex held across its write",
 		Resources: []Resource{MutexDelay, BlockDelay},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 A log.Logger (the standard library's log package, and log/slog's default
 handler, which writes through it) holds one mutex while it formats the prefix
 and writes the line to its io.Writer. With an unbuffered file or a terminal as
@@ -34,11 +31,11 @@ the writer that is a system call under the lock, so under concurrent load
 requests queue behind each other to log.
 
 The rule charges the delay the mutex and block profiles record inside package
-log to the line of your code that logged. It fires when that reaches %s of the
-mutex profile's delay or %s of the block profile's delay, and at least %s of
+log to the line of your code that logged. It fires when that reaches {} of the
+mutex profile's delay or {} of the block profile's delay, and at least {} of
 waiting per second of the profiled window (less is too small to matter
 whatever its share).`,
-			units.Percent(loggerMutexShare), units.Percent(loggerBlockShare), units.Value(minWaitPerSecond, "nanoseconds")),
+			share(loggerMutexShare), share(loggerBlockShare), quantity(minWaitPerSecond, "nanoseconds")),
 		Fix: Fix{
 			Summary: "Keep the lock short and the write out of it: log into a buffer the logger flushes in the background, or hand lines to one writer goroutine; log less on the hot path.",
 			Example: `// before: every request takes the logger's lock across a write(2)
@@ -81,8 +78,8 @@ func checkLogger(e *env, r *Rule) []Finding {
 			}
 			evs = append(evs, ev)
 		}
-		summary := fmt.Sprintf("%s waits for the standard logger's mutex when it calls %s: %s (%s of waiting per second).",
-			g.fn, strings.Join(calls, ", "), shareText(g, order), units.Value(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
+		summary := sentence("{} waits for the standard logger's mutex when it calls {}: {} ({} of waiting per second).",
+			g.fn, strings.Join(calls, ", "), shareText(g, order), quantity(int64(e.perSecond(max(g.values[MutexDelay], g.values[BlockDelay]))), "nanoseconds"))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -315,11 +315,26 @@ func diagnose(t *testing.T, program string, ix *escape.Index) []Finding {
 	return fs
 }
 
+// plain is a Text with its values written plainly (a share as 0.25), for
+// tests that look for a finding's words and for their failure messages;
+// the rendering layer writes Texts for readers.
+func plain(t Text) string {
+	var b strings.Builder
+	for _, p := range t {
+		if p.Kind == Words {
+			b.WriteString(p.Words)
+		} else {
+			fmt.Fprintf(&b, "%v%s", p.Value, p.Unit)
+		}
+	}
+	return b.String()
+}
+
 func describe(f Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s %s %s] %s", f.Rule, units.Percent(f.Severity), f.Resource, f.Summary)
+	fmt.Fprintf(&b, "[%s %s %s] %s", f.Rule, units.Percent(f.Severity), f.Resource, plain(f.Summary))
 	for _, ev := range f.Evidence {
-		fmt.Fprintf(&b, "\n\t%s %s call=%s %v %s", ev.Function, ev.Where(), ev.Call, ev.Measures, ev.Detail)
+		fmt.Fprintf(&b, "\n\t%s %s call=%s %v %s", ev.Function, ev.Where(), ev.Call, ev.Measures, plain(ev.Detail))
 		for _, c := range ev.Compiler {
 			fmt.Fprintf(&b, "\n\t\tcompiler: %s", c)
 		}
@@ -373,7 +388,7 @@ func checkFires(t *testing.T, rule, program string, ix *escape.Index) []Finding 
 		}
 	}
 	for _, f := range fs {
-		if f.Severity <= 0 || f.Severity > 1 || f.Summary == "" || f.Fix.Summary == "" || len(f.Evidence) == 0 {
+		if f.Severity <= 0 || f.Severity > 1 || plain(f.Summary) == "" || f.Fix.Summary == "" || len(f.Evidence) == 0 {
 			t.Errorf("incomplete finding: %s", describe(f))
 		}
 	}

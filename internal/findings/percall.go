@@ -1,11 +1,9 @@
 package findings
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the built-per-call rule, for what one function spends
@@ -77,22 +75,22 @@ func perCallRule() Rule {
 		Title:     "Reusable object built on every call",
 		Summary:   "a replacer, regular expression, template, encoder or location is built per call instead of once",
 		Resources: []Resource{CPU, AllocObjects, AllocBytes},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Some objects cost far more to build than to use, and are safe to share between
 goroutines once built: strings.Replacer, *regexp.Regexp, parsed templates,
 *time.Location. Building one inside a handler or a per-item function repeats
 that cost on every call and allocates garbage every time.
 
 The rule matches this table of constructors (and the work they defer to first
-use, such as strings.(*Replacer).build): %s. It charges their CPU and
+use, such as strings.(*Replacer).build): {}. It charges their CPU and
 allocations to the line of your code that calls them, leaving out init
 functions, which run once. It fires when one function's constructions take at
-least %s of CPU, %s of allocated objects or %s of allocated bytes.
+least {} of CPU, {} of allocated objects or {} of allocated bytes.
 
 json.NewEncoder and json.NewDecoder per request are usual and cheap next to
 the encoding itself; they fire only when their own allocations pass the same
 thresholds.`,
-			strings.Join(names, ", "), units.Percent(perCallCPU), units.Percent(perCallObjects), units.Percent(perCallBytes)),
+			strings.Join(names, ", "), share(perCallCPU), share(perCallObjects), share(perCallBytes)),
 		Fix: Fix{
 			Summary: "Build it once (a package-level variable, a field set in the constructor, or sync.OnceValue) and reuse it: these types are safe for concurrent use.",
 			Example: `// before: compiled and built on every call
@@ -136,14 +134,14 @@ func checkPerCall(e *env, r *Rule) []Finding {
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
 			if c, ok := constructorOf(l.matched); ok {
-				ev.Detail = "builds " + c.Name + " on every call: " + c.Why
+				ev.Detail = sentence("builds {} on every call: {}", c.Name, c.Why)
 				if !contains(built, c.Name) {
 					built = append(built, c.Name)
 				}
 			}
 			evs = append(evs, ev)
 		}
-		summary := fmt.Sprintf("%s builds %s on every call: %s.", g.fn, strings.Join(built, " and "), shareText(g, order))
+		summary := sentence("{} builds {} on every call: {}.", g.fn, strings.Join(built, " and "), shareText(g, order))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

@@ -1,12 +1,10 @@
 package findings
 
 import (
-	"fmt"
 	"go/ast"
 	"slices"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the reread rule, for the file reads one function makes
@@ -43,7 +41,7 @@ func rereadRule() Rule {
 		Title:     "The same file is read and parsed on every request",
 		Summary:   "a request handler opens, reads and decodes a file each time instead of keeping what it parsed",
 		Resources: []Resource{CPU, AllocBytes},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 A handler that reads a file (configuration, a data set, a template) and decodes
 it on every request repeats system calls, copies the whole file into memory and
 re-runs the decoder each time, although the content rarely changes. Caching the
@@ -57,14 +55,15 @@ function that are given what was read (data in data, err := os.ReadFile(path)):
 the parse, whether it is encoding/json or a function of your own. A function
 that returns what it read (return data, nil) hands it to its caller: the
 caller's line that calls it reads too, and the caller's later calls given its
-result parse, up to %d calls up; the finding is then the caller's, with the
+result parse, up to {} calls up; the finding is then the caller's, with the
 helper's read shown beside it. That is what keeping the parsed result would
 save. Without the source, the calls are not
 seen, and the decoding the function does itself (encoding/json, xml, csv, yaml,
 toml, templates) is counted instead. Static file handlers (http.ServeFile,
 http.FileServer) are left out: reading files is their job. It fires when one
-function's reading and parsing take at least %s of CPU or %s of allocated
-bytes, and the reading alone at least a third of either threshold.`, maxReturns, units.Percent(rereadCPU), units.Percent(rereadBytes)),
+function's reading and parsing take at least {} of CPU or {} of allocated
+bytes, and the reading alone at least a third of either threshold.`,
+			count(maxReturns), share(rereadCPU), share(rereadBytes)),
 		Fix: Fix{
 			Summary: "Read and parse once at start and keep the result (reload on a signal, a timer or when the file's modification time changes); hold it in an atomic.Pointer if it can be swapped.",
 			Example: `// before: per request
@@ -186,9 +185,9 @@ func checkReread(e *env, r *Rule) []Finding {
 			ev := e.evidence(l, order)
 			if parses[l.siteKey] {
 				parsed = true
-				ev.Detail = "parses what was read, per request (" + l.call + ")"
+				ev.Detail = sentence("parses what was read, per request ({})", l.call)
 			} else {
-				ev.Detail = "reads a file per request (" + l.call + ")"
+				ev.Detail = sentence("reads a file per request ({})", l.call)
 			}
 			evs = append(evs, ev)
 			evs = append(evs, e.returnedReads(l.siteKey, callerReads, followed, hidden, order)...)
@@ -197,7 +196,7 @@ func checkReread(e *env, r *Rule) []Finding {
 		if parsed {
 			what, kept = "reads and parses a file", "the parsed result"
 		}
-		summary := fmt.Sprintf("%s %s on every request: %s. Keeping %s would save all of it.", g.fn, what, shareText(g, order), kept)
+		summary := sentence("{} {} on every request: {}. Keeping {} would save all of it.", g.fn, what, shareText(g, order), kept)
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out
@@ -316,7 +315,7 @@ func (e *env) returnedReads(k siteKey, callerReads map[siteKey][]siteKey, follow
 			ls := lines(map[Resource]sites{CPU: onlyKey(hidden[CPU], r), AllocBytes: onlyKey(hidden[AllocBytes], r)}, order...)
 			for _, l := range ls {
 				ev := e.evidence(l, order)
-				ev.Detail = "where it is read and returned (" + l.call + ")"
+				ev.Detail = sentence("where it is read and returned ({})", l.call)
 				out = append(out, ev)
 			}
 			deeper = append(deeper, callerReads[r]...)

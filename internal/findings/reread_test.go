@@ -24,7 +24,7 @@ func TestRereadParse(t *testing.T) {
 		if total < 3*read || total < read+parse-1e-9 {
 			t.Errorf("the finding charges %.1f%% of CPU, not the read (%.1f%%) and the parse (%.1f%%)", 100*total, 100*read, 100*parse)
 		}
-		if !strings.Contains(f.Summary, "reads and parses") || !strings.Contains(f.Summary, "parseConfig") && !hasCall(f, "main.parseConfig") {
+		if !strings.Contains(plain(f.Summary), "reads and parses") || !strings.Contains(plain(f.Summary), "parseConfig") && !hasCall(f, "main.parseConfig") {
 			t.Errorf("the finding does not name the parse: %s", describe(f))
 		}
 	}
@@ -38,11 +38,11 @@ func TestRereadReturned(t *testing.T) {
 	fs := checkRule(t, "reread", "rereadreturn", nil)
 	for _, f := range fs {
 		read, parse := readAndParse(f)
-		if strings.HasPrefix(f.Summary, "main.readData") {
+		if strings.HasPrefix(plain(f.Summary), "main.readData") {
 			t.Errorf("the helper that returns what it read has a finding of its own: %s", describe(f))
 		}
 		t.Logf("read %.1f%%, parse %.1f%%, finding %.1f%% of CPU", 100*read, 100*parse, 100*cpuShare(f))
-		if parse < 3*read || !strings.Contains(f.Summary, "reads and parses") || !hasCall(f, "main.parseTransactions") {
+		if parse < 3*read || !strings.Contains(plain(f.Summary), "reads and parses") || !hasCall(f, "main.parseTransactions") {
 			t.Errorf("the finding does not charge the parse the read's value flows into: %s", describe(f))
 		}
 	}
@@ -54,7 +54,7 @@ func TestRereadReturned(t *testing.T) {
 func TestRereadWithoutSource(t *testing.T) {
 	for program, want := range map[string]string{"reread/bad": "reads and parses a file", "rereadparse/bad": "reads a file on"} {
 		fs, _ := Diagnose(withoutSource(t, program), nil, Options{Rules: []string{"reread"}})
-		if len(fs) == 0 || !strings.Contains(fs[0].Summary, want) {
+		if len(fs) == 0 || !strings.Contains(plain(fs[0].Summary), want) {
 			t.Errorf("%s without source: want a finding that %q, got %v", program, want, fs)
 		}
 	}
@@ -69,9 +69,9 @@ func readAndParse(f Finding) (read, parse float64) {
 				continue
 			}
 			switch {
-			case strings.HasPrefix(ev.Detail, "reads a file"):
+			case strings.HasPrefix(plain(ev.Detail), "reads a file"):
 				read += m.Share
-			case strings.HasPrefix(ev.Detail, "parses what was read"):
+			case strings.HasPrefix(plain(ev.Detail), "parses what was read"):
 				parse += m.Share
 			}
 		}

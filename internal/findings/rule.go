@@ -1,10 +1,6 @@
 package findings
 
-import (
-	"fmt"
-	"slices"
-	"strings"
-)
+import "slices"
 
 // A Rule recognises one kind of performance problem.
 type Rule struct {
@@ -15,7 +11,7 @@ type Rule struct {
 	// Explanation is the long text of `perfscope report --explain RULE`:
 	// what the rule looks for, its thresholds, why the problem costs what
 	// it costs, and the trade-offs of the fixes.
-	Explanation string `json:"explanation"`
+	Explanation Text `json:"-"`
 	// Resources are what the rule measures.
 	Resources []Resource `json:"resources"`
 	Fix       Fix        `json:"fix"`
@@ -74,30 +70,8 @@ func Lookup(id string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Explain returns the long explanation of a rule, with its fix, as
-// `perfscope report --explain RULE` prints it.
-func Explain(id string) (string, error) {
-	r, ok := Lookup(id)
-	if !ok {
-		return "", fmt.Errorf("unknown rule %q: the rules are %s", id, strings.Join(RuleIDs(), ", "))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n\n", r.ID, r.Title)
-	b.WriteString(strings.TrimSpace(r.Explanation))
-	b.WriteString("\n\nFix: ")
-	b.WriteString(r.Fix.Summary)
-	b.WriteString("\n")
-	if r.Fix.Example != "" {
-		b.WriteString("\n")
-		for _, line := range strings.Split(strings.TrimRight(r.Fix.Example, "\n"), "\n") {
-			b.WriteString("    " + line + "\n")
-		}
-	}
-	return b.String(), nil
-}
-
 // finding starts a finding of rule r.
-func (r *Rule) finding(severity float64, resource Resource, summary string, evidence []Evidence) Finding {
+func (r *Rule) finding(severity float64, resource Resource, summary Text, evidence []Evidence) Finding {
 	return Finding{
 		Rule: r.ID, Title: r.Title, Severity: min(max(severity, 0), 1), Resource: resource,
 		Summary: summary, Evidence: evidence, Fix: r.Fix,

@@ -3,7 +3,7 @@ package findings
 import (
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +14,6 @@ import (
 
 func TestRules(t *testing.T) {
 	seen := map[string]bool{}
-	percent := regexp.MustCompile(`\d+(\.\d+)?%|\d+ (goroutines|CPU samples)|\d+\.\d+ of a core`)
 	for _, r := range Rules() {
 		if seen[r.ID] {
 			t.Errorf("duplicate rule id %s", r.ID)
@@ -23,16 +22,9 @@ func TestRules(t *testing.T) {
 		if r.Title == "" || r.Summary == "" || r.Fix.Summary == "" || r.Fix.Example == "" || len(r.Resources) == 0 || r.check == nil {
 			t.Errorf("rule %s is incomplete: %+v", r.ID, r)
 		}
-		text, err := Explain(r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Thresholds are written down in the explanation.
-		if !percent.MatchString(r.Explanation) || strings.Contains(text, "%!") {
-			t.Errorf("explanation of %s states no threshold or is badly formatted:\n%s", r.ID, text)
-		}
-		if !strings.Contains(text, r.Fix.Summary) {
-			t.Errorf("explanation of %s lacks the fix", r.ID)
+		if !slices.ContainsFunc(r.Explanation, func(p Part) bool { return p.Kind != Words }) {
+			t.Errorf("explanation of %s states no threshold:\n%s", r.ID, plain(r.Explanation))
 		}
 	}
 	for _, id := range []string{"concat-loop", "fmt-hot", "built-per-call", "small-writes", "std-logger-lock", "lock-wait",
@@ -40,9 +32,6 @@ func TestRules(t *testing.T) {
 		if !seen[id] {
 			t.Errorf("no rule %s", id)
 		}
-	}
-	if _, err := Explain("no-such-rule"); err == nil || !strings.Contains(err.Error(), "concat-loop") {
-		t.Errorf("unknown rule: %v", err)
 	}
 }
 

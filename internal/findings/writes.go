@@ -1,11 +1,9 @@
 package findings
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/profiles"
-	"github.com/perfscope/perfscope/internal/units"
 )
 
 // Thresholds of the small-writes rule, for the write system calls started
@@ -56,7 +54,7 @@ func writesRule() Rule {
 		Title:     "Many small write system calls",
 		Summary:   "a file, log or socket is written unbuffered, one system call per line or per message",
 		Resources: []Resource{CPU},
-		Explanation: fmt.Sprintf(`
+		Explanation: sentence(`
 Every Write on an *os.File or a net.Conn is a system call: a switch into the
 kernel that costs about a microsecond or more whatever the size. Writing an
 access log line, a metric or a small message at a time, per request, spends
@@ -68,12 +66,12 @@ syscall.write, sendto, ...) to the line of your code that started the write,
 directly or through log, fmt.Fprint* or a client library, and looks at what was
 written: a file or a log (os.(*File).Write, log.(*Logger).output) or a socket.
 It fires on:
-  - a file or log written while serving requests, from %s of CPU (at least %d
+  - a file or log written while serving requests, from {} of CPU (at least {}
     samples): one write per request is cheap for the kernel, so its share stays
     small, but it is never needed;
-  - a file or log written elsewhere, from %s of CPU;
+  - a file or log written elsewhere, from {} of CPU;
   - a socket written inside a loop (one packet per item, where one per batch
-    would do), from %s of CPU; this needs the source to see the loop.
+    would do), from {} of CPU; this needs the source to see the loop.
 One write per request to a socket is not flagged: it is often the protocol.
 
 Writes that go through a buffer are not counted: when a bufio.Writer (or a
@@ -83,7 +81,7 @@ it. That covers a log.Logger or a slog handler writing into a bufio.Writer,
 and the responses net/http buffers and writes once per response. A buffer
 your line flushes itself while serving a request does count: a Flush per
 line or per request is a write system call per line or per request.`,
-			units.Percent(writesServingCPU), writesServingSamples, units.Percent(writesCPU), units.Percent(writesCPU)),
+			share(writesServingCPU), count(writesServingSamples), share(writesCPU), share(writesCPU)),
 		Fix: Fix{
 			Summary: "Buffer: append lines to a buffer and write it out in batches (a bufio.Writer flushed on a timer, or a goroutine owning the file); batch metrics into one packet.",
 			Example: `// before: one write system call per request
@@ -170,7 +168,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 		flushing := true
 		for _, l := range g.lines {
 			ev := e.evidence(l, order)
-			ev.Detail = reasons[l.siteKey]
+			ev.Detail = sentence("{}", reasons[l.siteKey])
 			flushing = flushing && flushes[l.siteKey]
 			if sink := profiles.Heaviest(info[l.siteKey].sinks); !contains(kinds, sink) {
 				kinds = append(kinds, sink)
@@ -182,7 +180,7 @@ func checkWrites(e *env, r *Rule) []Finding {
 		if flushing {
 			how = "flushes a buffer into " + sinks + " on every call, so the buffer saves nothing"
 		}
-		summary := fmt.Sprintf("%s %s, one system call at a time: %s.", g.fn, how, shareText(g, order))
+		summary := sentence("{} {}, one system call at a time: {}.", g.fn, how, shareText(g, order))
 		out = append(out, r.finding(sev, res, summary, evs))
 	}
 	return out

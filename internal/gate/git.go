@@ -61,6 +61,7 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 		return nil, run, err
 	}
 	var notes []string
+	var countNotes []bench.CountNote
 	var explanations []Explanation
 	if count {
 		if err := g.Count(ctx, DefaultCountReps, opts.Instructions, nil); err != nil {
@@ -85,7 +86,7 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 			}
 			d = Decide(Pair(run.Base.Results, run.Head.Results), cfg)
 		}
-		notes = bench.GateCountedNotes(run.CountedBase, run.CountedHead)
+		countNotes = bench.GateCountedNotes(run.CountedBase, run.CountedHead)
 		explanations = explainCounts(d, run.CountedBase, run.CountedHead, DefaultExplainTop)
 	}
 	if len(d.Judgements) == 0 {
@@ -108,7 +109,7 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 	r := &Report{
 		Base: opts.BaseRef + " (" + gitstate.Short(run.BaseCommit) + ")", Head: head,
 		Measure: cfg.Measure, Rounds: run.Rounds, Benchtime: cfg.Benchtime, Elapsed: time.Since(start), Decision: d,
-		Notes: notes, Explanations: explanations,
+		CountNotes: countNotes, Notes: notes, Explanations: explanations,
 	}
 	for _, p := range run.MissingInBase {
 		r.Notes = append(r.Notes, p+" does not exist in the base; its benchmarks are reported as added")

@@ -1,6 +1,10 @@
 package gate
 
-import "time"
+import (
+	"time"
+
+	"github.com/perfscope/perfscope/internal/bench"
+)
 
 // A Report is a gate decision with the context a reader needs: what was
 // compared, how, and how long it took. Its JSON field names are stable;
@@ -15,6 +19,10 @@ type Report struct {
 	Benchtime string        `json:"benchtime"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 	Decision  *Decision     `json:"decision"`
+	// CountNotes are what limited or prevented instruction counts, such
+	// as a benchmark counted by time only; the rendering layer writes them
+	// first among the notes, in JSON too.
+	CountNotes []bench.CountNote `json:"-"`
 	// Notes are things the reader should know that are not failures,
 	// such as packages that exist only in the head.
 	Notes []string `json:"notes,omitempty"`

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/perfscope/perfscope/internal/gitstate"
@@ -48,7 +50,7 @@ func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 		for _, e := range run.Results.Warnings {
 			out.Warnings = append(out.Warnings, e.Error())
 		}
-		out.Notes = run.Notes
+		out.Notes = benchRunNotes(run)
 		return writeJSON(w, out)
 	}
 	commit := "-"
@@ -79,11 +81,48 @@ func WriteBenchRun(w io.Writer, f Format, run *bench.RunRecord) error {
 			fmt.Fprintf(&b, "profiles of %s: %s\n", p.ImportPath, strings.Join(prof, ", "))
 		}
 	}
-	for _, n := range run.Notes {
+	for _, n := range benchRunNotes(run) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write benchmark summary: %w", err)
 	}
 	return nil
+}
+
+// benchRunNotes are a run's notes, what limited its instruction counts
+// last, as counting follows the ordinary run.
+func benchRunNotes(run *bench.RunRecord) []string {
+	return append(slices.Clip(run.Notes), countNoteTexts(run.CountNotes)...)
+}
+
+// countNoteTexts writes what limited or prevented instruction counts,
+// one line each: "pkg BenchmarkX: no instruction count, measured by time
+// only: why".
+func countNoteTexts(notes []bench.CountNote) []string {
+	var out []string
+	for _, n := range notes {
+		name := n.Benchmark
+		if n.BaseOnly {
+			name += " (in the base)"
+		}
+		switch {
+		case n.Err != nil:
+			out = append(out, name+": no instruction count, measured by time only: "+n.Err.Error())
+		case n.Capped != nil:
+			out = append(out, name+": "+allocationCapText(n.Capped))
+		}
+	}
+	return out
+}
+
+// allocationCapText says how the allocation cap limited a count.
+func allocationCapText(c *bench.AllocationCap) string {
+	perOp := strconv.FormatFloat(c.BytesPerOp, 'f', 0, 64) + " B"
+	if c.Over {
+		return fmt.Sprintf("%s of allocation per operation: even the fewest operations a count runs (%d in its shorter run, %d in its longer) allocate more than %d MiB with the collector off",
+			perOp, c.Shorter, c.Longer, c.Limit>>20)
+	}
+	return fmt.Sprintf("%s of allocation per operation: counted over %d operations instead of %d to stay under %d MiB with the collector off; the count is less precise",
+		perOp, c.Counted, c.Wanted, c.Limit>>20)
 }

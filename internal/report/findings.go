@@ -13,19 +13,19 @@ import (
 // Findings are not yet laid out through the document layer (document.go):
 // a finding's evidence nests lists that hold code (its source line, a
 // stack folded away in Markdown) inside a numbered entry, which the
-// document does not model yet, and its summary arrives as a sentence with
-// its numbers already written by the rule that found it; both are to move
-// here, after which text and Markdown come from one layout.
+// document does not model yet. Their sentences arrive as findings.Texts,
+// whose values are written here (FindingText), in every format.
 
 // RenderFindings writes diagnosed findings, in the order given (Diagnose
 // ranks them by severity), in format f. The JSON form is
-// {"findings": [...]} with findings.Finding's field names.
+// {"findings": [...]}, each finding with the field names the findings
+// package documents and its sentences written as strings.
 func RenderFindings(w io.Writer, f Format, fs []findings.Finding) error {
 	switch f {
 	case JSON:
 		return writeJSON(w, struct {
-			Findings []findings.Finding `json:"findings"`
-		}{nonNil(fs)})
+			Findings []findingJSON `json:"findings"`
+		}{findingsJSON(fs)})
 	case Markdown:
 		return RenderFindingsMarkdown(w, fs)
 	}
@@ -80,7 +80,7 @@ func renderFindingsTextBody(w io.Writer, fs []findings.Finding) error {
 	bw := bufio.NewWriter(w)
 	for i, f := range fs {
 		fmt.Fprintf(bw, "\n%d. %s  [%s]  (%s)\n", i+1, f.Title, severityText(f), f.Rule)
-		writeWrapped(bw, "   ", f.Summary)
+		writeWrapped(bw, "   ", FindingText(f.Summary))
 		for _, ev := range f.Evidence {
 			bw.WriteString("   - " + evidenceHead(ev) + "\n")
 			if ev.Source != "" {
@@ -89,8 +89,8 @@ func renderFindingsTextBody(w io.Writer, fs []findings.Finding) error {
 			if m := measuresText(ev.Measures); m != "" {
 				bw.WriteString("       " + m + "\n")
 			}
-			if ev.Detail != "" {
-				bw.WriteString("       " + ev.Detail + "\n")
+			if len(ev.Detail) > 0 {
+				bw.WriteString("       " + FindingText(ev.Detail) + "\n")
 			}
 			for _, c := range ev.Compiler {
 				bw.WriteString("       compiler: " + c + "\n")
@@ -135,7 +135,7 @@ func renderFindingsMarkdownBody(w io.Writer, fs []findings.Finding) error {
 	bw := bufio.NewWriter(w)
 	for i, f := range fs {
 		fmt.Fprintf(bw, "#### %d. %s — %s\n\n", i+1, mdText(f.Title), severityText(f))
-		fmt.Fprintf(bw, "%s `%s`\n\n", mdText(f.Summary), f.Rule)
+		fmt.Fprintf(bw, "%s `%s`\n\n", mdText(FindingText(f.Summary)), f.Rule)
 		for _, ev := range f.Evidence {
 			fmt.Fprintf(bw, "- %s", mdEvidenceHead(ev))
 			if m := measuresText(ev.Measures); m != "" {
@@ -145,8 +145,8 @@ func renderFindingsMarkdownBody(w io.Writer, fs []findings.Finding) error {
 			if ev.Source != "" {
 				bw.WriteString("  ```go\n  " + ev.Source + "\n  ```\n")
 			}
-			if ev.Detail != "" {
-				bw.WriteString("  " + mdText(ev.Detail) + "\n")
+			if len(ev.Detail) > 0 {
+				bw.WriteString("  " + mdText(FindingText(ev.Detail)) + "\n")
 			}
 			for _, c := range ev.Compiler {
 				bw.WriteString("  - compiler: " + mdText(c) + "\n")
@@ -204,7 +204,7 @@ func mdEvidenceHead(ev findings.Evidence) string {
 func measuresText(ms []findings.Measure) string {
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		parts[i] = m.String()
+		parts[i] = measureText(m)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -51,9 +51,10 @@ func gateJSON(r *gate.Report) any {
 	return struct {
 		*gate.Report
 		Decision decision `json:"decision"`
+		Notes    []string `json:"notes,omitempty"`
 		Outcome  string   `json:"outcome"`
 		ExitCode int      `json:"exit_code"`
-	}{r, d, gateOutcome(r.Decision), r.Decision.ExitCode()}
+	}{r, d, gateNotes(r), gateOutcome(r.Decision), r.Decision.ExitCode()}
 }
 
 func finites(xs []float64) []*float64 {
@@ -224,7 +225,7 @@ func gateDoc(r *gate.Report) *doc {
 		doc.add(gateExplanations(r.Explanations))
 	}
 	all := block{caption: "every benchmark and unit, by package", table: table(func(gate.Judgement) bool { return true }, true), folded: true}
-	doc.add(section{title: "All measurements", blocks: []block{all, {notes: r.Notes}}})
+	doc.add(section{title: "All measurements", blocks: []block{all, {notes: gateNotes(r)}}})
 	return doc
 }
 
@@ -311,4 +312,9 @@ func changeWhere(c gate.Change) string {
 		return c.File + ":" + strconv.Itoa(c.Line)
 	}
 	return c.File
+}
+
+// gateNotes are a gate's notes, what limited its instruction counts first.
+func gateNotes(r *gate.Report) []string {
+	return append(countNoteTexts(r.CountNotes), r.Notes...)
 }

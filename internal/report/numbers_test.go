@@ -41,7 +41,7 @@ var numberFormattingAllowed = map[string]string{
 	"internal/scrape/decode.go:decoder.value":                   "a list item's place in a configuration error (scrape_configs[0])",
 	"internal/bench/instructions.go:cachegrind":                 "a -test.benchtime flag",
 	"internal/bench/run.go:Options.testFlags":                   "a -count flag",
-	"internal/bench/interleave.go:BuildTests":                   "a test binary's file name",
+	"internal/bench/interleave.go:testBinaryPath":               "a test binary's file name",
 	"internal/bench/seed_linux.go:seedExecs":                    "a /proc path",
 	"internal/bench/seed_linux.go:writeSeed":                    "a /proc path",
 	"internal/escape/build.go:buildArgs":                        "a package name for the compiler",
@@ -83,18 +83,6 @@ var numberFormattingAllowed = map[string]string{
 	"internal/store/profileseries_retention.go:ProfileSeries.ensurePartition": "a partition's bounds",
 }
 
-// numberFormattingPending lists packages that still write numbers for
-// readers where they compute them; each is to move into the rendering
-// layer, and nothing new may join them.
-var numberFormattingPending = map[string]string{
-	// A finding's summary and measures are sentences written by the rule
-	// that found it; they become values the renderer spells.
-	"internal/findings/": "summaries and measures are written by the rules",
-	// Notes and status lines written while benchmarks run.
-	"internal/bench/instructions.go:InstructionOptions.PlanIterations": "a plan's note",
-	"internal/bench/run.go:Run":                                        "a status line (\"building the tests of 3 packages\")",
-}
-
 // TestNoNumberFormattedOutsideRendering holds the rule that every number a
 // user reads is written by the rendering layer, so that a value is spelled
 // one way everywhere: outside renderingPackages, non-test code of
@@ -103,8 +91,7 @@ var numberFormattingPending = map[string]string{
 // String method of its own), or with the unit-scaling helpers of units
 // and benchunit. Errors may (fmt.Errorf): they name what failed, such as
 // a line or a status code, and are not results. Anything else must be in
-// numberFormattingAllowed with its reason, or in numberFormattingPending
-// until it moves.
+// numberFormattingAllowed with its reason.
 func TestNoNumberFormattedOutsideRendering(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -117,32 +104,14 @@ func TestNoNumberFormattedOutsideRendering(t *testing.T) {
 			used[h.key] = true
 			continue
 		}
-		if k := pendingKey(h.key); k != "" {
-			used[k] = true
-			continue
-		}
 		t.Errorf("%s: %s formats a number outside the rendering layer (in %s); render it in internal/report, or allow it in numberFormattingAllowed with why", h.pos, h.call, h.key)
 	}
-	for _, m := range []map[string]string{numberFormattingAllowed, numberFormattingPending} {
-		for k := range m {
-			file, _, _ := strings.Cut(k, ":")
-			seen := slices.ContainsFunc(checked, func(f string) bool { return f == file || strings.HasPrefix(f, file) && strings.HasSuffix(file, "/") })
-			if !used[k] && seen { // a file built only on another system is not checked here
-				t.Errorf("%s formats no number now: remove it from the lists of exceptions", k)
-			}
+	for k := range numberFormattingAllowed {
+		file, _, _ := strings.Cut(k, ":")
+		if !used[k] && slices.Contains(checked, file) { // a file built only on another system is not checked here
+			t.Errorf("%s formats no number now: remove it from numberFormattingAllowed", k)
 		}
 	}
-}
-
-// pendingKey returns the entry of numberFormattingPending that covers a
-// hit's file:function key: the key itself, or a directory holding it.
-func pendingKey(key string) string {
-	for k := range numberFormattingPending {
-		if key == k || strings.HasSuffix(k, "/") && strings.HasPrefix(key, k) {
-			return k
-		}
-	}
-	return ""
 }
 
 type numberHit struct {

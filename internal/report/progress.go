@@ -52,6 +52,15 @@ func CountingProgress(side string, done, total int, name string) string {
 	return fmt.Sprintf("counting instructions (%d/%d): Benchmark%s", done+1, total, name)
 }
 
+// BuildingTests says that the tests of packages are being built: the
+// package's import path when there is one, else how many.
+func BuildingTests(packages []string) string {
+	if len(packages) == 1 {
+		return "building the tests of " + packages[0]
+	}
+	return "building the tests of " + strconv.Itoa(len(packages)) + " packages"
+}
+
 // GateStart says what a gate is about to do.
 func GateStart(measure, base string, rounds int) string {
 	return fmt.Sprintf("gate: measuring %s; building base %s and head, then %d interleaved rounds", measure, base, rounds)

@@ -43,16 +43,17 @@ func ParseFormat(s string) (Format, error) {
 // it first (in the order given: findings.Diagnose ranks them by severity).
 //
 // The JSON form is the Analysis object with one more field, "findings"
-// (always present, possibly empty), holding findings.Finding values.
+// (always present, possibly empty), holding the findings as RenderFindings
+// writes them.
 func Write(w io.Writer, f Format, a *profiles.Analysis, fs []findings.Finding) error {
 	if f == JSON {
 		// load stays at the top level, where it was before the run
 		// description carried it.
 		return writeJSON(w, struct {
-			Findings []findings.Finding `json:"findings"`
-			Load     *loadgen.Result    `json:"load,omitempty"`
+			Findings []findingJSON   `json:"findings"`
+			Load     *loadgen.Result `json:"load,omitempty"`
 			*profiles.Analysis
-		}{nonNil(fs), a.Run.Load, a})
+		}{findingsJSON(fs), a.Run.Load, a})
 	}
 	body := analysisDoc(a)
 	head := &doc{title: body.title, meta: body.meta}

@@ -25,7 +25,9 @@ func Funcs() template.FuncMap {
 		"pct":      units.Percent,
 		// share writes a finding's severity as the CLI's report does.
 		"share": units.Percent,
-		"pctOf": func(f float64) float64 { return 100 * f },
+		// findingText writes a finding's summary as the CLI's report does.
+		"findingText": report.FindingText,
+		"pctOf":       func(f float64) float64 { return 100 * f },
 		"signedPct": func(p *float64) string {
 			if p == nil {
 				return ""
