@@ -2,7 +2,6 @@ package profseries
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 
@@ -92,7 +91,7 @@ func perRequestMissing(before, after []Window, o DeployOptions) string {
 	case b == 0 && a == 0:
 		return "the scrapes record no request counts (serve the application behind expose.Middleware)"
 	case b < o.MinScrapes || a < o.MinScrapes:
-		return fmt.Sprintf("%d scrapes before and %d after counted requests, %d needed on each side", b, a, o.MinScrapes)
+		return "too few scrapes counted requests: fewer than the least scrapes a side (min_scrapes) before, after, or both"
 	}
 	return ""
 }
