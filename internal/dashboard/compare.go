@@ -2,7 +2,11 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/url"
+	"strconv"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/benchstats"
 	"github.com/perfscope/perfscope/internal/gate"
@@ -132,4 +136,29 @@ func (d *Dashboard) compareRuns(ctx context.Context, baseID, headID string) (*we
 		return nil, err
 	}
 	return web.NewRunComparison(base, head, be.Result, he.Result), nil
+}
+
+// InstructionRuns reads the benchmark runs (numbered, as text) whose
+// instruction profiles of package pkg's benchmark name are compared, and
+// checks that both kept that profile: NotFound when either did not.
+func (d *Dashboard) InstructionRuns(ctx context.Context, base, head, pkg, name string) (int64, int64, error) {
+	b, berr := strconv.ParseInt(base, 10, 64)
+	h, herr := strconv.ParseInt(head, 10, 64)
+	if berr != nil || herr != nil {
+		return 0, 0, NotFound("benchmark runs are numbered: " + base + ", " + head)
+	}
+	for _, id := range []int64{b, h} {
+		if _, err := d.cfg.Store.InstructionProfileData(ctx, id, pkg, name); errors.Is(err, store.ErrNoInstructionProfile) {
+			return 0, 0, NotFound(err.Error())
+		} else if err != nil {
+			return 0, 0, err
+		}
+	}
+	return b, h, nil
+}
+
+// InstructionProfiles returns the per-operation instruction profiles of
+// one benchmark in two benchmark runs, for their difference.
+func (d *Dashboard) InstructionProfiles(ctx context.Context, base, head int64, pkg, name string) (bp, hp *profile.Profile, err error) {
+	return gate.RecordedDiff(ctx, d.cfg.Store, base, head, pkg, name)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/profiles"
@@ -113,8 +114,11 @@ func (d *Dashboard) RunPage(ctx context.Context, id string, v url.Values) (*web.
 }
 
 // AnalyseLatest starts the analyses of the runs the home page shows, so
-// that the first visitor after a start finds them done or under way.
+// that the first visitor after a start finds them done or under way. It
+// gives up listing them after a minute.
 func (d *Dashboard) AnalyseLatest(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	runs, err := d.cfg.Store.ProfileRuns(ctx, store.RunFilter{Limit: web.HomeRuns})
 	if err != nil {
 		return fmt.Errorf("list the latest runs to analyse: %w", err)

@@ -1,18 +1,14 @@
 package server
 
 import (
-	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/perfscope/perfscope/internal/gate"
 	"github.com/perfscope/perfscope/internal/pprofweb"
 	"github.com/perfscope/perfscope/internal/report/web"
-	"github.com/perfscope/perfscope/internal/store"
 )
 
 // pageInstructionDiff serves pprof's web UI for the difference of one
@@ -28,22 +24,11 @@ func (s *Server) pageInstructionDiff(w http.ResponseWriter, r *http.Request) {
 	if s.graphvizMissing(w, r, view) {
 		return
 	}
-	baseRun, berr := strconv.ParseInt(r.PathValue("base"), 10, 64)
-	headRun, herr := strconv.ParseInt(r.PathValue("head"), 10, 64)
-	if berr != nil || herr != nil {
-		s.fail(w, r, http.StatusNotFound, notFound("benchmark runs are numbered: "+r.PathValue("base")+", "+r.PathValue("head")))
-		return
-	}
 	pkg, name := r.PathValue("package"), r.PathValue("name")
-	for _, id := range []int64{baseRun, headRun} {
-		if _, err := s.cfg.Store.InstructionProfileData(r.Context(), id, pkg, name); err != nil {
-			code := http.StatusInternalServerError
-			if errors.Is(err, store.ErrNoInstructionProfile) {
-				code, err = http.StatusNotFound, notFound(err.Error())
-			}
-			s.fail(w, r, code, err)
-			return
-		}
+	baseRun, headRun, err := s.dash.InstructionRuns(r.Context(), r.PathValue("base"), r.PathValue("head"), pkg, name)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
 	}
 	prefix := web.InstructionDiffPath(baseRun, headRun, pkg, name)
 	if view == "" && !strings.HasSuffix(r.URL.Path, "/") {
@@ -55,7 +40,7 @@ func (s *Server) pageInstructionDiff(w http.ResponseWriter, r *http.Request) {
 	key := pprofweb.Key{Base: "bench-run " + r.PathValue("base"), Head: "bench-run " + r.PathValue("head"),
 		Kind: "instructions " + pkg + " " + name, Absolute: true}
 	s.serveProfiles(w, r, key, prefix, view, func() (hp, bp *profile.Profile, err error) {
-		bp, hp, err = gate.RecordedDiff(r.Context(), s.cfg.Store, baseRun, headRun, pkg, name)
+		bp, hp, err = s.dash.InstructionProfiles(r.Context(), baseRun, headRun, pkg, name)
 		return hp, bp, err
 	})
 }

@@ -255,7 +255,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	go s.analyseLatest(ctx)
+	go func() {
+		if err := s.dash.AnalyseLatest(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logf("%v", err)
+		}
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
