@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -280,11 +281,7 @@ func CountsOfProfile(p *profile.Profile) ([]InstructionCount, error) {
 			a.src[l] = src[0]
 		}
 	}
-	keys := make([]int64, 0, len(byCount))
-	for k := range byCount {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(byCount))
 	out := make([]InstructionCount, 0, len(keys))
 	for _, k := range keys {
 		a := byCount[k]

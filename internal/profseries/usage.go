@@ -1,6 +1,7 @@
 package profseries
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -80,11 +81,7 @@ func GaugeSeries(windows []Window, g Gauge, step time.Duration) []GaugePoint {
 		a.covered += w.Duration
 		a.n++
 	}
-	keys := make([]int64, 0, len(steps))
-	for k := range steps {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(steps))
 	out := make([]GaugePoint, 0, len(keys))
 	for _, k := range keys {
 		a := steps[k]
