@@ -90,8 +90,16 @@ func perRequestMissing(before, after []Window, o DeployOptions) string {
 	switch {
 	case b == 0 && a == 0:
 		return "the scrapes record no request counts (serve the application behind expose.Middleware)"
-	case b < o.MinScrapes || a < o.MinScrapes:
-		return "too few scrapes counted requests: fewer than the least scrapes a side (min_scrapes) before, after, or both"
+	case a == 0:
+		return "no scrape after the deploy counted requests"
+	case b == 0:
+		return "no scrape before the deploy counted requests"
+	case b < o.MinScrapes && a < o.MinScrapes:
+		return "too few scrapes counted requests on both sides (fewer than min_scrapes)"
+	case a < o.MinScrapes:
+		return "too few scrapes after the deploy counted requests (fewer than min_scrapes)"
+	case b < o.MinScrapes:
+		return "too few scrapes before the deploy counted requests (fewer than min_scrapes)"
 	}
 	return ""
 }

@@ -88,7 +88,7 @@ func TestDeployPerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Compared != ComparedShares || d.PerRequest != nil || !strings.Contains(d.Basis, "0 after counted requests") || d.NotPerRequest == "" {
+	if d.Compared != ComparedShares || d.PerRequest != nil || !strings.Contains(d.Basis, "no scrape after the deploy counted requests") || d.NotPerRequest == "" {
 		t.Errorf("without counts after: compared %q (%s), per request %+v", d.Compared, d.Basis, d.PerRequest)
 	}
 }
