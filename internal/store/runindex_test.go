@@ -32,7 +32,7 @@ func fillRunIndex(t *testing.T, s *DB) {
 	}
 	defer tx.Rollback()
 	ins, err := tx.PrepareContext(ctx, s.b.q(`INSERT INTO profile_runs (`+profileRunCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'v0', 100, 0, 50, 1, 2, 6, FALSE)`))
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'v0', 100, 0, 50, 1, 2, 6, FALSE, 'main', 'a subject', 'An Author')`))
 	if err != nil {
 		t.Fatal(err)
 	}
