@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"time"
 
@@ -96,6 +97,14 @@ type Leak struct {
 	Wait string `json:"wait,omitempty"`
 	// Stack is the whole stack, innermost first, as "function file:line".
 	Stack []string `json:"stack"`
+	// RuntimeOnly says a heap stack has no frame outside the runtime: the
+	// runtime allocated for itself, on its own system stack, where the
+	// stack ends. StartedAt is then the runtime function that allocated.
+	// NewGoroutines says it allocated starting goroutines
+	// (runtime.newproc1): their structures and stacks, which grow with the
+	// number of goroutines, not with any one line of the program.
+	RuntimeOnly   bool `json:"runtime_only,omitempty"`
+	NewGoroutines bool `json:"new_goroutines,omitempty"`
 }
 
 // A LeakReport is what FindLeaks judged over one range.
@@ -343,6 +352,12 @@ func describeStacks(leaks []Leak, ids []uint64, typ string, src SymbolSource) er
 			}
 		}
 		switch {
+		case typ == Heap && u < 0 && runtimeOnly(fs, cs):
+			l.RuntimeOnly = true
+			l.NewGoroutines = slices.ContainsFunc(fs, func(f profiles.Frame) bool { return f.Name() == "runtime.newproc1" })
+			if a := allocatingFrame(fs); a >= 0 {
+				l.StartedAt = frameText(fs[a].Name(), fs[a].File(), fs[a].Line())
+			}
 		case typ == Heap:
 			l.StartedAt = l.At
 		default:
@@ -353,6 +368,33 @@ func describeStacks(leaks []Leak, ids []uint64, typ string, src SymbolSource) er
 		}
 	}
 	return nil
+}
+
+// runtimeOnly says no frame of fs is outside the runtime.
+func runtimeOnly(fs []profiles.Frame, cs *profiles.Classes) bool {
+	for _, f := range fs {
+		if cs.Frame(f) != profiles.Runtime {
+			return false
+		}
+	}
+	return len(fs) > 0
+}
+
+// allocationEntries are the runtime functions compiled code calls to
+// allocate: a heap stack's frames inside them say how, not what for.
+var allocationEntries = []string{"runtime.mallocgc*", "runtime.newobject", "runtime.newarray", "runtime.makeslice*",
+	"runtime.growslice", "runtime.makemap*", "runtime.rawstring*", "runtime.rawbyteslice", "runtime.rawruneslice"}
+
+// allocatingFrame is the innermost frame of fs outside the allocation
+// entries: the function that asked for the memory; -1 when every frame is
+// one.
+func allocatingFrame(fs []profiles.Frame) int {
+	for i, f := range fs {
+		if !slices.ContainsFunc(allocationEntries, func(pat string) bool { ok, _ := path.Match(pat, f.Name()); return ok }) {
+			return i
+		}
+	}
+	return -1
 }
 
 // goroutineStart is the function a goroutine was started with: its

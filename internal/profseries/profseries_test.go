@@ -28,17 +28,23 @@ func realProfiles(t testing.TB, typ string) []*profile.Profile {
 	sort.Strings(files)
 	var ps []*profile.Profile
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := profile.ParseData(b)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		ps = append(ps, p)
+		ps = append(ps, profileFile(t, f))
 	}
 	return ps
+}
+
+// profileFile reads the profile in file.
+func profileFile(t testing.TB, file string) *profile.Profile {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return p
 }
 
 // capturedTypes are the types capture.sh records.

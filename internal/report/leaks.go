@@ -16,10 +16,14 @@ import (
 // leftpad.awaitAudit (leak.go:32) grew by 612 per hour for 6h".
 func LeakSentence(l profseries.Leak) string {
 	what := "goroutines started at"
-	switch l.Type {
-	case profseries.Heap:
+	switch {
+	case l.Type == profseries.Heap && l.NewGoroutines:
+		what = "heap in use for new goroutines' structures and stacks, allocated by the runtime at"
+	case l.Type == profseries.Heap && l.RuntimeOnly:
+		what = "heap in use allocated by the runtime for itself, at"
+	case l.Type == profseries.Heap:
 		what = "heap in use allocated at"
-	case profseries.GoroutineLeak:
+	case l.Type == profseries.GoroutineLeak:
 		what = "leaked goroutines (the runtime's goroutineleak profile) started at"
 	}
 	return fmt.Sprintf("%s %s grew by %s per hour for %s", what, ShortFrame(l.StartedAt), leakAmount(l, l.PerHour), spanText(l.To.Sub(l.From)))
