@@ -244,12 +244,13 @@ func (d *Dashboard) spans(ctx context.Context, typ string, sel profseries.Select
 func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.ServiceQuery, rq resolvedQuery, spans []profseries.Span) error {
 	targets := distinctTargets(spans)
 	step := profseries.StepFor(rq.from, rq.to, chartPoints, scrapeInterval)
+	releases := web.Releases(profseries.Versions(spans, versionLabel))
 	for _, g := range profseries.Gauges {
 		pts, err := d.cfg.Store.GaugeSeries(ctx, g, rq.sel, rq.from, rq.to, step)
 		if err != nil {
 			return err
 		}
-		p.Charts = append(p.Charts, web.NewTimeChart(web.GaugeLine{Gauge: g, Points: pts, Step: step, Targets: targets}, rq.from, rq.to))
+		p.Charts = append(p.Charts, web.NewTimeChart(web.GaugeLine{Gauge: g, Points: pts, Step: step, Targets: targets}, rq.from, rq.to, releases))
 	}
 	query := profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}
 	p.Download = "/api/v1/profiles/merge?" + url.Values{"query": {q.Target}, "type": {q.Type}, "from": {stampOf(rq.from)}, "to": {stampOf(rq.to)}}.Encode()
@@ -296,7 +297,7 @@ func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.S
 		if err != nil {
 			return err
 		}
-		p.Function = web.NewFunctionView(q, pts, step, rq.from, rq.to, problem)
+		p.Function = web.NewFunctionView(q, pts, step, rq.from, rq.to, releases, problem)
 	}
 	res, err := d.RangeFindings(ctx, rq.sel, rq.from, rq.to)
 	switch {

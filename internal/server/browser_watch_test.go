@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/scrape"
 )
 
@@ -232,7 +233,20 @@ func TestBrowserWatchPages(t *testing.T) {
 			t.Errorf("comparing with an empty hour says %q", s)
 		}
 		leftpad := ts.URL + "/services/view?" + url.Values{"target": {`{job="leftpad"}`}, "from": {"1h"}}.Encode()
-		if err := chromedp.Do(ctx, chromedp.Navigate(leftpad), chromedp.Click(chromedp.CSS("a.version-vs-previous")), chromedp.WaitVisible(chromedp.CSS("table.diff"))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(leftpad), chromedp.WaitVisible(chromedp.CSS("section.gauges svg.timechart"))); err != nil {
+			t.Fatal(err)
+		}
+		// Each chart marks where 1.1 began, where its line breaks.
+		marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("section.gauges svg.timechart g.release text")].map(e => e.textContent)`))
+		if err != nil || len(marks) != len(profseries.Gauges) {
+			t.Errorf("release marks on the charts: %q (%v); want one per chart", marks, err)
+		}
+		for _, m := range marks {
+			if m != "1.0 → 1.1" {
+				t.Errorf("a chart marks %q where 1.1 began", m)
+			}
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("a.version-vs-previous")), chromedp.WaitVisible(chromedp.CSS("table.diff"))); err != nil {
 			t.Fatal(err)
 		}
 		loc, err := chromedp.Run(ctx, chromedp.Location())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/perfscope/perfscope/internal/history"
 	"github.com/perfscope/perfscope/internal/measure"
+	"github.com/perfscope/perfscope/internal/profseries"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -126,5 +127,27 @@ func TestPointTitleNamesTheCommit(t *testing.T) {
 	series := &history.Series{Unit: "sec/op", Commits: []history.Commit{c, c}}
 	if svg := string(TrendChart(series, nil)); strings.Contains(svg, "<script>") || !strings.Contains(svg, "&lt;script&gt;") {
 		t.Errorf("the chart writes a subject unescaped")
+	}
+}
+
+// TestReleaseMarks: a time chart marks each version that began inside
+// its range, with what changed, and none that began outside it.
+func TestReleaseMarks(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	rs := Releases([]profseries.Version{
+		{Value: "1.0", First: t0},
+		{Value: "1.1", First: t0.Add(40 * time.Minute)},
+		{Value: "1.2", First: t0.Add(3 * time.Hour)},
+	})
+	if len(rs) != 2 || rs[0].Label != "1.0 → 1.1" || rs[1].Label != "1.1 → 1.2" {
+		t.Fatalf("releases %+v", rs)
+	}
+	g := GaugeLine{Gauge: profseries.Gauges[0], Step: time.Minute, Points: []profseries.GaugePoint{{Start: t0, Value: 1, Scrapes: 1}, {Start: t0.Add(time.Hour), Value: 2, Scrapes: 1}}}
+	svg := string(NewTimeChart(g, t0, t0.Add(2*time.Hour), rs).SVG)
+	if !strings.Contains(svg, `<g class="release">`) || !strings.Contains(svg, ">1.0 → 1.1</text>") {
+		t.Errorf("the chart does not mark 1.1's start: %s", svg)
+	}
+	if strings.Contains(svg, "1.1 → 1.2") {
+		t.Errorf("the chart marks a release after its range")
 	}
 }

@@ -267,8 +267,27 @@ const (
 	tcYLabelsPerAxis = 3
 )
 
-// NewTimeChart draws g's points over [from, to).
-func NewTimeChart(g GaugeLine, from, to time.Time) TimeChart {
+// A Release marks on a time chart when a version began: where the line
+// breaks for a restart and a level may step.
+type Release struct {
+	At time.Time
+	// Label is what began: "1.0 → 1.1".
+	Label string
+}
+
+// Releases marks when each version of vs after the first began, in
+// time order (profseries.Versions).
+func Releases(vs []profseries.Version) []Release {
+	var out []Release
+	for i := 1; i < len(vs); i++ {
+		out = append(out, Release{At: vs[i].First, Label: vs[i-1].Value + " → " + vs[i].Value})
+	}
+	return out
+}
+
+// NewTimeChart draws g's points over [from, to), with a marked line
+// where each of releases that falls in the range began.
+func NewTimeChart(g GaugeLine, from, to time.Time, releases []Release) TimeChart {
 	c := TimeChart{Title: g.Gauge.Name + " (" + g.Gauge.Unit + ")"}
 	if g.Targets > 1 {
 		c.Title += ", mean per target of " + strconv.Itoa(g.Targets)
@@ -280,13 +299,13 @@ func NewTimeChart(g GaugeLine, from, to time.Time) TimeChart {
 	peak := slices.MaxFunc(g.Points, func(a, b profseries.GaugePoint) int { return cmp.Compare(a.Value, b.Value) })
 	c.Latest = GaugeValue(g.Points[len(g.Points)-1].Value, g.Gauge.Unit)
 	c.Peak = GaugeValue(peak.Value, g.Gauge.Unit)
-	c.SVG = timeChart(g.Points, g.Step, from, to, g.Gauge.Name, func(v float64) string { return GaugeValue(v, g.Gauge.Unit) })
+	c.SVG = timeChart(g.Points, g.Step, from, to, g.Gauge.Name, func(v float64) string { return GaugeValue(v, g.Gauge.Unit) }, releases)
 	return c
 }
 
 // timeChart draws points over [from, to) with a y axis labelled by label
 // and an x axis of times; the SVG carries the range for zooming.
-func timeChart(points []profseries.GaugePoint, step time.Duration, from, to time.Time, name string, label func(float64) string) template.HTML {
+func timeChart(points []profseries.GaugePoint, step time.Duration, from, to time.Time, name string, label func(float64) string, releases []Release) template.HTML {
 	var b chartWriter
 	fmt.Fprintf(&b, `<svg class="timechart zoom" viewBox="0 0 %g %g" role="img" aria-label="%s from %s to %s" data-from="%d" data-to="%d" data-x0="%g" data-x1="%g" xmlns="http://www.w3.org/2000/svg">`,
 		tcW, tcH, template.HTMLEscapeString(name), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339),
@@ -322,6 +341,19 @@ func timeChart(points []profseries.GaugePoint, step time.Duration, from, to time
 			anchor = "end"
 		}
 		fmt.Fprintf(&b, `<text class="xlabel" x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(t), tcH-6, anchor, s)
+	}
+	for _, r := range releases {
+		if r.At.Before(from) || !r.At.Before(to) {
+			continue
+		}
+		// Anchored to the line's left unless that would run off the right.
+		anchor, dx := "start", 3.0
+		if x(r.At) > tcW-tcRight-120 {
+			anchor, dx = "end", -3
+		}
+		fmt.Fprintf(&b, `<g class="release"><title>%s began at %s</title><line x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><text x="%.1f" y="%g" text-anchor="%s">%s</text></g>`,
+			template.HTMLEscapeString(r.Label), r.At.UTC().Format(time.RFC3339), x(r.At), x(r.At), tcTop, tcH-tcBottom,
+			x(r.At)+dx, tcTop+10, anchor, template.HTMLEscapeString(r.Label))
 	}
 	b.WriteString(`<g class="line">`)
 	writeLines(&b, points, step, x, y)
@@ -512,7 +544,7 @@ type FunctionView struct {
 
 // NewFunctionView draws the cumulative share of the function q names over
 // [from, to).
-func NewFunctionView(q ServiceQuery, pts []profseries.FunctionPoint, step time.Duration, from, to time.Time, problem string) *FunctionView {
+func NewFunctionView(q ServiceQuery, pts []profseries.FunctionPoint, step time.Duration, from, to time.Time, releases []Release, problem string) *FunctionView {
 	cl := q
 	cl.Function = ""
 	v := &FunctionView{Name: q.Function, Close: cl.Href(), Problem: problem}
@@ -530,7 +562,7 @@ func NewFunctionView(q ServiceQuery, pts []profseries.FunctionPoint, step time.D
 	}
 	peak := slices.MaxFunc(line.Points, func(a, b profseries.GaugePoint) int { return cmp.Compare(a.Value, b.Value) })
 	v.Chart.Latest, v.Chart.Peak = units.Percent(line.Points[len(line.Points)-1].Value), units.Percent(peak.Value)
-	v.Chart.SVG = timeChart(line.Points, step, from, to, "share of "+q.Function, units.Percent)
+	v.Chart.SVG = timeChart(line.Points, step, from, to, "share of "+q.Function, units.Percent, releases)
 	return v
 }
 
