@@ -25,10 +25,12 @@ type liveScrape struct {
 }
 
 // A liveTarget is one leftpad example to run, and the labels its target
-// gets besides job="leftpad".
+// gets besides job="leftpad"; path is the request it is loaded with, the
+// example's own (demo.APIPath) when "".
 type liveTarget struct {
 	mode   string
 	labels map[string]string
+	path   string
 }
 
 // buildLeftpad builds the leftpad example and opens a store beside it.
@@ -91,9 +93,13 @@ func scrapeLeftpad(t *testing.T, bin string, db *store.DB, targets []liveTarget,
 		t.Fatal(err)
 	}
 	loads := make(chan error, len(svcs))
-	for _, s := range svcs {
+	for i, s := range svcs {
+		req := targets[i].path
+		if req == "" {
+			req = demo.APIPath["leftpad"]
+		}
 		go func() {
-			_, err := loadgen.Run(ctx, loadgen.Config{URL: s.URL + demo.APIPath["leftpad"], Concurrency: 2, Duration: time.Hour})
+			_, err := loadgen.Run(ctx, loadgen.Config{URL: s.URL + req, Concurrency: 2, Duration: time.Hour})
 			loads <- err
 		}()
 	}
@@ -146,7 +152,7 @@ func TestLeaksOfLiveExamples(t *testing.T) {
 	modes := []string{"leaky", "naive", "optimized"}
 	var targets []liveTarget
 	for _, m := range modes {
-		targets = append(targets, liveTarget{m, map[string]string{"mode": m}})
+		targets = append(targets, liveTarget{mode: m, labels: map[string]string{"mode": m}})
 	}
 	bin, db := buildLeftpad(t)
 	ls := scrapeLeftpad(t, bin, db, targets, []string{profseries.Goroutine, profseries.Heap}, 30, 30*time.Second)
