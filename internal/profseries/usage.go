@@ -163,7 +163,10 @@ func floorDiv(a, b int64) int64 {
 
 // StepFor chooses the step of a series over [from, to) so that it has
 // about points steps, rounded up to a whole number of interval (the scrape
-// interval), at least one interval.
+// interval), at least one interval; a step of a minute or more is rounded
+// up to the next of 1, 2, 5, 10, 15, 20 or 30 minutes, or of 1, 2, 3, 6, 12
+// or 24 hours: steps a store answers from its sums per minute, ten
+// minutes or hour without reading every scrape.
 func StepFor(from, to time.Time, points int, interval time.Duration) time.Duration {
 	if points < 1 {
 		points = 1
@@ -175,7 +178,22 @@ func StepFor(from, to time.Time, points int, interval time.Duration) time.Durati
 	if step < interval {
 		return interval
 	}
-	return (step + interval - 1) / interval * interval
+	step = (step + interval - 1) / interval * interval
+	if step <= time.Minute {
+		return step
+	}
+	for _, nice := range niceSteps {
+		if step <= nice && nice%interval == 0 {
+			return nice
+		}
+	}
+	return step
+}
+
+// niceSteps are the steps of a minute or more StepFor chooses from.
+var niceSteps = []time.Duration{
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 20 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
 }
 
 // ScrapeTotal is Total over the interned samples of profile p.
