@@ -37,6 +37,9 @@ type ProfileSeries struct {
 
 	// queue holds the Appends waiting for the writer (see Append).
 	queue appendQueue
+
+	seriesMu   sync.Mutex
+	seriesList *seriesList // see allSeries
 }
 
 // symbolCache remembers ids this process has seen, so a scrape that
@@ -512,26 +515,68 @@ func sortedIDs(series map[int64]profseries.Labels) []uint64 {
 // matchingSeries returns the series of q's type that q's selector
 // chooses, by id.
 func (ps *ProfileSeries) matchingSeries(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, error) {
+	all, err := ps.allSeries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read profile series: %w", err)
+	}
 	out := map[int64]profseries.Labels{}
-	err := ps.b.each(ctx, `SELECT id, labels FROM prof_series WHERE type = ?`, []any{q.Type}, func(rows *sql.Rows) error {
-		var id int64
-		var key string
-		if err := rows.Scan(&id, &key); err != nil {
+	for _, s := range all[q.Type] {
+		if q.Selector.Matches(s.labels) {
+			out[s.id] = s.labels
+		}
+	}
+	return out, nil
+}
+
+// A seriesList is every stored series, by type, as of a collection epoch
+// and the newest series id: a series' labels never change, a new one has
+// a higher id, and removing one bumps the epoch (see collectSymbols).
+type seriesList struct {
+	epoch, newest int64
+	byType        map[string][]seriesLabels
+}
+
+type seriesLabels struct {
+	id     int64
+	labels profseries.Labels
+}
+
+// allSeries returns every stored series: from memory while no series was
+// added or removed since it was read (one row read to know), so that a
+// page asking for each of a thousand targets' series does not read and
+// parse every series a thousand times.
+func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabels, error) {
+	var epoch int64
+	var newest sql.NullInt64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM prof_series)`).Scan(&epoch, &newest); err != nil {
+		return nil, err
+	}
+	ps.b.rowsRead.Add(1)
+	ps.seriesMu.Lock()
+	defer ps.seriesMu.Unlock()
+	if l := ps.seriesList; l != nil && l.epoch == epoch && l.newest == newest.Int64 {
+		return l.byType, nil
+	}
+	l := &seriesList{epoch: epoch, newest: newest.Int64, byType: map[string][]seriesLabels{}}
+	err := ps.b.each(ctx, `SELECT id, labels, type FROM prof_series WHERE id <= ?`, []any{newest.Int64}, func(rows *sql.Rows) error {
+		var s seriesLabels
+		var key, typ string
+		if err := rows.Scan(&s.id, &key, &typ); err != nil {
 			return err
 		}
 		ls, err := parseLabelsKey(key)
 		if err != nil {
 			return err
 		}
-		if q.Selector.Matches(ls) {
-			out[id] = ls
-		}
+		s.labels = ls
+		l.byType[typ] = append(l.byType[typ], s)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read profile series: %w", err)
+		return nil, err
 	}
-	return out, nil
+	ps.seriesList = l
+	return l.byType, nil
 }
 
 func (ps *ProfileSeries) shape(ctx context.Context, id int64) (profseries.Shape, error) {
