@@ -64,10 +64,7 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 			return Input{}, err
 		}
 		set.Profiles[kind] = p
-		first, last := spans[0].First, spans[0].Last
-		for _, sp := range spans[1:] {
-			first, last = minTime(first, sp.First), maxTime(last, sp.Last)
-		}
+		first, last := profseries.Spanned(spans)
 		if typ == profseries.CPU {
 			start, end = first, last
 		}
@@ -81,21 +78,6 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 	}
 	set.Start, set.Seconds = start, end.Sub(start).Seconds()
 	return Input{Set: set}, nil
-}
-
-// minTime and maxTime are the earlier and the later of two times.
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // goroutines sets the window's first and last goroutines: per series, its
