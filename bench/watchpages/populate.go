@@ -227,15 +227,18 @@ func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 		id            int64
 		labels, typ   string
 		version, kind string
+		// the summary the store keeps of the series (see store's
+		// migration10)
+		first, last, scrapes, blocks, bytes, recordedFrom int64
 	}
 	var tpl []series
-	rows, err := db.QueryContext(ctx, `SELECT id, labels, type FROM prof_series`)
+	rows, err := db.QueryContext(ctx, `SELECT id, labels, type, first_time, last_time, scrapes, blocks, bytes, recorded_from FROM prof_series`)
 	if err != nil {
 		return 0, err
 	}
 	for rows.Next() {
 		var s series
-		if err := rows.Scan(&s.id, &s.labels, &s.typ); err != nil {
+		if err := rows.Scan(&s.id, &s.labels, &s.typ, &s.first, &s.last, &s.scrapes, &s.blocks, &s.bytes, &s.recordedFrom); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -270,7 +273,16 @@ func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 				}
 				key, _ := json.Marshal(out)
 				var id int64
-				if err := tx.QueryRowContext(ctx, rebind(`INSERT INTO prof_series (labels, type) VALUES (?, ?) RETURNING id`), string(key), s.typ).Scan(&id); err != nil {
+				if err := tx.QueryRowContext(ctx, rebind(`INSERT INTO prof_series (labels, type, first_time, last_time, scrapes, blocks, bytes, recorded_from)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`), string(key), s.typ, s.first, s.last, s.scrapes, s.blocks, s.bytes, s.recordedFrom).Scan(&id); err != nil {
+					tx.Rollback()
+					return total, err
+				}
+				// The records of its scrapes, as the template's.
+				if _, err := tx.ExecContext(ctx, rebind(`INSERT INTO prof_gauges
+					(series_id, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration)
+					SELECT ?, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration
+					FROM prof_gauges WHERE series_id = ?`), id, s.id); err != nil {
 					tx.Rollback()
 					return total, err
 				}
@@ -311,6 +323,13 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 		return f, err
 	}
 	defer db.Close()
+	// Opening the store brings a cache made by an earlier perfscope to
+	// this one's schema, which the moves below name.
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return f, err
+	}
+	st.Close()
 	ns := d.Nanoseconds()
 	// One transaction: a run stopped midway leaves the store as it was.
 	tx, err := db.BeginTx(ctx, nil)
@@ -327,6 +346,10 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 		{`UPDATE prof_blocks SET start_time = -(start_time + ?), end_time = end_time + ?`, []any{ns, ns}},
 		{`UPDATE prof_blocks SET start_time = -start_time WHERE start_time < 0`, nil},
 		{`UPDATE prof_stacks SET last_seen = last_seen + ?`, []any{ns}},
+		{`UPDATE prof_gauges SET start_time = -(start_time + ?), first_start = first_start + ?, last_end = last_end + ?`, []any{ns, ns, ns}},
+		{`UPDATE prof_gauges SET start_time = -start_time WHERE start_time < 0`, nil},
+		{`UPDATE prof_series SET first_time = first_time + ?, last_time = last_time + ? WHERE blocks > 0`, []any{ns, ns}},
+		{`UPDATE prof_series SET recorded_from = recorded_from + ? WHERE recorded_from > 0`, []any{ns}},
 	} {
 		if _, err := tx.ExecContext(ctx, rebind(q.sql), q.args...); err != nil {
 			return f, fmt.Errorf("move the cached store by %s: %w", d, err)

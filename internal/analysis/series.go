@@ -23,6 +23,9 @@ type SeriesReader interface {
 	// SeriesLabels lists the label sets of the series of one type that
 	// a selector chooses.
 	SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error)
+	// ProcessSpans lists the time each process's scrapes a query chooses
+	// span, without reading the scrapes.
+	ProcessSpans(ctx context.Context, q profseries.Query) ([]profseries.ProcessSpan, error)
 }
 
 // seriesKinds maps the profile types a scraper stores to the kinds of a
@@ -48,11 +51,11 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 	var start, end time.Time
 	for typ, kind := range seriesKinds {
 		q := profseries.Query{Type: typ, Selector: sel, From: from, To: to}
-		ws, err := src.Windows(ctx, q)
+		spans, err := src.ProcessSpans(ctx, q)
 		if err != nil {
 			return Input{}, err
 		}
-		if len(ws) == 0 {
+		if len(spans) == 0 {
 			set.Missing = append(set.Missing, profiles.ProfileError{Kind: kind, Error: fmt.Sprintf("nothing scraped from %s between %s and %s", sel, from.Format(time.RFC3339), to.Format(time.RFC3339))})
 			continue
 		}
@@ -61,7 +64,7 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 			return Input{}, err
 		}
 		set.Profiles[kind] = p
-		first, last := span(ws)
+		first, last := profseries.Spanned(spans)
 		if typ == profseries.CPU {
 			start, end = first, last
 		}
@@ -75,20 +78,6 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 	}
 	set.Start, set.Seconds = start, end.Sub(start).Seconds()
 	return Input{Set: set}, nil
-}
-
-// span is the time windows cover, from the first start to the last end.
-func span(ws []profseries.Window) (first, last time.Time) {
-	first, last = ws[0].Start, ws[0].End
-	for _, w := range ws[1:] {
-		if w.Start.Before(first) {
-			first = w.Start
-		}
-		if w.End.After(last) {
-			last = w.End
-		}
-	}
-	return first, last
 }
 
 // goroutines sets the window's first and last goroutines: per series, its

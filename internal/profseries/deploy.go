@@ -187,6 +187,19 @@ type ProcessSpan struct {
 	First, Last time.Time
 }
 
+// Spanned is the time spans cover together: the earliest First and the
+// latest Last; zero times for none.
+func Spanned(spans []ProcessSpan) (first, last time.Time) {
+	for i, sp := range spans {
+		if i == 0 {
+			first, last = sp.First, sp.Last
+			continue
+		}
+		first, last = minTime(first, sp.First), maxTime(last, sp.Last)
+	}
+	return first, last
+}
+
 // deploySideScrapes bounds the scrapes compared on each side of a deploy:
 // enough for the U test to name a change of a point of share among
 // thousands of functions, and few enough that a deploy of a fleet of

@@ -77,8 +77,11 @@ func TestStepFor(t *testing.T) {
 		want time.Duration
 	}{
 		{15 * time.Minute, 10 * time.Second},
-		{24 * time.Hour, 6 * time.Minute},
-		{7 * 24 * time.Hour, 42 * time.Minute},
+		{24 * time.Hour, 10 * time.Minute},
+		{7 * 24 * time.Hour, time.Hour},
+		{6 * time.Hour, 2 * time.Minute},
+		{60 * 24 * time.Hour, 6 * time.Hour},
+		{4 * time.Hour, time.Minute},
 		{25 * time.Minute, 10 * time.Second},
 		{41 * time.Minute, 20 * time.Second},
 	} {

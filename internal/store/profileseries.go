@@ -37,6 +37,9 @@ type ProfileSeries struct {
 
 	// queue holds the Appends waiting for the writer (see Append).
 	queue appendQueue
+
+	seriesMu   sync.Mutex
+	seriesList *seriesList // see allSeries
 }
 
 // symbolCache remembers ids this process has seen, so a scrape that
@@ -359,16 +362,17 @@ type ProfileTarget struct {
 // type), by labels then type.
 func (ps *ProfileSeries) ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]ProfileTarget, error) {
 	var out []ProfileTarget
-	// Rollups are counted in bytes (they are stored) but not as scrapes.
-	q := `SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), SUM(CASE WHEN b.resolution >= 0 THEN 1 ELSE 0 END), SUM(LENGTH(b.data))
-		FROM prof_series s JOIN prof_blocks b ON b.series_id = s.id`
+	// The summaries Append keeps (see record): one row per series, not
+	// an aggregate of its blocks. Rollups are counted in bytes (they are
+	// stored) but not as scrapes.
+	q := `SELECT labels, type, first_time, last_time, scrapes, bytes FROM prof_series WHERE blocks > 0`
 	var args []any
 	if typ != "" {
-		q += ` WHERE s.type = ?`
+		q += ` AND type = ?`
 		args = append(args, typ)
 	}
-	q += ` GROUP BY s.labels, s.type ORDER BY s.labels, s.type`
-	err := ps.b.each(ctx, ps.lengthFn(q), args, func(rows *sql.Rows) error {
+	q += ` ORDER BY labels, type`
+	err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
 		var key string
 		var t ProfileTarget
 		var first, last int64
@@ -495,65 +499,84 @@ func (ps *ProfileSeries) seriesOf(ctx context.Context, q profseries.Query) (map[
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return series, processes, sortedIDs(series), nil
+}
+
+// sortedIDs returns the ids of series, in order.
+func sortedIDs(series map[int64]profseries.Labels) []uint64 {
 	ids := make([]uint64, 0, len(series))
 	for id := range series {
 		ids = append(ids, uint64(id))
 	}
 	slices.Sort(ids)
-	return series, processes, ids, nil
-}
-
-// ProcessSpans lists, per series q chooses and process, the time its
-// blocks starting in [q.From, q.To) span, from the blocks' columns alone:
-// no block is read or decoded. Rollups are not counted (their hours'
-// blocks are).
-func (ps *ProfileSeries) ProcessSpans(ctx context.Context, q profseries.Query) ([]profseries.ProcessSpan, error) {
-	series, processes, ids, err := ps.seriesOf(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	var out []profseries.ProcessSpan
-	for part := range chunks(ids, 500) {
-		sq, args := inList(`SELECT series_id, process_id, MIN(start_time), MAX(end_time) FROM prof_blocks
-			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, nanos(q.From), nanos(q.To))
-		err := ps.b.each(ctx, sq+` GROUP BY series_id, process_id`, args, func(rows *sql.Rows) error {
-			var seriesID, processID, first, last int64
-			if err := rows.Scan(&seriesID, &processID, &first, &last); err != nil {
-				return err
-			}
-			out = append(out, profseries.ProcessSpan{Target: series[seriesID], Process: processes[processID], First: fromNanos(first), Last: fromNanos(last)})
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read profile blocks' processes: %w", err)
-		}
-	}
-	return out, nil
+	return ids
 }
 
 // matchingSeries returns the series of q's type that q's selector
 // chooses, by id.
 func (ps *ProfileSeries) matchingSeries(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, error) {
+	all, err := ps.allSeries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read profile series: %w", err)
+	}
 	out := map[int64]profseries.Labels{}
-	err := ps.b.each(ctx, `SELECT id, labels FROM prof_series WHERE type = ?`, []any{q.Type}, func(rows *sql.Rows) error {
-		var id int64
-		var key string
-		if err := rows.Scan(&id, &key); err != nil {
+	for _, s := range all[q.Type] {
+		if q.Selector.Matches(s.labels) {
+			out[s.id] = s.labels
+		}
+	}
+	return out, nil
+}
+
+// A seriesList is every stored series, by type, as of a collection epoch
+// and the newest series id: a series' labels never change, a new one has
+// a higher id, and removing one bumps the epoch (see collectSymbols).
+type seriesList struct {
+	epoch, newest int64
+	byType        map[string][]seriesLabels
+}
+
+type seriesLabels struct {
+	id     int64
+	labels profseries.Labels
+}
+
+// allSeries returns every stored series: from memory while no series was
+// added or removed since it was read (one row read to know), so that a
+// page asking for each of a thousand targets' series does not read and
+// parse every series a thousand times.
+func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabels, error) {
+	var epoch int64
+	var newest sql.NullInt64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM prof_series)`).Scan(&epoch, &newest); err != nil {
+		return nil, err
+	}
+	ps.b.rowsRead.Add(1)
+	ps.seriesMu.Lock()
+	defer ps.seriesMu.Unlock()
+	if l := ps.seriesList; l != nil && l.epoch == epoch && l.newest == newest.Int64 {
+		return l.byType, nil
+	}
+	l := &seriesList{epoch: epoch, newest: newest.Int64, byType: map[string][]seriesLabels{}}
+	err := ps.b.each(ctx, `SELECT id, labels, type FROM prof_series WHERE id <= ?`, []any{newest.Int64}, func(rows *sql.Rows) error {
+		var s seriesLabels
+		var key, typ string
+		if err := rows.Scan(&s.id, &key, &typ); err != nil {
 			return err
 		}
 		ls, err := parseLabelsKey(key)
 		if err != nil {
 			return err
 		}
-		if q.Selector.Matches(ls) {
-			out[id] = ls
-		}
+		s.labels = ls
+		l.byType[typ] = append(l.byType[typ], s)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read profile series: %w", err)
+		return nil, err
 	}
-	return out, nil
+	ps.seriesList = l
+	return l.byType, nil
 }
 
 func (ps *ProfileSeries) shape(ctx context.Context, id int64) (profseries.Shape, error) {

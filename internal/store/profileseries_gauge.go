@@ -1,18 +1,407 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
-// GaugeSeries reads gauge g of the series sel chooses over [from, to), per
-// step (see profseries.GaugeSeries); no points when nothing is stored.
-func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) ([]profseries.GaugePoint, error) {
-	ws, err := ps.Windows(ctx, profseries.Query{Type: g.Type, Selector: sel, From: from, To: to})
+// Records of scrapes (migration10): as a scrape is stored, Append adds it
+// to prof_gauges — as one row of its own (width 0) and to the buckets of a
+// minute, ten minutes and an hour it starts in — with its gauge's total
+// (profseries.GaugeOf), and to its series' summary in prof_series. The
+// pages over many targets read those instead of every block:
+// GaugeSeries reads a row per series and step, ProcessSpans a row per
+// series, process and hour, ProfileTargets a row per series.
+//
+// The records describe the scrapes as they were stored, whatever
+// compaction makes of their blocks: a minute or ten-minute window merged
+// from six or sixty scrapes still counts six or sixty (decoding it
+// counts one, and a snapshot gauge's mean would be their sum), and its
+// scrapes keep their own times. Before compaction the records and the
+// decoded blocks give the same numbers exactly. Compaction of scrapes
+// removes their rows of width 0 (as it does their request counts), and
+// queries at steps under a minute read those minutes' buckets, at the
+// minute's start, where decoding would find the merged window; rollups
+// change nothing here. Retention's deletion of old data moves each series'
+// recorded_from to the hour after the time it deleted before, and the
+// summaries are computed again from the blocks whenever compaction, rollups
+// or deletion change a series' blocks.
+//
+// A series stored before migration10 has its scrapes until recorded_from
+// unrecorded: over that time the queries decode the blocks (GaugeSeries)
+// or aggregate their keys (ProcessSpans), as they did before.
+const (
+	gaugeScrape     = int64(0)
+	gaugeMinute     = int64(time.Minute)
+	gaugeTenMinutes = int64(10 * time.Minute)
+	gaugeHour       = int64(time.Hour)
+)
+
+// gaugeWidths are the widths of the buckets each scrape is added to.
+var gaugeWidths = []int64{gaugeScrape, gaugeMinute, gaugeTenMinutes, gaugeHour}
+
+// record adds the scrape s, stored in series as block (of its samples),
+// to prof_gauges and to the series' summary; in the Append's transaction.
+func (ps *ProfileSeries) record(ctx context.Context, tx *sql.Tx, series, process int64, s *profseries.Scrape, samples []profseries.Sample, block []byte) error {
+	var gauged, total, duration int64
+	if g, ok := profseries.GaugeOf(s.Type); ok {
+		if t, ok := g.ScrapeTotal(s.Profile, samples); ok {
+			gauged, total, duration = 1, t, int64(s.End.Sub(s.Start))
+		}
+	}
+	start, end := nanos(s.Start), nanos(s.End)
+	q := `INSERT INTO prof_gauges (series_id, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration) VALUES `
+	var args []any
+	for i, w := range gaugeWidths {
+		if i > 0 {
+			q += `, `
+		}
+		q += `(?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+		bucket := start
+		if w > 0 {
+			bucket = floorTo(start, w)
+		}
+		args = append(args, series, w, bucket, process, start, end, gauged, total, duration)
+	}
+	q += ` ON CONFLICT (series_id, width, start_time, process_id) DO UPDATE SET
+		first_start = CASE WHEN excluded.first_start < prof_gauges.first_start THEN excluded.first_start ELSE prof_gauges.first_start END,
+		last_end = CASE WHEN excluded.last_end > prof_gauges.last_end THEN excluded.last_end ELSE prof_gauges.last_end END,
+		scrapes = prof_gauges.scrapes + excluded.scrapes, gauged = prof_gauges.gauged + excluded.gauged,
+		total = prof_gauges.total + excluded.total, duration = prof_gauges.duration + excluded.duration`
+	if _, err := tx.ExecContext(ctx, ps.b.q(q), args...); err != nil {
+		return fmt.Errorf("record scrape: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_series SET
+		first_time = CASE WHEN blocks = 0 OR ? < first_time THEN ? ELSE first_time END,
+		last_time = CASE WHEN blocks = 0 OR ? > last_time THEN ? ELSE last_time END,
+		scrapes = scrapes + 1, blocks = blocks + 1, bytes = bytes + ? WHERE id = ?`),
+		start, start, end, end, len(block), series); err != nil {
+		return fmt.Errorf("record scrape in its series: %w", err)
+	}
+	return nil
+}
+
+// floorTo rounds t down to a multiple of w; ceilTo up.
+func floorTo(t, w int64) int64 { return t / w * w }
+func ceilTo(t, w int64) int64  { return (t + w - 1) / w * w }
+
+// summarize computes the summaries of series (every series when none is
+// named) again from their blocks, in tx: after compaction, rollups or
+// deletion changed them. tx holds the exclusive lock (see lock), so that
+// no Append adds to a summary between the read and the write.
+func (ps *ProfileSeries) summarize(ctx context.Context, tx *sql.Tx, series ...int64) error {
+	q := `UPDATE prof_series SET first_time = 0, last_time = 0, scrapes = 0, blocks = 0, bytes = 0`
+	sums := ps.lengthFn(`SELECT series_id, MIN(start_time), MAX(end_time), SUM(CASE WHEN resolution >= 0 THEN 1 ELSE 0 END), COUNT(*), SUM(LENGTH(data))
+		FROM prof_blocks`)
+	var args []any
+	if len(series) == 1 {
+		q += ` WHERE id = ?`
+		sums += ` WHERE series_id = ?`
+		args = append(args, series[0])
+	} else if len(series) > 1 {
+		return fmt.Errorf("summarize: one series or all")
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(q), args...); err != nil {
+		return fmt.Errorf("summarize series: %w", err)
+	}
+	type summary struct{ series, first, last, scrapes, blocks, bytes int64 }
+	var all []summary
+	rows, err := tx.QueryContext(ctx, ps.b.q(sums+` GROUP BY series_id`), args...)
+	if err != nil {
+		return fmt.Errorf("summarize series: %w", err)
+	}
+	for rows.Next() {
+		var s summary
+		if err := rows.Scan(&s.series, &s.first, &s.last, &s.scrapes, &s.blocks, &s.bytes); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, s := range all {
+		if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_series SET first_time = ?, last_time = ?, scrapes = ?, blocks = ?, bytes = ? WHERE id = ?`),
+			s.first, s.last, s.scrapes, s.blocks, s.bytes, s.series); err != nil {
+			return fmt.Errorf("summarize series: %w", err)
+		}
+	}
+	return nil
+}
+
+// forgetBefore, after retention deleted the blocks before t, deletes the
+// records of the hours t is in or before, and has every series' queries
+// decode its blocks before the next hour (their records are gone); tx
+// holds the exclusive lock.
+func (ps *ProfileSeries) forgetBefore(ctx context.Context, tx *sql.Tx, t int64) error {
+	h := ceilTo(t, gaugeHour)
+	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_gauges WHERE start_time < ?`), h); err != nil {
+		return fmt.Errorf("forget records: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_series SET recorded_from = ? WHERE recorded_from < ?`), h, h); err != nil {
+		return fmt.Errorf("forget records: %w", err)
+	}
+	return ps.summarize(ctx, tx)
+}
+
+// A gaugeRow is one row of prof_gauges.
+type gaugeRow struct {
+	series, start, process int64
+	first, last            int64
+	scrapes, gauged, total int64
+	duration               int64
+}
+
+// gaugeRows reads the rows of width of the series ids starting in
+// [from, to).
+func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, from, to int64) ([]gaugeRow, error) {
+	var out []gaugeRow
+	if from >= to {
+		return nil, nil
+	}
+	for part := range chunks(ids, 500) {
+		q, args := inList(`SELECT series_id, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration FROM prof_gauges
+			WHERE width = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, width, from, to)
+		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
+			var r gaugeRow
+			if err := rows.Scan(&r.series, &r.start, &r.process, &r.first, &r.last, &r.scrapes, &r.gauged, &r.total, &r.duration); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read scrape records: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// recorded reads the records of the scrapes of the series ids starting
+// in [from, to), in buckets of width where whole ones fit, of a minute
+// where whole minutes fit, and as scrapes at the edges: a row per series,
+// process and bucket. width 0 reads every scrape.
+func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, width int64) ([]gaugeRow, error) {
+	m1, m2 := ceilTo(from, gaugeMinute), floorTo(to, gaugeMinute)
+	if width == gaugeScrape || m1 >= m2 {
+		return ps.scrapeRows(ctx, ids, from, to)
+	}
+	a, b := ceilTo(m1, width), floorTo(m2, width)
+	if a >= b {
+		a, b = m1, m1
+	}
+	var out []gaugeRow
+	for _, part := range []struct{ width, from, to int64 }{
+		{gaugeMinute, m1, a}, {width, a, b}, {gaugeMinute, b, m2},
+	} {
+		rs, err := ps.gaugeRows(ctx, ids, part.width, part.from, part.to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	for _, edge := range [][2]int64{{from, m1}, {m2, to}} {
+		rs, err := ps.scrapeRows(ctx, ids, edge[0], edge[1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// scrapeRows reads the records of the scrapes starting in [from, to) one
+// by one, where they are still stored as they came; a minute whose
+// scrapes were compacted (its rows of width 0 are gone, or fewer than its
+// minute's count) is read as its minute, when the minute starts in the
+// range, as decoding reads its merged window.
+func (ps *ProfileSeries) scrapeRows(ctx context.Context, ids []uint64, from, to int64) ([]gaugeRow, error) {
+	if from >= to {
+		return nil, nil
+	}
+	lo, hi := floorTo(from, gaugeMinute), ceilTo(to, gaugeMinute)
+	scrapes, err := ps.gaugeRows(ctx, ids, gaugeScrape, lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	return profseries.GaugeSeries(ws, g, step), nil
+	minutes, err := ps.gaugeRows(ctx, ids, gaugeMinute, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	// A minute's scrapes are read one by one when each has its row.
+	type minute struct{ series, start int64 }
+	inRows, inMinute := map[minute]int64{}, map[minute]int64{}
+	for _, r := range scrapes {
+		inRows[minute{r.series, floorTo(r.start, gaugeMinute)}] += r.scrapes
+	}
+	for _, r := range minutes {
+		inMinute[minute{r.series, r.start}] += r.scrapes
+	}
+	var out []gaugeRow
+	for _, r := range scrapes {
+		k := minute{r.series, floorTo(r.start, gaugeMinute)}
+		// A minute starting before the range: its merged window would
+		// not be read either, its scrapes in the range would.
+		if r.start >= from && r.start < to && (k.start < from || inRows[k] == inMinute[k]) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range minutes {
+		k := minute{r.series, r.start}
+		if r.start >= from && r.start < to && inRows[k] != inMinute[k] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// gaugeWidth is the widest bucket whose sums fall in one step each: one
+// that divides step (steps are multiples of step since the epoch, as
+// buckets are of their width); 0 (every scrape) when none does.
+func gaugeWidth(step time.Duration) int64 {
+	for _, w := range []int64{gaugeHour, gaugeTenMinutes, gaugeMinute} {
+		if int64(step)%w == 0 {
+			return w
+		}
+	}
+	return gaugeScrape
+}
+
+// recordedFrom returns the latest recorded_from of the series ids: from
+// then, every one of them has its scrapes recorded.
+func (ps *ProfileSeries) recordedFrom(ctx context.Context, ids []uint64) (int64, error) {
+	var latest int64
+	for part := range chunks(ids, 500) {
+		q, args := inList(`SELECT MAX(recorded_from) FROM prof_series WHERE id IN `, part)
+		var n sql.NullInt64
+		if err := ps.b.db.QueryRowContext(ctx, ps.b.q(q), args...).Scan(&n); err != nil {
+			return 0, fmt.Errorf("read series records: %w", err)
+		}
+		ps.b.rowsRead.Add(1)
+		latest = max(latest, n.Int64)
+	}
+	return latest, nil
+}
+
+// GaugeSeries reads gauge g of the series sel chooses over [from, to), per
+// step (see profseries.GaugePoints); no points when nothing is stored. It
+// reads the records of the scrapes (a row per series, process and step,
+// and per scrape at the range's edges), and decodes blocks only where
+// scrapes were stored before migration10, or for a gauge not recorded
+// (not the one of its type).
+func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) ([]profseries.GaugePoint, error) {
+	q := profseries.Query{Type: g.Type, Selector: sel, From: from, To: to}
+	if kept, ok := profseries.GaugeOf(g.Type); !ok || kept != g {
+		ws, err := ps.Windows(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return profseries.GaugeSeries(ws, g, step), nil
+	}
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	series, err := ps.matchingSeries(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	ids := sortedIDs(series)
+	lo, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	lo = max(lo, nanos(from))
+	var sums []profseries.GaugeSum
+	if lo > nanos(from) {
+		before := q
+		before.To = fromNanos(min(lo, nanos(to)))
+		ws, err := ps.Windows(ctx, before)
+		if err != nil {
+			return nil, err
+		}
+		sums = profseries.WindowSums(ws, g)
+	}
+	if lo < nanos(to) {
+		rows, err := ps.recorded(ctx, ids, lo, nanos(to), gaugeWidth(step))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			sums = append(sums, profseries.GaugeSum{Start: fromNanos(r.start), Total: r.total, Duration: time.Duration(r.duration), Scrapes: int(r.gauged)})
+		}
+	}
+	return profseries.GaugePoints(sums, g, step), nil
+}
+
+// ProcessSpans lists, per series q chooses and process, the time its
+// scrapes starting in [q.From, q.To) span: the first start and the last
+// end. It reads the records of the scrapes, a row per series, process and
+// hour (and minute and scrape at the range's edges); where scrapes were
+// stored before migration10, an aggregate of the blocks' keys (no block
+// is decoded). Rollups are not counted (their hours' blocks are).
+func (ps *ProfileSeries) ProcessSpans(ctx context.Context, q profseries.Query) ([]profseries.ProcessSpan, error) {
+	series, processes, ids, err := ps.seriesOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	from, to := nanos(q.From), nanos(q.To)
+	lo, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	lo = max(lo, from)
+	type key struct{ series, process int64 }
+	spans := map[key]*[2]int64{}
+	var order []key
+	add := func(series, process, first, last int64) {
+		k := key{series, process}
+		s := spans[k]
+		if s == nil {
+			spans[k] = &[2]int64{first, last}
+			order = append(order, k)
+			return
+		}
+		s[0], s[1] = min(s[0], first), max(s[1], last)
+	}
+	if lo > from {
+		for part := range chunks(ids, 500) {
+			sq, args := inList(`SELECT series_id, process_id, MIN(start_time), MAX(end_time) FROM prof_blocks
+				WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, from, min(lo, to))
+			err := ps.b.each(ctx, sq+` GROUP BY series_id, process_id`, args, func(rows *sql.Rows) error {
+				var seriesID, processID, first, last int64
+				if err := rows.Scan(&seriesID, &processID, &first, &last); err != nil {
+					return err
+				}
+				add(seriesID, processID, first, last)
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read profile blocks' processes: %w", err)
+			}
+		}
+	}
+	if lo < to {
+		rows, err := ps.recorded(ctx, ids, lo, to, gaugeHour)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			add(r.series, r.process, r.first, r.last)
+		}
+	}
+	slices.SortFunc(order, func(a, b key) int { return cmp.Or(cmp.Compare(a.series, b.series), cmp.Compare(a.process, b.process)) })
+	out := make([]profseries.ProcessSpan, 0, len(order))
+	for _, k := range order {
+		s := spans[k]
+		out = append(out, profseries.ProcessSpan{Target: series[k.series], Process: processes[k.process], First: fromNanos(s[0]), Last: fromNanos(s[1])})
+	}
+	return out, nil
 }

@@ -246,10 +246,19 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		return 0, err
 	}
 	if from == 0 {
-		// Request counts are kept per scrape only.
-		if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE series_id = ? AND start_time < ?`), series, limit); err != nil {
-			return 0, err
+		// Request counts and records of single scrapes are kept per
+		// scrape only.
+		for _, stmt := range []string{
+			`DELETE FROM prof_requests WHERE series_id = ? AND start_time < ?`,
+			`DELETE FROM prof_gauges WHERE series_id = ? AND width = 0 AND start_time < ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, ps.b.q(stmt), series, limit); err != nil {
+				return 0, err
+			}
 		}
+	}
+	if err := ps.summarize(ctx, tx, series); err != nil {
+		return 0, err
 	}
 	return n, tx.Commit()
 }
@@ -288,7 +297,32 @@ func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error)
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE start_time < ?`), t); err != nil {
 		return 0, err
 	}
-	return n, nil
+	if n == 0 {
+		return 0, nil
+	}
+	tx, err := ps.exclusiveTx(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if err := ps.forgetBefore(ctx, tx, t); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// exclusiveTx begins a transaction that holds the exclusive lock (see
+// lock).
+func (ps *ProfileSeries) exclusiveTx(ctx context.Context) (*sql.Tx, error) {
+	tx, err := ps.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.lock(ctx, tx, true); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
 }
 
 // collectSymbols removes stacks no block refers to, then the locations,
@@ -299,14 +333,11 @@ func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error)
 // none. It bumps the collection epoch, so every process drops the ids it
 // remembered.
 func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
-	tx, err := ps.b.db.BeginTx(ctx, nil)
+	tx, err := ps.exclusiveTx(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
-	if err := ps.lock(ctx, tx, true); err != nil {
-		return 0, err
-	}
 	var oldest sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MIN(start_time) FROM prof_blocks`).Scan(&oldest); err != nil {
 		return 0, err
@@ -328,6 +359,7 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 	for _, stmt := range []string{
 		`DELETE FROM prof_shapes WHERE id NOT IN (SELECT DISTINCT shape_id FROM prof_blocks)`,
 		`DELETE FROM prof_processes WHERE id NOT IN (SELECT DISTINCT process_id FROM prof_blocks)`,
+		`DELETE FROM prof_gauges WHERE series_id IN (SELECT id FROM prof_series WHERE id NOT IN (SELECT DISTINCT series_id FROM prof_blocks))`,
 		`DELETE FROM prof_series WHERE id NOT IN (SELECT DISTINCT series_id FROM prof_blocks)`,
 		`UPDATE prof_meta SET value = value + 1 WHERE name = 'gc_epoch'`,
 	} {

@@ -352,6 +352,13 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 			n++
 		}
 	}
+	// The rollups' bytes count in the series' summary.
+	if err := ps.lock(ctx, tx, true); err != nil {
+		return 0, err
+	}
+	if err := ps.summarize(ctx, tx, series); err != nil {
+		return 0, err
+	}
 	return n, tx.Commit()
 }
 

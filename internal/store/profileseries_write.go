@@ -198,6 +198,15 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 	if err != nil {
 		return fmt.Errorf("insert block: %w", err)
 	}
+	stored, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("insert block: %w", err)
+	}
+	if stored == 1 {
+		if err := ps.record(ctx, tx, seriesID, processID, s, samples, block); err != nil {
+			return err
+		}
+	}
 	if s.Requests != nil {
 		routes, err := json.Marshal(s.Requests.Routes)
 		if err != nil {
@@ -208,7 +217,7 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 			return fmt.Errorf("insert request counts: %w", err)
 		}
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 1 && !late && profseries.Chained(s.Type) {
+	if stored == 1 && !late && profseries.Chained(s.Type) {
 		ps.cache.pending[seriesID] = lastBlock{start: start, process: processID, shape: int64(shapeID), samples: samples}
 	}
 	return nil

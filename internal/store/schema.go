@@ -31,6 +31,7 @@ func sqliteDialect() dialect {
 			"{blob}", "BLOB",
 			"{without_rowid}", "WITHOUT ROWID",
 			"{by_start_time}", "WITHOUT ROWID",
+			"{length}", "LENGTH",
 		),
 	}
 }
@@ -43,6 +44,7 @@ func postgresDialect() dialect {
 			"{blob}", "BYTEA",
 			"{without_rowid}", "",
 			"{by_start_time}", "PARTITION BY RANGE (start_time)",
+			"{length}", "octet_length",
 		),
 		// Any constant works; it only has to be the same for every
 		// perfscope process.
@@ -80,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10}
 }
 
 const migration1 = `
@@ -266,6 +268,53 @@ CREATE TABLE bench_instr_profiles (
 	data {blob} NOT NULL,
 	PRIMARY KEY (run_id, package, name)
 ) {without_rowid}
+`
+
+// migration10 keeps, as scrapes are stored, what the pages over many
+// targets would otherwise read every block for (see
+// profileseries_gauge.go):
+//   - per series, what ProfileTargets lists (first_time, last_time,
+//     scrapes, blocks, bytes: the aggregates of its blocks), and
+//     recorded_from, the time from which prof_gauges records its scrapes;
+//   - prof_gauges: per series, process and bucket of time, the scrapes
+//     that started in it, the first start and last end of them, and the
+//     sums of its gauge (profseries.GaugeOf) over those that have its
+//     sample type. Buckets are one scrape (width 0, kept while the scrape
+//     is stored as it came), a minute, ten minutes and an hour.
+//
+// The summaries of the series stored before are computed here, in one
+// pass over the blocks' keys. Their scrapes are not recorded in
+// prof_gauges (that would decode every block): recorded_from is set to
+// the hour after the newest block of each, and the queries decode the
+// blocks before it, as they did before.
+const migration10 = `
+ALTER TABLE prof_series ADD COLUMN first_time BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE prof_series ADD COLUMN last_time BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE prof_series ADD COLUMN scrapes BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE prof_series ADD COLUMN blocks BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE prof_series ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE prof_series ADD COLUMN recorded_from BIGINT NOT NULL DEFAULT 0;
+UPDATE prof_series SET first_time = b.first_time, last_time = b.last_time, scrapes = b.scrapes, blocks = b.blocks, bytes = b.bytes,
+	recorded_from = (b.newest / 3600000000000 + 1) * 3600000000000
+FROM (SELECT series_id, MIN(start_time) AS first_time, MAX(end_time) AS last_time,
+		SUM(CASE WHEN resolution >= 0 THEN 1 ELSE 0 END) AS scrapes, COUNT(*) AS blocks, SUM({length}(data)) AS bytes,
+		MAX(start_time) AS newest
+	FROM prof_blocks GROUP BY series_id) AS b
+WHERE b.series_id = prof_series.id;
+CREATE TABLE prof_gauges (
+	series_id BIGINT NOT NULL,
+	width BIGINT NOT NULL,
+	start_time BIGINT NOT NULL,
+	process_id BIGINT NOT NULL,
+	first_start BIGINT NOT NULL,
+	last_end BIGINT NOT NULL,
+	scrapes BIGINT NOT NULL,
+	gauged BIGINT NOT NULL,
+	total BIGINT NOT NULL,
+	duration BIGINT NOT NULL,
+	PRIMARY KEY (series_id, width, start_time, process_id)
+) {without_rowid};
+CREATE INDEX prof_gauges_start ON prof_gauges (start_time)
 `
 
 // schemaVersion is the version a database has after all migrations.

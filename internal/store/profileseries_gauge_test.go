@@ -1,0 +1,419 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// TestRecordedScrapes checks, on both engines and on committed real
+// scrapes of CPU, heap and goroutines, that what Append records gives
+// what decoding the blocks gives, the same numbers exactly: the gauges
+// per step at every bucket width (and at steps no bucket fits), the
+// processes' spans with a restart in the range, and the targets' list;
+// that they read a row per series and step rather than every block; that
+// compaction and rollups leave them as they were (a merged window still
+// counts its scrapes) and deletion moves them on; and that a store made
+// before the records existed opens, answers the same by decoding, and
+// records what is stored after.
+func TestRecordedScrapes(t *testing.T) {
+	for _, e := range []struct {
+		name string
+		open func(testing.TB) (*DB, string)
+	}{{"SQLite", openTestSQLite}, {"PostgreSQL", openTestPostgres}} {
+		t.Run(e.name, func(t *testing.T) {
+			s, _ := e.open(t)
+			testRecordedScrapes(t, s)
+		})
+		t.Run(e.name+"/stored before the records", func(t *testing.T) {
+			s, where := e.open(t)
+			testUnrecordedStore(t, s, where)
+		})
+	}
+}
+
+// gaugeTypes are the types with a gauge.
+var gaugeTypes = []string{profseries.CPU, profseries.Heap, profseries.Goroutine}
+
+// appendRounds stores rounds scrapes 30 s apart from start of every gauge
+// type by both targets, webTarget's from a second process from restart
+// on; the scrapes of a round are stored at once, as a scraper does.
+func appendRounds(t *testing.T, s *DB, start time.Time, rounds, restart int) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	profiles := map[string][]*profile.Profile{}
+	for _, typ := range gaugeTypes {
+		profiles[typ] = leftpadProfiles(t, typ)
+	}
+	for i := range rounds {
+		var wg sync.WaitGroup
+		errs := make(chan error, len(gaugeTypes)*2)
+		for _, typ := range gaugeTypes {
+			ps := profiles[typ]
+			for j, target := range []profseries.Labels{apiTarget, webTarget} {
+				sc := scrapeAt(target, typ, ps[(i+j)%len(ps)], start.Add(time.Duration(i)*30*time.Second+time.Duration(j)*time.Second))
+				if j == 1 && i >= restart {
+					sc.Process.Generation = 2
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- s.Append(ctx, sc)
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return start.Add(time.Duration(rounds) * 30 * time.Second)
+}
+
+// decodedGauges is what decoding the blocks gives.
+func decodedGauges(t *testing.T, s *DB, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) []profseries.GaugePoint {
+	t.Helper()
+	ws, err := s.Windows(context.Background(), profseries.Query{Type: g.Type, Selector: sel, From: from, To: to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return profseries.GaugeSeries(ws, g, step)
+}
+
+// decodedSpans is the spans of the processes of the decoded blocks.
+func decodedSpans(t *testing.T, s *DB, q profseries.Query) []profseries.ProcessSpan {
+	t.Helper()
+	ws, err := s.Windows(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]*profseries.ProcessSpan{}
+	var out []*profseries.ProcessSpan
+	for _, w := range ws {
+		tp := w.Processes[0]
+		k := tp.Target.String() + "\x00" + tp.Process.BuildID + "\x00" + time.Duration(tp.Process.Generation).String()
+		sp := byKey[k]
+		if sp == nil {
+			sp = &profseries.ProcessSpan{Target: tp.Target, Process: tp.Process, First: w.Start, Last: w.End}
+			byKey[k] = sp
+			out = append(out, sp)
+		}
+		if w.Start.Before(sp.First) {
+			sp.First = w.Start
+		}
+		if w.End.After(sp.Last) {
+			sp.Last = w.End
+		}
+	}
+	var spans []profseries.ProcessSpan
+	for _, sp := range out {
+		spans = append(spans, *sp)
+	}
+	sortSpans(spans)
+	return spans
+}
+
+func sortSpans(spans []profseries.ProcessSpan) {
+	slices.SortFunc(spans, func(a, b profseries.ProcessSpan) int {
+		if c := strings.Compare(a.Target.String(), b.Target.String()); c != 0 {
+			return c
+		}
+		return int(a.Process.Generation - b.Process.Generation)
+	})
+}
+
+// aggregatedTargets is ProfileTargets as an aggregate over every block.
+func aggregatedTargets(t *testing.T, s *DB) []ProfileTarget {
+	t.Helper()
+	var out []ProfileTarget
+	q := s.lengthFn(`SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), SUM(CASE WHEN b.resolution >= 0 THEN 1 ELSE 0 END), SUM(LENGTH(b.data))
+		FROM prof_series s JOIN prof_blocks b ON b.series_id = s.id GROUP BY s.labels, s.type ORDER BY s.labels, s.type`)
+	err := s.b.each(context.Background(), q, nil, func(rows *sql.Rows) error {
+		var key string
+		var pt ProfileTarget
+		var first, last int64
+		if err := rows.Scan(&key, &pt.Type, &first, &last, &pt.Scrapes, &pt.Bytes); err != nil {
+			return err
+		}
+		ls, err := parseLabelsKey(key)
+		pt.Labels, pt.First, pt.Last = ls, fromNanos(first), fromNanos(last)
+		out = append(out, pt)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func checkTargets(t *testing.T, s *DB, when string) {
+	t.Helper()
+	var got []ProfileTarget
+	var err error
+	read := rowsReadBy(s, func() { got, err = s.ProfileTargets(context.Background(), "", nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := aggregatedTargets(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: ProfileTargets\n%+v\nwant, as the blocks aggregate,\n%+v", when, got, want)
+	}
+	if read != int64(len(got)) {
+		t.Errorf("%s: ProfileTargets read %d rows for %d series", when, read, len(got))
+	}
+}
+
+var recordedSteps = []time.Duration{10 * time.Second, 40 * time.Second, time.Minute, 2 * time.Minute, 20 * time.Minute, time.Hour}
+
+func testRecordedScrapes(t *testing.T, s *DB) {
+	ctx := context.Background()
+	const rounds = 280 // 2 h 20 min
+	end := appendRounds(t, s, profEpoch, rounds, rounds/2)
+	all := profseries.Selector(nil)
+	web := profseries.Exact(webTarget)
+	ranges := []struct {
+		name     string
+		from, to time.Time
+		sel      profseries.Selector
+	}{
+		{"cut minutes and hours", profEpoch.Add(17*time.Minute + 25*time.Second), profEpoch.Add(2*time.Hour + 3*time.Minute + 5*time.Second), all},
+		{"whole hours", profEpoch, profEpoch.Add(2 * time.Hour), all},
+		{"cut hours", profEpoch.Add(17 * time.Minute), profEpoch.Add(2*time.Hour + 3*time.Minute), all},
+		{"within a minute", profEpoch.Add(65*time.Minute + 5*time.Second), profEpoch.Add(65*time.Minute + 50*time.Second), all},
+		{"one target, every scrape", profEpoch.Add(-time.Hour), end.Add(time.Hour), web},
+	}
+	type answer struct {
+		points []profseries.GaugePoint
+		spans  []profseries.ProcessSpan
+	}
+	before := map[string]answer{}
+	for _, r := range ranges {
+		for _, g := range profseries.Gauges {
+			for _, step := range recordedSteps {
+				var got []profseries.GaugePoint
+				var err error
+				read := rowsReadBy(s, func() { got, err = s.GaugeSeries(ctx, g, r.sel, r.from, r.to, step) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := decodedGauges(t, s, g, r.sel, r.from, r.to, step)
+				if len(want) == 0 || !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, %s per %v: recorded\n%+v\nwant, as decoded (%d points),\n%+v", r.name, g.Name, step, got, len(want), want)
+				}
+				// Two series of the type, their processes (web's two),
+				// a row per bucket of the width the step fits, and
+				// the edges' minutes and scrapes.
+				w := gaugeWidth(step)
+				buckets := int64(r.to.Sub(r.from))/max(w, int64(30*time.Second)) + 1
+				edges := int64(2 * 4)
+				switch {
+				case w > gaugeMinute:
+					edges += 2 * w / gaugeMinute
+				case w == gaugeScrape:
+					edges += int64(r.to.Sub(r.from)/time.Minute) + 2
+				}
+				bound := 2 + 1 + 3*(buckets+edges)
+				if read > bound {
+					t.Errorf("%s, %s per %v: read %d rows, want at most %d (series × points)", r.name, g.Name, step, read, bound)
+				}
+				before[r.name+g.Name+step.String()] = answer{points: got}
+			}
+		}
+		q := profseries.Query{Type: profseries.CPU, Selector: r.sel, From: r.from, To: r.to}
+		var spans []profseries.ProcessSpan
+		var err error
+		read := rowsReadBy(s, func() { spans, err = s.ProcessSpans(ctx, q) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortSpans(spans)
+		if want := decodedSpans(t, s, q); !reflect.DeepEqual(spans, want) {
+			t.Errorf("%s: process spans\n%+v\nwant\n%+v", r.name, spans, want)
+		}
+		if hours := int64(r.to.Sub(r.from)/time.Hour) + 1; read > 3+3*(hours+2*60+2*4)+10 {
+			t.Errorf("%s: process spans read %d rows, want a row per series, process and hour (and edges)", r.name, read)
+		}
+		before[r.name] = answer{spans: spans}
+	}
+	checkTargets(t, s, "as stored")
+
+	// Whole hours: a row per series, process and hour, where decoding
+	// reads every block.
+	blocks := rowsReadBy(s, func() {
+		decodedGauges(t, s, profseries.HeapInUse, all, profEpoch, profEpoch.Add(2*time.Hour), time.Hour)
+	})
+	records := rowsReadBy(s, func() {
+		if _, err := s.GaugeSeries(ctx, profseries.HeapInUse, all, profEpoch, profEpoch.Add(2*time.Hour), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if records*10 > blocks {
+		t.Errorf("heap per hour over the whole range: %d rows read from records, %d blocks decoded: want far fewer", records, blocks)
+	}
+
+	// Scrapes older than an hour compacted into minutes, the ended hours
+	// rolled up: the records are the scrapes as stored, on minute
+	// boundaries.
+	s.Retention = Retention{Raw: time.Hour, Minute: 24 * time.Hour, TenMinutes: 48 * time.Hour}
+	if rep, err := s.ApplyRetention(ctx, end.Add(time.Minute)); err != nil || rep.Compacted == 0 || rep.RolledUp == 0 {
+		t.Fatalf("retention: %+v, %v; want scrapes compacted and hours rolled up", rep, err)
+	}
+	checkTargets(t, s, "after compaction and rollups")
+	aligned := []struct {
+		name     string
+		from, to time.Time
+	}{{"whole hours", profEpoch, profEpoch.Add(2 * time.Hour)}, {"cut hours", profEpoch.Add(17 * time.Minute), profEpoch.Add(2*time.Hour + 3*time.Minute)}}
+	for _, r := range aligned {
+		for _, g := range profseries.Gauges {
+			for _, step := range []time.Duration{time.Minute, 20 * time.Minute, time.Hour} {
+				got, err := s.GaugeSeries(ctx, g, all, r.from, r.to, step)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := before[r.name+g.Name+step.String()].points; len(want) == 0 || !reflect.DeepEqual(got, want) {
+					t.Errorf("after compaction, %s, %s per %v: got\n%+v\nwant, as before,\n%+v", r.name, g.Name, step, got, want)
+				}
+				if g.Rate {
+					// A rate is the same whichever way the scrapes are
+					// merged: decoding the merged windows agrees.
+					dec := decodedGauges(t, s, g, all, r.from, r.to, step)
+					if len(dec) != len(got) {
+						t.Fatalf("after compaction, %s per %v: %d points, decoding %d", g.Name, step, len(got), len(dec))
+					}
+					for i := range dec {
+						if dec[i].Value != got[i].Value || !dec[i].Start.Equal(got[i].Start) {
+							t.Errorf("after compaction, %s per %v, point %d: %v, decoding %v", g.Name, step, i, got[i], dec[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	// Steps under a minute read the compacted minutes as minutes.
+	got, err := s.GaugeSeries(ctx, profseries.CPUCores, all, profEpoch, profEpoch.Add(30*time.Minute), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 30 || got[0].Scrapes != 4 || got[0].Start != profEpoch {
+		t.Errorf("compacted minutes at a step of 10 s: want 30 points of 4 scrapes, on each minute; got %d: %+v", len(got), got)
+	}
+	spans, err := s.ProcessSpans(ctx, profseries.Query{Type: profseries.CPU, From: profEpoch, To: profEpoch.Add(2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sortSpans(spans)
+	if want := before["whole hours"].spans; !reflect.DeepEqual(spans, want) {
+		t.Errorf("after compaction, process spans\n%+v\nwant, as before,\n%+v", spans, want)
+	}
+
+	// Deleting the first hour and a half: the records of what is left
+	// are as before from the next hour on, and the half hour is decoded.
+	s.Retention = Retention{Raw: time.Hour, Minute: 24 * time.Hour, TenMinutes: time.Hour}
+	cut := profEpoch.Add(90 * time.Minute)
+	if rep, err := s.ApplyRetention(ctx, cut.Add(time.Hour)); err != nil || rep.Deleted == 0 {
+		t.Fatalf("retention: %+v, %v; want blocks deleted", rep, err)
+	}
+	checkTargets(t, s, "after deletion")
+	for _, g := range profseries.Gauges {
+		got, err := s.GaugeSeries(ctx, g, all, profEpoch.Add(2*time.Hour), end, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := decodedGauges(t, s, g, all, profEpoch.Add(2*time.Hour), end, time.Minute)
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("after deletion, %s over the last, raw minutes: got\n%+v\nwant\n%+v", g.Name, got, want)
+		}
+		got, err = s.GaugeSeries(ctx, g, all, cut, profEpoch.Add(2*time.Hour), 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := decodedGauges(t, s, g, all, cut, profEpoch.Add(2*time.Hour), 10*time.Minute); len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("after deletion, %s over the half hour left of the hour cut: got\n%+v\nwant, decoded,\n%+v", g.Name, got, want)
+		}
+	}
+}
+
+// testUnrecordedStore makes s, once it holds scrapes, a store as perfscope
+// left it before migration10, opens it again, and checks that it answers
+// as decoding does: by decoding until the hour after its newest scrape,
+// from the records after.
+func testUnrecordedStore(t *testing.T, s *DB, where string) {
+	ctx := context.Background()
+	mid := appendRounds(t, s, profEpoch, 150, 100)
+	for _, stmt := range []string{
+		`DROP TABLE prof_gauges`,
+		`ALTER TABLE prof_series DROP COLUMN first_time`,
+		`ALTER TABLE prof_series DROP COLUMN last_time`,
+		`ALTER TABLE prof_series DROP COLUMN scrapes`,
+		`ALTER TABLE prof_series DROP COLUMN blocks`,
+		`ALTER TABLE prof_series DROP COLUMN bytes`,
+		`ALTER TABLE prof_series DROP COLUMN recorded_from`,
+		`DELETE FROM schema_version WHERE version = 10`,
+	} {
+		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	old, err := Open(ctx, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { old.Close() })
+	var recordedFrom int64
+	if err := old.b.db.QueryRowContext(ctx, `SELECT MIN(recorded_from) FROM prof_series`).Scan(&recordedFrom); err != nil {
+		t.Fatal(err)
+	}
+	if want := profEpoch.Add(2 * time.Hour); recordedFrom != nanos(want) {
+		t.Errorf("the series stored before are recorded from %v, want %v (the hour after their newest scrape)", fromNanos(recordedFrom), want)
+	}
+	checkTargets(t, old, "after the migration")
+	check := func(when string, to time.Time) {
+		t.Helper()
+		for _, g := range profseries.Gauges {
+			for _, step := range recordedSteps {
+				got, err := old.GaugeSeries(ctx, g, nil, profEpoch.Add(5*time.Second), to, step)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := decodedGauges(t, old, g, nil, profEpoch.Add(5*time.Second), to, step); len(want) == 0 || !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, %s per %v: got\n%+v\nwant, decoded,\n%+v", when, g.Name, step, got, want)
+				}
+			}
+		}
+		q := profseries.Query{Type: profseries.CPU, From: profEpoch.Add(5 * time.Second), To: to}
+		spans, err := old.ProcessSpans(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortSpans(spans)
+		if want := decodedSpans(t, old, q); !reflect.DeepEqual(spans, want) {
+			t.Errorf("%s: process spans\n%+v\nwant\n%+v", when, spans, want)
+		}
+	}
+	check("stored before, decoded", mid)
+	// Scrapes stored after, until after the hour recorded from.
+	end := appendRounds(t, old, mid, 150, 0)
+	checkTargets(t, old, "stored after the migration")
+	check("decoded, then recorded", end)
+	late := rowsReadBy(old, func() {
+		if _, err := old.GaugeSeries(ctx, profseries.HeapInUse, nil, profEpoch.Add(2*time.Hour), end, 10*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if blocks := rowsReadBy(old, func() {
+		decodedGauges(t, old, profseries.HeapInUse, nil, profEpoch.Add(2*time.Hour), end, 10*time.Minute)
+	}); late*4 > blocks {
+		t.Errorf("the ten minutes recorded read %d rows, decoding them %d: want the records", late, blocks)
+	}
+}
