@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -249,21 +250,16 @@ type Symbols struct {
 func Resolve(src SymbolSource, ids []uint64) (*Symbols, error) {
 	sy := &Symbols{stacks: map[uint64]stack{}, locations: map[uint64]*profile.Location{},
 		functions: map[uint64]*profile.Function{}, mappings: map[uint64]*profile.Mapping{}}
-	contents, err := lookup(src, KindStack, ids)
-	if err != nil {
+	if err := resolveStacks(src, ids, sy.stacks); err != nil {
 		return nil, err
 	}
 	var locIDs []uint64
-	for _, id := range ids {
-		st, err := decodeStack(contents[id])
-		if err != nil {
-			return nil, fmt.Errorf("stack %d: %w", id, err)
-		}
-		sy.stacks[id] = st
+	for _, st := range sy.stacks {
 		locIDs = append(locIDs, st.locations...)
 	}
 	locIDs = distinct(locIDs)
-	if contents, err = lookup(src, KindLocation, locIDs); err != nil {
+	contents, err := lookup(src, KindLocation, locIDs)
+	if err != nil {
 		return nil, err
 	}
 	locs := make(map[uint64]location, len(locIDs))
@@ -308,6 +304,158 @@ func Resolve(src SymbolSource, ids []uint64) (*Symbols, error) {
 		sy.locations[id] = pl
 	}
 	return sy, nil
+}
+
+// A StackCache keeps stacks resolved from their nodes (see stack), so a
+// query does not follow the same callers again. It holds at most about
+// limit locations; past that it starts again empty. A SymbolSource offers
+// one by implementing Stacks. A cache is only valid while the ids it was
+// filled from name the same stacks: a store that may give a collected
+// stack's id to another makes a new one (see NewStackCache).
+type StackCache struct {
+	mu     sync.Mutex
+	limit  int
+	size   int
+	stacks map[uint64]stack
+}
+
+// NewStackCache returns an empty cache of at most about limit locations.
+func NewStackCache(limit int) *StackCache {
+	return &StackCache{limit: limit, stacks: map[uint64]stack{}}
+}
+
+func (c *StackCache) get(id uint64) (stack, bool) {
+	if c == nil {
+		return stack{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.stacks[id]
+	return st, ok
+}
+
+func (c *StackCache) put(id uint64, st stack) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.size+len(st.locations) > c.limit {
+		c.stacks, c.size = map[uint64]stack{}, 0
+	}
+	if _, ok := c.stacks[id]; !ok {
+		c.stacks[id] = st
+		c.size += len(st.locations) + 1
+	}
+}
+
+// A CachingSource is a SymbolSource with a cache of resolved stacks.
+type CachingSource interface {
+	SymbolSource
+	Stacks() *StackCache
+}
+
+// resolveStacks reads the stacks ids name into out, their locations
+// whole and their labels: a node's locations are its leaf and its
+// caller's, its labels its label set's. They are read level by level
+// (each level one lookup of the callers and label sets still unknown), at
+// most maxStackDepth deep, so a stored tree that loops is an error.
+func resolveStacks(src SymbolSource, ids []uint64, out map[uint64]stack) error {
+	var cache *StackCache
+	if cs, ok := src.(CachingSource); ok {
+		cache = cs.Stacks()
+	}
+	read := map[uint64]storedStack{}
+	known := map[uint64]stack{} // stacks resolved, from the cache or below
+	var want []uint64
+	for _, id := range ids {
+		if st, ok := cache.get(id); ok {
+			out[id] = st
+		} else {
+			want = append(want, id)
+		}
+	}
+	for level, todo := 0, want; len(todo) > 0; level++ {
+		if level > maxStackDepth {
+			return fmt.Errorf("read stacks: callers deeper than %d locations", maxStackDepth)
+		}
+		contents, err := lookup(src, KindStack, todo)
+		if err != nil {
+			return err
+		}
+		var next []uint64
+		for _, id := range todo {
+			st, err := decodeStack(contents[id])
+			if err != nil {
+				return fmt.Errorf("stack %d: %w", id, err)
+			}
+			read[id] = st
+			for _, ref := range st.refs() {
+				if _, ok := read[ref]; ok {
+					continue
+				}
+				if _, ok := known[ref]; ok {
+					continue
+				}
+				if st, ok := cache.get(ref); ok {
+					known[ref] = st
+					continue
+				}
+				read[ref] = storedStack{} // to read at the next level
+				next = append(next, ref)
+			}
+		}
+		todo = next
+	}
+	// A stack's locations: its own, then its caller's, made first (the
+	// chain is walked up to a stack known, then down).
+	resolve := func(id uint64) (stack, error) {
+		var chain []uint64
+		var base []uint64
+		for cur := id; ; {
+			if st, ok := known[cur]; ok {
+				base = st.locations
+				break
+			}
+			chain = append(chain, cur)
+			if len(chain) > maxStackDepth {
+				return stack{}, fmt.Errorf("stack %d: callers deeper than %d locations", id, maxStackDepth)
+			}
+			if cur = read[cur].caller; cur == 0 {
+				break
+			}
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			n := read[chain[i]]
+			if len(n.locations)+len(base) > maxStackDepth {
+				return stack{}, fmt.Errorf("stack %d: deeper than %d locations", id, maxStackDepth)
+			}
+			st := n.stack
+			if n.labelSet != 0 {
+				set, ok := known[n.labelSet]
+				if r, isRead := read[n.labelSet]; isRead {
+					set, ok = r.stack, !r.node
+				}
+				if !ok || len(set.locations) > 0 {
+					return stack{}, fmt.Errorf("stack %d: its labels, stack %d, are not a label set", chain[i], n.labelSet)
+				}
+				st.labels, st.numLabels, st.numUnits = set.labels, set.numLabels, set.numUnits
+			}
+			base = append(append(make([]uint64, 0, len(n.locations)+len(base)), n.locations...), base...)
+			st.locations = base
+			known[chain[i]] = st
+			cache.put(chain[i], st)
+		}
+		return known[id], nil
+	}
+	for _, id := range want {
+		st, err := resolve(id)
+		if err != nil {
+			return err
+		}
+		out[id] = st
+	}
+	return nil
 }
 
 func lookup(src SymbolSource, k Kind, ids []uint64) (map[uint64][]byte, error) {

@@ -23,7 +23,8 @@ type Sample struct {
 // its shape and its samples, in p's order. Samples whose values are all
 // zero are kept: the round trip is exact.
 func Intern(p *profile.Profile, t SymbolTable) (shape uint64, samples []Sample, err error) {
-	in := interner{t: t, functions: map[*profile.Function]uint64{}, mappings: map[*profile.Mapping]uint64{}, locations: map[*profile.Location]uint64{}}
+	in := interner{t: t, functions: map[*profile.Function]uint64{}, mappings: map[*profile.Mapping]uint64{},
+		locations: map[*profile.Location]uint64{}, nodes: map[[2]uint64]uint64{}}
 	if shape, err = in.intern(KindShape, shapeOf(p).encode()); err != nil {
 		return 0, nil, err
 	}
@@ -41,15 +42,7 @@ func Intern(p *profile.Profile, t SymbolTable) (shape uint64, samples []Sample, 
 		if len(s.Value) != len(p.SampleType) {
 			return 0, nil, fmt.Errorf("intern profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
 		}
-		st := stack{locations: make([]uint64, 0, len(s.Location)), labels: s.Label, numLabels: s.NumLabel, numUnits: s.NumUnit}
-		for _, l := range s.Location {
-			id, err := in.location(l)
-			if err != nil {
-				return 0, nil, err
-			}
-			st.locations = append(st.locations, id)
-		}
-		id, err := in.intern(KindStack, st.encode())
+		id, err := in.stack(s)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -74,6 +67,46 @@ type interner struct {
 	functions map[*profile.Function]uint64
 	mappings  map[*profile.Mapping]uint64
 	locations map[*profile.Location]uint64
+	nodes     map[[2]uint64]uint64 // caller and leaf to the stack without labels
+}
+
+// stack interns the stack of s as a node of the tree of stacks, its
+// callers and label set first, and returns its id.
+func (in *interner) stack(s *profile.Sample) (uint64, error) {
+	set := stack{labels: s.Label, numLabels: s.NumLabel, numUnits: s.NumUnit}
+	if len(s.Location) == 0 {
+		return in.intern(KindStack, set.encode())
+	}
+	if len(s.Location) > maxStackDepth {
+		return 0, fmt.Errorf("intern profile: a sample has %d locations, more than %d", len(s.Location), maxStackDepth)
+	}
+	var labels uint64
+	if set.hasLabels() {
+		var err error
+		if labels, err = in.intern(KindStack, set.encode()); err != nil {
+			return 0, err
+		}
+	}
+	var caller uint64
+	for i := len(s.Location) - 1; i >= 0; i-- {
+		leaf, err := in.location(s.Location[i])
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 && labels != 0 {
+			return in.intern(KindStack, encodeNode(caller, leaf, labels))
+		}
+		key := [2]uint64{caller, leaf}
+		id, ok := in.nodes[key]
+		if !ok {
+			if id, err = in.intern(KindStack, encodeNode(caller, leaf, 0)); err != nil {
+				return 0, err
+			}
+			in.nodes[key] = id
+		}
+		caller = id
+	}
+	return caller, nil
 }
 
 func (in *interner) intern(k Kind, content []byte) (uint64, error) {

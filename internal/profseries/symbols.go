@@ -224,8 +224,8 @@ func decodeLocation(b []byte) (location, error) {
 	return l, r.done("location")
 }
 
-// stack is a stack's interned content: its locations, leaf first, and the
-// sample's labels, which pprof keys samples by as much as by locations.
+// stack is a stack resolved: its locations, leaf first, and the sample's
+// labels, which pprof keys samples by as much as by locations.
 type stack struct {
 	locations []uint64
 	labels    map[string][]string
@@ -233,12 +233,50 @@ type stack struct {
 	numUnits  map[string][]string
 }
 
+// A stack's interned content has one of two forms. The first lists its
+// locations whole, then its labels. The second, written since, is a node
+// of a tree of stacks: the id of its caller stack (the same locations
+// less the leaf; 0 for a stack of one location), its leaf location, and,
+// if it has labels, the id of a stack of the first form without
+// locations that has them (a label set, interned once however many
+// stacks have it). So a stack that shares all but its leaf with a known
+// one, and its labels with another, costs a few bytes. A caller stack is
+// interned like any stack, without labels. The second form begins with
+// nodeMarker, which the first never does: its count of locations is a
+// varint in its shortest form, and 0x80 0x00 is not one.
+var nodeMarker = [2]byte{0x80, 0x00}
+
+// maxStackDepth bounds how many locations a stack decodes to: deeper,
+// and the stored tree is corrupt (or loops).
+const maxStackDepth = 1 << 12
+
+// encode writes s in the first form: a label set, or a stack of no
+// locations, which has no node.
 func (s stack) encode() []byte {
 	var w writer
 	w.uvarint(uint64(len(s.locations)))
 	for _, l := range s.locations {
 		w.uvarint(l)
 	}
+	s.encodeLabels(&w)
+	return w.b
+}
+
+func (s stack) hasLabels() bool { return len(s.labels) > 0 || len(s.numLabels) > 0 }
+
+// encodeNode writes a stack in the second form: its caller stack, its
+// leaf, and its label set (0: none).
+func encodeNode(caller, leaf, labels uint64) []byte {
+	w := writer{b: append(make([]byte, 0, 16), nodeMarker[:]...)}
+	w.uvarint(caller)
+	w.uvarint(leaf)
+	if labels != 0 {
+		w.uvarint(labels)
+	}
+	return w.b
+}
+
+func (s stack) encodeLabels(w *writer) {
 	keys := sortedKeys(s.labels)
 	w.uvarint(uint64(len(keys)))
 	for _, k := range keys {
@@ -256,17 +294,53 @@ func (s stack) encode() []byte {
 		}
 		w.strs(s.numUnits[k])
 	}
-	return w.b
 }
 
-func decodeStack(b []byte) (stack, error) {
+// storedStack is a stack's content decoded: a stack listed whole, or a
+// node, whose stack has its leaf alone and no labels.
+type storedStack struct {
+	stack
+	node             bool
+	caller, labelSet uint64 // of a node; 0: none
+}
+
+// refs are the stacks s refers to.
+func (s storedStack) refs() []uint64 {
+	var ids []uint64
+	for _, id := range []uint64{s.caller, s.labelSet} {
+		if id != 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// decodeStack reads a stack's content in either form.
+func decodeStack(b []byte) (storedStack, error) {
 	r := reader{b: b}
-	var s stack
+	var s storedStack
+	if len(b) >= 2 && [2]byte(b[:2]) == nodeMarker {
+		r.b = r.b[2:]
+		s.node = true
+		s.caller = r.uvarint()
+		s.locations = []uint64{r.uvarint()}
+		if len(r.b) > 0 {
+			if s.labelSet = r.uvarint(); s.labelSet == 0 {
+				r.fail()
+			}
+		}
+		return s, r.done("stack")
+	}
 	n := r.count()
 	s.locations = make([]uint64, 0, n)
 	for range n {
 		s.locations = append(s.locations, r.uvarint())
 	}
+	r.labels(&s.stack)
+	return s, r.done("stack")
+}
+
+func (r *reader) labels(s *stack) {
 	if n := r.count(); n > 0 {
 		s.labels = make(map[string][]string, n)
 		for range n {
@@ -292,7 +366,6 @@ func decodeStack(b []byte) (stack, error) {
 			}
 		}
 	}
-	return s, r.done("stack")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -408,11 +481,13 @@ func (r *reader) done(what string) error {
 	return nil
 }
 
-// StackLocations returns the location ids of a stack's interned content:
-// what a store keeps while the stack is kept.
-func StackLocations(content []byte) ([]uint64, error) {
+// StackRefs returns what a stack's interned content refers to: the
+// stacks (a node's caller and label set) and the locations it names
+// itself (all of them for a stack listed whole, the leaf for a node). A
+// store keeps them while the stack is kept.
+func StackRefs(content []byte) (stacks, locations []uint64, err error) {
 	s, err := decodeStack(content)
-	return s.locations, err
+	return s.refs(), s.locations, err
 }
 
 // LocationRefs returns the function and mapping ids of a location's

@@ -313,7 +313,11 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 	}
 	q, args := `DELETE FROM prof_stacks`, []any{}
 	if oldest.Valid {
-		q, args = ps.b.q(`DELETE FROM prof_stacks WHERE last_seen < ?`), []any{oldest.Int64 - int64(lastSeenSlack)}
+		cutoff := oldest.Int64 - int64(lastSeenSlack)
+		if err := ps.keepCallers(ctx, tx, cutoff); err != nil {
+			return 0, err
+		}
+		q, args = ps.b.q(`DELETE FROM prof_stacks WHERE last_seen < ?`), []any{cutoff}
 	}
 	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
@@ -336,6 +340,72 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 		}
 	}
 	return int(n), tx.Commit()
+}
+
+// keepCallers moves the last_seen of stacks older than cutoff to cutoff
+// where a stack kept refers to them (a node to its caller and its label
+// set, and so on): a stack is stored as its caller, its leaf and its
+// label set, and is read through them.
+func (ps *ProfileSeries) keepCallers(ctx context.Context, tx *sql.Tx, cutoff int64) error {
+	var old int64
+	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_stacks WHERE last_seen < ?`), cutoff).Scan(&old); err != nil {
+		return fmt.Errorf("collect stacks: %w", err)
+	}
+	if old == 0 {
+		return nil
+	}
+	refs := map[uint64][]uint64{} // the stacks each refers to
+	var kept []uint64             // to visit: kept, their references not yet
+	keptSet := map[uint64]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, last_seen, data FROM prof_stacks`)
+	if err != nil {
+		return fmt.Errorf("collect stacks: %w", err)
+	}
+	for rows.Next() {
+		var id, seen int64
+		var data []byte
+		if err := rows.Scan(&id, &seen, &data); err != nil {
+			rows.Close()
+			return fmt.Errorf("collect stacks: %w", err)
+		}
+		stacks, _, err := profseries.StackRefs(data)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("collect stacks: stack %d: %w", id, err)
+		}
+		if len(stacks) > 0 {
+			refs[uint64(id)] = stacks
+		}
+		if seen >= cutoff {
+			keptSet[uint64(id)] = true
+			kept = append(kept, uint64(id))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("collect stacks: %w", err)
+	}
+	// Each stack is visited once: a loop ends where it began.
+	var keep []uint64
+	for len(kept) > 0 {
+		id := kept[len(kept)-1]
+		kept = kept[:len(kept)-1]
+		for _, ref := range refs[id] {
+			if !keptSet[ref] {
+				keptSet[ref] = true
+				keep = append(keep, ref)
+				kept = append(kept, ref)
+			}
+		}
+	}
+	slices.Sort(keep)
+	for ids := range chunks(keep, 500) {
+		q, args := inList(`UPDATE prof_stacks SET last_seen = ? WHERE last_seen < ? AND id IN `, ids, cutoff, cutoff)
+		if _, err := tx.ExecContext(ctx, ps.b.q(q), args...); err != nil {
+			return fmt.Errorf("keep callers of stacks: %w", err)
+		}
+	}
+	return nil
 }
 
 // collectUnreferenced removes the locations no stack refers to, then the
@@ -393,7 +463,7 @@ func (ps *ProfileSeries) collectUnreferenced(ctx context.Context, tx *sql.Tx) er
 		return nil
 	}
 	locs, _, err := refs("prof_stacks", func(b []byte) ([]uint64, []uint64, error) {
-		ids, err := profseries.StackLocations(b)
+		_, ids, err := profseries.StackRefs(b)
 		return ids, nil, err
 	})
 	if err != nil {
