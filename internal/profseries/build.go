@@ -306,25 +306,26 @@ func Resolve(src SymbolSource, ids []uint64) (*Symbols, error) {
 	return sy, nil
 }
 
-// A StackCache keeps stacks resolved from their nodes (see stack), so a
-// query does not follow the same callers again. It holds at most about
-// limit locations; past that it starts again empty. A SymbolSource offers
-// one by implementing Stacks. A cache is only valid while the ids it was
-// filled from name the same stacks: a store that may give a collected
-// stack's id to another makes a new one (see NewStackCache).
+// A StackCache keeps stacks and callers resolved from their nodes (see
+// stack), so a query does not follow the same callers again. It holds at
+// most about limit locations; past that it starts again empty. A
+// SymbolSource offers one by implementing Stacks. A cache is only valid
+// while the ids it was filled from name the same items: a store that may
+// give a collected item's id to another makes a new one.
 type StackCache struct {
-	mu     sync.Mutex
-	limit  int
-	size   int
-	stacks map[uint64]stack
+	mu      sync.Mutex
+	limit   int
+	size    int
+	stacks  map[uint64]stack
+	callers map[uint64][]uint64
 }
 
 // NewStackCache returns an empty cache of at most about limit locations.
 func NewStackCache(limit int) *StackCache {
-	return &StackCache{limit: limit, stacks: map[uint64]stack{}}
+	return &StackCache{limit: limit, stacks: map[uint64]stack{}, callers: map[uint64][]uint64{}}
 }
 
-func (c *StackCache) get(id uint64) (stack, bool) {
+func (c *StackCache) stack(id uint64) (stack, bool) {
 	if c == nil {
 		return stack{}, false
 	}
@@ -334,18 +335,45 @@ func (c *StackCache) get(id uint64) (stack, bool) {
 	return st, ok
 }
 
-func (c *StackCache) put(id uint64, st stack) {
+func (c *StackCache) caller(id uint64) ([]uint64, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ls, ok := c.callers[id]
+	return ls, ok
+}
+
+// room makes room for n more locations, emptying the cache if full.
+func (c *StackCache) room(n int) {
+	if c.size+n > c.limit {
+		c.stacks, c.callers, c.size = map[uint64]stack{}, map[uint64][]uint64{}, 0
+	}
+	c.size += n + 1
+}
+
+func (c *StackCache) putStack(id uint64, st stack) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.size+len(st.locations) > c.limit {
-		c.stacks, c.size = map[uint64]stack{}, 0
-	}
 	if _, ok := c.stacks[id]; !ok {
+		c.room(len(st.locations))
 		c.stacks[id] = st
-		c.size += len(st.locations) + 1
+	}
+}
+
+func (c *StackCache) putCaller(id uint64, ls []uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.callers[id]; !ok {
+		c.room(len(ls))
+		c.callers[id] = ls
 	}
 }
 
@@ -357,103 +385,133 @@ type CachingSource interface {
 
 // resolveStacks reads the stacks ids name into out, their locations
 // whole and their labels: a node's locations are its leaf and its
-// caller's, its labels its label set's. They are read level by level
-// (each level one lookup of the callers and label sets still unknown), at
-// most maxStackDepth deep, so a stored tree that loops is an error.
+// callers', its labels its label set's. Callers are read level by level
+// (each level one lookup of those still unknown), at most maxStackDepth
+// deep, so a stored tree that loops is an error.
 func resolveStacks(src SymbolSource, ids []uint64, out map[uint64]stack) error {
 	var cache *StackCache
 	if cs, ok := src.(CachingSource); ok {
 		cache = cs.Stacks()
 	}
-	read := map[uint64]storedStack{}
-	known := map[uint64]stack{} // stacks resolved, from the cache or below
 	var want []uint64
 	for _, id := range ids {
-		if st, ok := cache.get(id); ok {
+		if st, ok := cache.stack(id); ok {
 			out[id] = st
 		} else {
 			want = append(want, id)
 		}
 	}
-	for level, todo := 0, want; len(todo) > 0; level++ {
-		if level > maxStackDepth {
-			return fmt.Errorf("read stacks: callers deeper than %d locations", maxStackDepth)
-		}
-		contents, err := lookup(src, KindStack, todo)
+	if len(want) == 0 {
+		return nil
+	}
+	read := map[uint64]storedStack{}
+	contents, err := lookup(src, KindStack, want)
+	if err != nil {
+		return err
+	}
+	sets := map[uint64]stack{}
+	var setIDs, callerIDs []uint64
+	whole := map[uint64][]uint64{} // callers' locations, where known
+	for _, id := range want {
+		st, err := decodeStack(contents[id])
 		if err != nil {
+			return fmt.Errorf("stack %d: %w", id, err)
+		}
+		read[id] = st
+		if st.labelSet != 0 {
+			setIDs = append(setIDs, st.labelSet)
+		}
+		if st.caller != 0 {
+			callerIDs = append(callerIDs, st.caller)
+		}
+	}
+	if setIDs = distinct(setIDs); len(setIDs) > 0 {
+		if contents, err = lookup(src, KindStack, setIDs); err != nil {
 			return err
 		}
-		var next []uint64
-		for _, id := range todo {
+		for _, id := range setIDs {
 			st, err := decodeStack(contents[id])
 			if err != nil {
 				return fmt.Errorf("stack %d: %w", id, err)
 			}
-			read[id] = st
-			for _, ref := range st.refs() {
-				if _, ok := read[ref]; ok {
-					continue
+			if st.node || len(st.locations) > 0 {
+				return fmt.Errorf("stack %d is a stack's label set but not a label set", id)
+			}
+			sets[id] = st.stack
+		}
+	}
+	callers := map[uint64][2]uint64{} // caller and leaf, as read
+	todo := distinct(callerIDs)
+	for level := 0; len(todo) > 0; level++ {
+		if level > maxStackDepth {
+			return fmt.Errorf("read callers: deeper than %d locations", maxStackDepth)
+		}
+		var ask []uint64
+		for _, id := range todo {
+			if ls, ok := cache.caller(id); ok {
+				whole[id] = ls
+			} else {
+				ask = append(ask, id)
+			}
+		}
+		if contents, err = lookup(src, KindCaller, ask); err != nil {
+			return err
+		}
+		var next []uint64
+		for _, id := range ask {
+			caller, leaf, err := CallerRefs(contents[id])
+			if err != nil {
+				return fmt.Errorf("caller %d: %w", id, err)
+			}
+			callers[id] = [2]uint64{caller, leaf}
+			if _, ok := callers[caller]; caller != 0 && !ok {
+				if _, ok := whole[caller]; !ok {
+					callers[caller] = [2]uint64{} // to read at the next level
+					next = append(next, caller)
 				}
-				if _, ok := known[ref]; ok {
-					continue
-				}
-				if st, ok := cache.get(ref); ok {
-					known[ref] = st
-					continue
-				}
-				read[ref] = storedStack{} // to read at the next level
-				next = append(next, ref)
 			}
 		}
 		todo = next
 	}
-	// A stack's locations: its own, then its caller's, made first (the
-	// chain is walked up to a stack known, then down).
-	resolve := func(id uint64) (stack, error) {
-		var chain []uint64
-		var base []uint64
-		for cur := id; ; {
-			if st, ok := known[cur]; ok {
-				base = st.locations
+	// A caller's locations: its leaf, then its own caller's, made first
+	// (the chain is walked up to a caller known, then down).
+	callerLocations := func(id uint64) ([]uint64, error) {
+		var chain, base []uint64
+		for cur := id; cur != 0; cur = callers[cur][0] {
+			if ls, ok := whole[cur]; ok {
+				base = ls
 				break
 			}
-			chain = append(chain, cur)
-			if len(chain) > maxStackDepth {
-				return stack{}, fmt.Errorf("stack %d: callers deeper than %d locations", id, maxStackDepth)
-			}
-			if cur = read[cur].caller; cur == 0 {
-				break
+			if chain = append(chain, cur); len(chain) > maxStackDepth {
+				return nil, fmt.Errorf("caller %d: deeper than %d locations", id, maxStackDepth)
 			}
 		}
 		for i := len(chain) - 1; i >= 0; i-- {
-			n := read[chain[i]]
-			if len(n.locations)+len(base) > maxStackDepth {
-				return stack{}, fmt.Errorf("stack %d: deeper than %d locations", id, maxStackDepth)
+			if len(base)+1 >= maxStackDepth {
+				return nil, fmt.Errorf("caller %d: deeper than %d locations", id, maxStackDepth)
 			}
-			st := n.stack
-			if n.labelSet != 0 {
-				set, ok := known[n.labelSet]
-				if r, isRead := read[n.labelSet]; isRead {
-					set, ok = r.stack, !r.node
-				}
-				if !ok || len(set.locations) > 0 {
-					return stack{}, fmt.Errorf("stack %d: its labels, stack %d, are not a label set", chain[i], n.labelSet)
-				}
-				st.labels, st.numLabels, st.numUnits = set.labels, set.numLabels, set.numUnits
-			}
-			base = append(append(make([]uint64, 0, len(n.locations)+len(base)), n.locations...), base...)
-			st.locations = base
-			known[chain[i]] = st
-			cache.put(chain[i], st)
+			base = append(append(make([]uint64, 0, len(base)+1), callers[chain[i]][1]), base...)
+			whole[chain[i]] = base
+			cache.putCaller(chain[i], base)
 		}
-		return known[id], nil
+		return base, nil
 	}
 	for _, id := range want {
-		st, err := resolve(id)
-		if err != nil {
-			return err
+		n := read[id]
+		st := n.stack
+		if n.node {
+			base, err := callerLocations(n.caller)
+			if err != nil {
+				return fmt.Errorf("stack %d: %w", id, err)
+			}
+			st.locations = append(append(make([]uint64, 0, len(base)+1), n.locations...), base...)
+			if n.labelSet != 0 {
+				set := sets[n.labelSet]
+				st.labels, st.numLabels, st.numUnits = set.labels, set.numLabels, set.numUnits
+			}
 		}
 		out[id] = st
+		cache.putStack(id, st)
 	}
 	return nil
 }

@@ -67,11 +67,11 @@ type interner struct {
 	functions map[*profile.Function]uint64
 	mappings  map[*profile.Mapping]uint64
 	locations map[*profile.Location]uint64
-	nodes     map[[2]uint64]uint64 // caller and leaf to the stack without labels
+	nodes     map[[2]uint64]uint64 // a caller's caller and leaf to its id
 }
 
-// stack interns the stack of s as a node of the tree of stacks, its
-// callers and label set first, and returns its id.
+// stack interns the stack of s as a node: its callers, from the root, and
+// its label set first; it returns the stack's id.
 func (in *interner) stack(s *profile.Sample) (uint64, error) {
 	set := stack{labels: s.Label, numLabels: s.NumLabel, numUnits: s.NumUnit}
 	if len(s.Location) == 0 {
@@ -88,25 +88,26 @@ func (in *interner) stack(s *profile.Sample) (uint64, error) {
 		}
 	}
 	var caller uint64
-	for i := len(s.Location) - 1; i >= 0; i-- {
+	for i := len(s.Location) - 1; i > 0; i-- {
 		leaf, err := in.location(s.Location[i])
 		if err != nil {
 			return 0, err
 		}
-		if i == 0 && labels != 0 {
-			return in.intern(KindStack, encodeNode(caller, leaf, labels))
-		}
 		key := [2]uint64{caller, leaf}
 		id, ok := in.nodes[key]
 		if !ok {
-			if id, err = in.intern(KindStack, encodeNode(caller, leaf, 0)); err != nil {
+			if id, err = in.intern(KindCaller, encodeCaller(caller, leaf)); err != nil {
 				return 0, err
 			}
 			in.nodes[key] = id
 		}
 		caller = id
 	}
-	return caller, nil
+	leaf, err := in.location(s.Location[0])
+	if err != nil {
+		return 0, err
+	}
+	return in.intern(KindStack, encodeNode(caller, leaf, labels))
 }
 
 func (in *interner) intern(k Kind, content []byte) (uint64, error) {
@@ -163,7 +164,7 @@ type Dictionary struct {
 	byHash [len(kindNames)]map[uint64]uint64 // hash to id
 }
 
-var kindNames = [...]string{"function", "mapping", "location", "stack", "shape"}
+var kindNames = [...]string{"function", "mapping", "location", "stack", "shape", "caller"}
 
 // NewDictionary returns an empty dictionary.
 func NewDictionary() *Dictionary {

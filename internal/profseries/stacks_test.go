@@ -4,23 +4,26 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
-// listSource is a SymbolSource whose stacks are given by content, as a
-// store written in either form holds them.
-type listSource map[uint64][]byte
+// listSource is a SymbolSource whose stacks and callers are given by
+// content, as a store written in either form holds them.
+type listSource map[Kind]map[uint64][]byte
 
 func (s listSource) Lookup(k Kind, ids []uint64) (map[uint64][]byte, error) {
 	out := map[uint64][]byte{}
-	if k != KindStack {
-		return out, nil
-	}
 	for _, id := range ids {
-		if c, ok := s[id]; ok {
+		if c, ok := s[k][id]; ok {
 			out[id] = c
 		}
 	}
 	return out, nil
+}
+
+func stacksAndCallers(stacks, callers map[uint64][]byte) listSource {
+	return listSource{KindStack: stacks, KindCaller: callers}
 }
 
 type cachingSource struct {
@@ -38,7 +41,7 @@ func TestStackNodes(t *testing.T) {
 	var nodeBytes, listBytes int
 	for _, typ := range capturedTypes {
 		d := NewDictionary()
-		lists := listSource{}
+		lists := map[uint64][]byte{}
 		want := map[uint64]stack{}
 		for _, p := range realProfiles(t, typ) {
 			_, samples, err := Intern(p, d)
@@ -58,9 +61,11 @@ func TestStackNodes(t *testing.T) {
 		if err := resolveStacks(d, ids, got); err != nil {
 			t.Fatal(err)
 		}
-		contents, _ := d.Lookup(KindStack, allIDs(d.Len(KindStack)))
-		for _, c := range contents {
-			nodeBytes += len(c)
+		for _, k := range []Kind{KindStack, KindCaller} {
+			contents, _ := d.Lookup(k, allIDs(d.Len(k)))
+			for _, c := range contents {
+				nodeBytes += len(c)
+			}
 		}
 		for _, id := range ids {
 			st := got[id]
@@ -72,7 +77,7 @@ func TestStackNodes(t *testing.T) {
 		}
 		// The same stacks listed whole resolve to the same, through a
 		// cache or not.
-		cs := cachingSource{lists, NewStackCache(1 << 10)}
+		cs := cachingSource{stacksAndCallers(lists, nil), NewStackCache(1 << 10)}
 		for round := range 2 {
 			again := map[uint64]stack{}
 			if err := resolveStacks(cs, ids, again); err != nil {
@@ -101,25 +106,52 @@ func allIDs(n int) []uint64 {
 // maxStackDepth, or whose label set is not one, are an error, never a
 // hang.
 func TestStackLoops(t *testing.T) {
-	loop := listSource{1: encodeNode(2, 7, 0), 2: encodeNode(1, 8, 0)}
+	loop := stacksAndCallers(map[uint64][]byte{1: encodeNode(1, 7, 0)}, map[uint64][]byte{1: encodeCaller(2, 8), 2: encodeCaller(1, 9)})
 	if err := resolveStacks(loop, []uint64{1}, map[uint64]stack{}); err == nil {
 		t.Error("a loop of callers resolved")
 	}
-	deep := listSource{}
-	for id := uint64(1); id <= maxStackDepth+1; id++ {
-		deep[id] = encodeNode(id-1, id, 0)
+	callers := map[uint64][]byte{}
+	for id := uint64(1); id <= maxStackDepth; id++ {
+		callers[id] = encodeCaller(id-1, id)
 	}
-	if err := resolveStacks(deep, []uint64{maxStackDepth + 1}, map[uint64]stack{}); err == nil {
+	deep := stacksAndCallers(map[uint64][]byte{1: encodeNode(maxStackDepth, 7, 0), 2: encodeNode(maxStackDepth-1, 7, 0)}, callers)
+	if err := resolveStacks(deep, []uint64{1}, map[uint64]stack{}); err == nil {
 		t.Error("a stack deeper than the bound resolved")
 	}
+	out := map[uint64]stack{}
+	if err := resolveStacks(deep, []uint64{2}, out); err != nil || len(out[2].locations) != maxStackDepth {
+		t.Errorf("a stack at the bound: %d locations, %v", len(out[2].locations), err)
+	}
 	// A label set must be one: a stack of no locations listed whole.
-	notSet := listSource{1: encodeNode(0, 4, 2), 2: encodeNode(0, 5, 0)}
+	notSet := stacksAndCallers(map[uint64][]byte{1: encodeNode(0, 4, 2), 2: encodeNode(0, 5, 0)}, nil)
 	if err := resolveStacks(notSet, []uint64{1}, map[uint64]stack{}); err == nil {
 		t.Error("a node resolved with a node for its label set")
 	}
-	out := map[uint64]stack{}
-	if err := resolveStacks(deep, []uint64{maxStackDepth}, out); err != nil || len(out[maxStackDepth].locations) != maxStackDepth {
-		t.Errorf("a stack at the bound: %d locations, %v", len(out[maxStackDepth].locations), err)
+}
+
+// TestFunctionForms: a function whose system name is its name is stored
+// once, shorter; one whose system name differs, and one written before
+// (the system name always written), read back whole.
+func TestFunctionForms(t *testing.T) {
+	same := &profile.Function{Name: "main.leftpad", SystemName: "main.leftpad", Filename: "/src/leftpad.go", StartLine: 12}
+	other := &profile.Function{Name: "leftpad", SystemName: "_Z7leftpadv", Filename: "leftpad.cc", StartLine: -3}
+	var w writer
+	w.str(same.Name)
+	w.str(same.SystemName)
+	w.str(same.Filename)
+	w.varint(same.StartLine)
+	before := w.b
+	for _, c := range []struct {
+		f       *profile.Function
+		content []byte
+	}{{same, functionContent(same)}, {other, functionContent(other)}, {same, before}} {
+		got, err := decodeFunction(7, c.content)
+		if err != nil || got.Name != c.f.Name || got.SystemName != c.f.SystemName || got.Filename != c.f.Filename || got.StartLine != c.f.StartLine || got.ID != 7 {
+			t.Errorf("%q: %+v, %v; want %+v", c.content, got, err, c.f)
+		}
+	}
+	if n, m := len(functionContent(same)), len(before); n >= m {
+		t.Errorf("a function whose system name is its name takes %d bytes, %d as written before", n, m)
 	}
 }
 
@@ -128,14 +160,27 @@ func FuzzStack(f *testing.F) {
 	if _, _, err := Intern(realProfiles(f, Heap)[0], d); err != nil {
 		f.Fatal(err)
 	}
-	contents, _ := d.Lookup(KindStack, allIDs(3))
-	f.Add(contents[1], contents[2], contents[3])
-	f.Add(stack{locations: []uint64{1, 2, 3}}.encode(), encodeNode(1, 4, 0), encodeNode(2, 5, 0))
-	f.Add(encodeNode(2, 7, 0), encodeNode(3, 8, 0), encodeNode(1, 9, 0))
-	f.Add(stack{labels: map[string][]string{"a": {"b"}}}.encode(), encodeNode(0, 4, 1), encodeNode(2, 5, 1))
-	f.Add(encodeNode(0, 4, 2), encodeNode(0, 5, 3), encodeNode(0, 5, 1))
-	f.Fuzz(func(t *testing.T, a, b, c []byte) {
-		for _, content := range [][]byte{a, b, c} {
+	stacks, _ := d.Lookup(KindStack, allIDs(2))
+	callers, _ := d.Lookup(KindCaller, allIDs(2))
+	f.Add(stacks[1], stacks[2], callers[1], callers[2])
+	f.Add(stack{locations: []uint64{1, 2, 3}}.encode(), encodeNode(1, 4, 0), encodeCaller(0, 5), encodeCaller(1, 6))
+	f.Add(encodeNode(2, 7, 0), encodeNode(1, 8, 0), encodeCaller(2, 9), encodeCaller(1, 3))
+	f.Add(stack{labels: map[string][]string{"a": {"b"}}}.encode(), encodeNode(0, 4, 1), encodeCaller(0, 1), []byte{})
+	f.Add(encodeNode(0, 4, 2), encodeNode(0, 5, 1), []byte{}, []byte{})
+	f.Add(functionContent(&profile.Function{Name: "a", SystemName: "a"}), functionContent(&profile.Function{Name: "a", SystemName: "b"}), []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, a, b, c, e []byte) {
+		for _, content := range [][]byte{a, b, c, e} {
+			if fn, err := decodeFunction(1, content); err == nil {
+				back, err := decodeFunction(1, functionContent(fn))
+				if err != nil || *back != *fn {
+					t.Fatalf("re-encoding a function changed it: %+v, then %+v, %v", fn, back, err)
+				}
+			}
+			if caller, leaf, err := CallerRefs(content); err == nil {
+				if c2, l2, err := CallerRefs(encodeCaller(caller, leaf)); err != nil || c2 != caller || l2 != leaf {
+					t.Fatalf("re-encoding a caller changed it: %d %d, then %d %d, %v", caller, leaf, c2, l2, err)
+				}
+			}
 			st, err := decodeStack(content)
 			if err != nil {
 				continue
@@ -149,16 +194,22 @@ func FuzzStack(f *testing.F) {
 				t.Fatalf("re-encoding a stack changed it: %v, then %v, %v", st, st2, err)
 			}
 		}
-		src := cachingSource{listSource{1: a, 2: b, 3: c}, NewStackCache(64)}
-		for range 2 {
+		src := cachingSource{stacksAndCallers(map[uint64][]byte{1: a, 2: b}, map[uint64][]byte{1: c, 2: e}), NewStackCache(64)}
+		var first string
+		for round := range 2 {
 			out := map[uint64]stack{}
-			if err := resolveStacks(src, []uint64{1, 2, 3}, out); err != nil {
+			if err := resolveStacks(src, []uint64{1, 2}, out); err != nil {
 				return
 			}
 			for id, st := range out {
 				if len(st.locations) > maxStackDepth {
 					t.Fatalf("stack %d resolved to %d locations", id, len(st.locations))
 				}
+			}
+			if round == 0 {
+				first = fmt.Sprint(out)
+			} else if fmt.Sprint(out) != first {
+				t.Fatalf("resolved through the cache, %s; before, %s", fmt.Sprint(out), first)
 			}
 		}
 	})

@@ -50,7 +50,7 @@ type ProfileSeries struct {
 // have removed items: the gc_epoch in prof_meta says so.
 type symbolCache struct {
 	epoch     int64
-	ids       [5]map[uint64]uint64 // per kind: hash to id
+	ids       [6]map[uint64]uint64 // per kind: hash to id
 	lastSeen  map[uint64]int64     // stack id to the last_seen this process wrote
 	series    map[string]int64
 	processes map[profseries.Process]int64
@@ -103,6 +103,7 @@ var symbolTables = [...]string{
 	profseries.KindLocation: "prof_locations",
 	profseries.KindStack:    "prof_stacks",
 	profseries.KindShape:    "prof_shapes",
+	profseries.KindCaller:   "prof_callers",
 }
 
 // lastSeenSlack is how stale a stack's last_seen may be: a scrape updates

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -314,7 +315,7 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 	q, args := `DELETE FROM prof_stacks`, []any{}
 	if oldest.Valid {
 		cutoff := oldest.Int64 - int64(lastSeenSlack)
-		if err := ps.keepCallers(ctx, tx, cutoff); err != nil {
+		if err := ps.keepLabelSets(ctx, tx, cutoff); err != nil {
 			return 0, err
 		}
 		q, args = ps.b.q(`DELETE FROM prof_stacks WHERE last_seen < ?`), []any{cutoff}
@@ -342,11 +343,10 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 	return int(n), tx.Commit()
 }
 
-// keepCallers moves the last_seen of stacks older than cutoff to cutoff
-// where a stack kept refers to them (a node to its caller and its label
-// set, and so on): a stack is stored as its caller, its leaf and its
-// label set, and is read through them.
-func (ps *ProfileSeries) keepCallers(ctx context.Context, tx *sql.Tx, cutoff int64) error {
+// keepLabelSets moves the last_seen of label sets older than cutoff to
+// cutoff where a stack kept refers to them: a stack stored as a node is
+// read with its label set, a stack of its own.
+func (ps *ProfileSeries) keepLabelSets(ctx context.Context, tx *sql.Tx, cutoff int64) error {
 	var old int64
 	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_stacks WHERE last_seen < ?`), cutoff).Scan(&old); err != nil {
 		return fmt.Errorf("collect stacks: %w", err)
@@ -354,55 +354,36 @@ func (ps *ProfileSeries) keepCallers(ctx context.Context, tx *sql.Tx, cutoff int
 	if old == 0 {
 		return nil
 	}
-	refs := map[uint64][]uint64{} // the stacks each refers to
-	var kept []uint64             // to visit: kept, their references not yet
-	keptSet := map[uint64]bool{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, last_seen, data FROM prof_stacks`)
+	sets := map[uint64]bool{}
+	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT id, data FROM prof_stacks WHERE last_seen >= ?`), cutoff)
 	if err != nil {
 		return fmt.Errorf("collect stacks: %w", err)
 	}
 	for rows.Next() {
-		var id, seen int64
+		var id int64
 		var data []byte
-		if err := rows.Scan(&id, &seen, &data); err != nil {
+		if err := rows.Scan(&id, &data); err != nil {
 			rows.Close()
 			return fmt.Errorf("collect stacks: %w", err)
 		}
-		stacks, _, err := profseries.StackRefs(data)
+		set, _, _, err := profseries.StackRefs(data)
 		if err != nil {
 			rows.Close()
 			return fmt.Errorf("collect stacks: stack %d: %w", id, err)
 		}
-		if len(stacks) > 0 {
-			refs[uint64(id)] = stacks
-		}
-		if seen >= cutoff {
-			keptSet[uint64(id)] = true
-			kept = append(kept, uint64(id))
+		if set != 0 {
+			sets[set] = true
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("collect stacks: %w", err)
 	}
-	// Each stack is visited once: a loop ends where it began.
-	var keep []uint64
-	for len(kept) > 0 {
-		id := kept[len(kept)-1]
-		kept = kept[:len(kept)-1]
-		for _, ref := range refs[id] {
-			if !keptSet[ref] {
-				keptSet[ref] = true
-				keep = append(keep, ref)
-				kept = append(kept, ref)
-			}
-		}
-	}
-	slices.Sort(keep)
+	keep := slices.Sorted(maps.Keys(sets))
 	for ids := range chunks(keep, 500) {
 		q, args := inList(`UPDATE prof_stacks SET last_seen = ? WHERE last_seen < ? AND id IN `, ids, cutoff, cutoff)
 		if _, err := tx.ExecContext(ctx, ps.b.q(q), args...); err != nil {
-			return fmt.Errorf("keep callers of stacks: %w", err)
+			return fmt.Errorf("keep label sets: %w", err)
 		}
 	}
 	return nil
@@ -462,11 +443,54 @@ func (ps *ProfileSeries) collectUnreferenced(ctx context.Context, tx *sql.Tx) er
 		}
 		return nil
 	}
-	locs, _, err := refs("prof_stacks", func(b []byte) ([]uint64, []uint64, error) {
-		_, ids, err := profseries.StackRefs(b)
-		return ids, nil, err
+	// Stacks name their callers, callers theirs: the callers kept are
+	// those a stack's chain reaches.
+	callers, locs, err := refs("prof_stacks", func(b []byte) ([]uint64, []uint64, error) {
+		_, caller, ids, err := profseries.StackRefs(b)
+		if caller == 0 {
+			return nil, ids, err
+		}
+		return []uint64{caller}, ids, err
 	})
 	if err != nil {
+		return err
+	}
+	tree := map[uint64][2]uint64{} // caller to its own caller and leaf
+	rows, err := tx.QueryContext(ctx, `SELECT id, data FROM prof_callers`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		caller, leaf, err := profseries.CallerRefs(data)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("prof_callers: %w", err)
+		}
+		tree[uint64(id)] = [2]uint64{caller, leaf}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Each caller is visited once: a loop ends where it began.
+	todo := slices.Collect(maps.Keys(callers))
+	for len(todo) > 0 {
+		id := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		n := tree[id]
+		locs[n[1]] = true
+		if n[0] != 0 && !callers[n[0]] {
+			callers[n[0]] = true
+			todo = append(todo, n[0])
+		}
+	}
+	if err := sweep("prof_callers", callers); err != nil {
 		return err
 	}
 	if err := sweep("prof_locations", locs); err != nil {

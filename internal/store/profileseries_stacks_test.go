@@ -16,8 +16,8 @@ import (
 )
 
 // stackForms counts the stored stacks listed whole (of more than one
-// location) and those stored as a node that refers to other stacks (a
-// caller or a label set); others may be either.
+// location) and those stored as a node that refers to a caller or a label
+// set; others may be either.
 func stackForms(t *testing.T, s *DB) (lists, nodes int) {
 	t.Helper()
 	err := s.b.each(context.Background(), `SELECT data FROM prof_stacks`, nil, func(rows *sql.Rows) error {
@@ -25,13 +25,13 @@ func stackForms(t *testing.T, s *DB) (lists, nodes int) {
 		if err := rows.Scan(&data); err != nil {
 			return err
 		}
-		refs, locs, err := profseries.StackRefs(data)
+		set, caller, locs, err := profseries.StackRefs(data)
 		if err != nil {
 			return err
 		}
-		if len(refs) == 0 && len(locs) > 1 {
+		if set == 0 && caller == 0 && len(locs) > 1 {
 			lists++
-		} else if len(refs) > 0 {
+		} else if set != 0 || caller != 0 {
 			nodes++
 		}
 		return nil
@@ -129,9 +129,9 @@ func gunzipFile(t *testing.T, from, to string) {
 	}
 }
 
-// runCallersKept: collection keeps a caller stack while a stack kept
-// refers to it, however old its own last_seen, and still removes the
-// stacks and symbols of scrapes past retention.
+// runCallersKept: collection keeps the callers and the label set of a
+// stack kept, however old the label set's own last_seen, and still
+// removes the stacks, callers and symbols of scrapes past retention.
 func runCallersKept(t *testing.T, s *DB) {
 	ctx := context.Background()
 	cpu := leftpadProfiles(t, profseries.CPU)
@@ -150,7 +150,7 @@ func runCallersKept(t *testing.T, s *DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Only the stacks of samples look seen since: every caller looks
+	// Only the stacks of samples look seen since: their label sets look
 	// unused since the old scrape.
 	q, args := inList(`UPDATE prof_stacks SET last_seen = ? WHERE id NOT IN `, profseries.StackIDs(ws...), nanos(old))
 	res, err := s.b.db.ExecContext(ctx, s.b.q(q), args...)
@@ -158,20 +158,23 @@ func runCallersKept(t *testing.T, s *DB) {
 		t.Fatal(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		t.Fatal("no caller stacks stored")
+		t.Fatal("no label sets stored")
 	}
-	var before, after int
-	if err := s.b.db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&before); err != nil {
-		t.Fatal(err)
+	count := func() (stacks, callers int) {
+		if err := s.b.db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&stacks); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.b.db.QueryRow(`SELECT COUNT(*) FROM prof_callers`).Scan(&callers); err != nil {
+			t.Fatal(err)
+		}
+		return stacks, callers
 	}
+	stacks, callers := count()
 	if _, err := s.ApplyRetention(ctx, at.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.b.db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&after); err != nil {
-		t.Fatal(err)
-	}
-	if after >= before {
-		t.Errorf("%d stacks before collection, %d after: the old scrape's were kept", before, after)
+	if stacksAfter, callersAfter := count(); stacksAfter >= stacks || callersAfter >= callers {
+		t.Errorf("%d stacks and %d callers before collection, %d and %d after: the old scrape's were kept", stacks, callers, stacksAfter, callersAfter)
 	}
 	checkMerged(t, s, profseries.CPU, at, at.Add(time.Minute), cpu[:2], "after collection")
 	var fns int

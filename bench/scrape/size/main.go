@@ -102,7 +102,7 @@ func run(hours float64, dir string) error {
 	}
 	total := blocks + symbols
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw))
-	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d rows of stacks)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
+	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d rows of stacks, label sets included)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all", rows, raw, total, float64(total)/float64(rows), 100*float64(total)/float64(raw))
 	perDay := func(b int64) float64 { return float64(b) / hours * 24 }
 	fmt.Printf("\nper target per day at full resolution: %s (blocks %s, symbols %s)\n", mb(perDay(total)), mb(perDay(blocks)), mb(perDay(symbols)))
@@ -170,7 +170,7 @@ func liveSymbols(ctx context.Context, dir string) error {
 	d, seen := profseries.NewDictionary(), map[uint64]bool{}
 	var sizes, counts []int64
 	var xs, ys []float64
-	var tables [5][2]int64 // per symbol table: bytes at the last third, then at the end
+	var tables [6][2]int64 // per symbol table: bytes at the last third, then at the end
 	for i := range rounds {
 		at := epoch.Add(time.Duration(i) * 10 * time.Second)
 		for _, typ := range sim.Types {
@@ -210,12 +210,12 @@ func liveSymbols(ctx context.Context, dir string) error {
 		return nil
 	}
 	perRound := float64(sizes[rounds-1]-sizes[rounds-1-last]) / float64(last)
-	var rows int64
-	if err := db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&rows); err != nil {
+	var rows, callers int64
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM prof_stacks), (SELECT COUNT(*) FROM prof_callers)`).Scan(&rows, &callers); err != nil {
 		return err
 	}
-	fmt.Printf("\nthe %d recorded rounds stored as recorded: %s of symbols for %d stacks of samples (%.0f bytes a stack, locations and functions included; %d rows of stacks, callers included);\n",
-		rounds, mb(float64(sizes[rounds-1])), stacks, float64(sizes[rounds-1])/float64(stacks), rows)
+	fmt.Printf("\nthe %d recorded rounds stored as recorded: %s of symbols for %d stacks of samples (%.0f bytes a stack, locations and functions included; %d rows of stacks, label sets included, and %d callers);\n",
+		rounds, mb(float64(sizes[rounds-1])), stacks, float64(sizes[rounds-1])/float64(stacks), rows, callers)
 	for k, t := range symbolTables {
 		fmt.Printf("  %-15s %s, of which the last %d rounds %s\n", t, mb(float64(tables[k][1])), last, mb(float64(tables[k][1]-tables[k][0])))
 	}
@@ -245,11 +245,11 @@ func tempStore(ctx context.Context) (*store.DB, string, error) {
 	return st, path, nil
 }
 
-var symbolTables = []string{"prof_functions", "prof_mappings", "prof_locations", "prof_stacks", "prof_shapes"}
+var symbolTables = []string{"prof_functions", "prof_mappings", "prof_locations", "prof_callers", "prof_stacks", "prof_shapes"}
 
 // tableBytes shifts each symbol table's bytes in tables and adds its
 // bytes now.
-func tableBytes(db *sql.DB, tables [5][2]int64) ([5][2]int64, error) {
+func tableBytes(db *sql.DB, tables [6][2]int64) ([6][2]int64, error) {
 	for k, t := range symbolTables {
 		var n int64
 		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM ` + t).Scan(&n); err != nil {
