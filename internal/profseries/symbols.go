@@ -15,7 +15,8 @@ import (
 type Kind int
 
 // The kinds of interned items. Each refers only to kinds before it in
-// Kinds, by the ids a SymbolTable gave them, so an item's content, and
+// Kinds (and a stack to another, its label set), by the ids a
+// SymbolTable gave them, so an item's content, and
 // with it its hash, is the same in every scrape that has it. (A kind's
 // number is part of its items' hashes: new kinds are added at the end.)
 const (
