@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -249,21 +250,16 @@ type Symbols struct {
 func Resolve(src SymbolSource, ids []uint64) (*Symbols, error) {
 	sy := &Symbols{stacks: map[uint64]stack{}, locations: map[uint64]*profile.Location{},
 		functions: map[uint64]*profile.Function{}, mappings: map[uint64]*profile.Mapping{}}
-	contents, err := lookup(src, KindStack, ids)
-	if err != nil {
+	if err := resolveStacks(src, ids, sy.stacks); err != nil {
 		return nil, err
 	}
 	var locIDs []uint64
-	for _, id := range ids {
-		st, err := decodeStack(contents[id])
-		if err != nil {
-			return nil, fmt.Errorf("stack %d: %w", id, err)
-		}
-		sy.stacks[id] = st
+	for _, st := range sy.stacks {
 		locIDs = append(locIDs, st.locations...)
 	}
 	locIDs = distinct(locIDs)
-	if contents, err = lookup(src, KindLocation, locIDs); err != nil {
+	contents, err := lookup(src, KindLocation, locIDs)
+	if err != nil {
 		return nil, err
 	}
 	locs := make(map[uint64]location, len(locIDs))
@@ -308,6 +304,216 @@ func Resolve(src SymbolSource, ids []uint64) (*Symbols, error) {
 		sy.locations[id] = pl
 	}
 	return sy, nil
+}
+
+// A StackCache keeps stacks and callers resolved from their nodes (see
+// stack), so a query does not follow the same callers again. It holds at
+// most about limit locations; past that it starts again empty. A
+// SymbolSource offers one by implementing Stacks. A cache is only valid
+// while the ids it was filled from name the same items: a store that may
+// give a collected item's id to another makes a new one.
+type StackCache struct {
+	mu      sync.Mutex
+	limit   int
+	size    int
+	stacks  map[uint64]stack
+	callers map[uint64][]uint64
+}
+
+// NewStackCache returns an empty cache of at most about limit locations.
+func NewStackCache(limit int) *StackCache {
+	return &StackCache{limit: limit, stacks: map[uint64]stack{}, callers: map[uint64][]uint64{}}
+}
+
+func (c *StackCache) stack(id uint64) (stack, bool) {
+	if c == nil {
+		return stack{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.stacks[id]
+	return st, ok
+}
+
+func (c *StackCache) caller(id uint64) ([]uint64, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ls, ok := c.callers[id]
+	return ls, ok
+}
+
+// room makes room for n more locations, emptying the cache if full.
+func (c *StackCache) room(n int) {
+	if c.size+n > c.limit {
+		c.stacks, c.callers, c.size = map[uint64]stack{}, map[uint64][]uint64{}, 0
+	}
+	c.size += n + 1
+}
+
+func (c *StackCache) putStack(id uint64, st stack) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.stacks[id]; !ok {
+		c.room(len(st.locations))
+		c.stacks[id] = st
+	}
+}
+
+func (c *StackCache) putCaller(id uint64, ls []uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.callers[id]; !ok {
+		c.room(len(ls))
+		c.callers[id] = ls
+	}
+}
+
+// A CachingSource is a SymbolSource with a cache of resolved stacks.
+type CachingSource interface {
+	SymbolSource
+	Stacks() *StackCache
+}
+
+// resolveStacks reads the stacks ids name into out, their locations
+// whole and their labels: a node's locations are its leaf and its
+// callers', its labels its label set's. Callers are read level by level
+// (each level one lookup of those still unknown), at most maxStackDepth
+// deep, so a stored tree that loops is an error.
+func resolveStacks(src SymbolSource, ids []uint64, out map[uint64]stack) error {
+	var cache *StackCache
+	if cs, ok := src.(CachingSource); ok {
+		cache = cs.Stacks()
+	}
+	var want []uint64
+	for _, id := range ids {
+		if st, ok := cache.stack(id); ok {
+			out[id] = st
+		} else {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	read := map[uint64]storedStack{}
+	contents, err := lookup(src, KindStack, want)
+	if err != nil {
+		return err
+	}
+	sets := map[uint64]stack{}
+	var setIDs, callerIDs []uint64
+	whole := map[uint64][]uint64{} // callers' locations, where known
+	for _, id := range want {
+		st, err := decodeStack(contents[id])
+		if err != nil {
+			return fmt.Errorf("stack %d: %w", id, err)
+		}
+		read[id] = st
+		if st.labelSet != 0 {
+			setIDs = append(setIDs, st.labelSet)
+		}
+		if st.caller != 0 {
+			callerIDs = append(callerIDs, st.caller)
+		}
+	}
+	if setIDs = distinct(setIDs); len(setIDs) > 0 {
+		if contents, err = lookup(src, KindStack, setIDs); err != nil {
+			return err
+		}
+		for _, id := range setIDs {
+			st, err := decodeStack(contents[id])
+			if err != nil {
+				return fmt.Errorf("stack %d: %w", id, err)
+			}
+			if st.node || len(st.locations) > 0 {
+				return fmt.Errorf("stack %d is a stack's label set but not a label set", id)
+			}
+			sets[id] = st.stack
+		}
+	}
+	callers := map[uint64][2]uint64{} // caller and leaf, as read
+	todo := distinct(callerIDs)
+	for level := 0; len(todo) > 0; level++ {
+		if level > maxStackDepth {
+			return fmt.Errorf("read callers: deeper than %d locations", maxStackDepth)
+		}
+		var ask []uint64
+		for _, id := range todo {
+			if ls, ok := cache.caller(id); ok {
+				whole[id] = ls
+			} else {
+				ask = append(ask, id)
+			}
+		}
+		if contents, err = lookup(src, KindCaller, ask); err != nil {
+			return err
+		}
+		var next []uint64
+		for _, id := range ask {
+			caller, leaf, err := CallerRefs(contents[id])
+			if err != nil {
+				return fmt.Errorf("caller %d: %w", id, err)
+			}
+			callers[id] = [2]uint64{caller, leaf}
+			if _, ok := callers[caller]; caller != 0 && !ok {
+				if _, ok := whole[caller]; !ok {
+					callers[caller] = [2]uint64{} // to read at the next level
+					next = append(next, caller)
+				}
+			}
+		}
+		todo = next
+	}
+	// A caller's locations: its leaf, then its own caller's, made first
+	// (the chain is walked up to a caller known, then down).
+	callerLocations := func(id uint64) ([]uint64, error) {
+		var chain, base []uint64
+		for cur := id; cur != 0; cur = callers[cur][0] {
+			if ls, ok := whole[cur]; ok {
+				base = ls
+				break
+			}
+			if chain = append(chain, cur); len(chain) > maxStackDepth {
+				return nil, fmt.Errorf("caller %d: deeper than %d locations", id, maxStackDepth)
+			}
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			if len(base)+1 >= maxStackDepth {
+				return nil, fmt.Errorf("caller %d: deeper than %d locations", id, maxStackDepth)
+			}
+			base = append(append(make([]uint64, 0, len(base)+1), callers[chain[i]][1]), base...)
+			whole[chain[i]] = base
+			cache.putCaller(chain[i], base)
+		}
+		return base, nil
+	}
+	for _, id := range want {
+		n := read[id]
+		st := n.stack
+		if n.node {
+			base, err := callerLocations(n.caller)
+			if err != nil {
+				return fmt.Errorf("stack %d: %w", id, err)
+			}
+			st.locations = append(append(make([]uint64, 0, len(base)+1), n.locations...), base...)
+			if n.labelSet != 0 {
+				set := sets[n.labelSet]
+				st.labels, st.numLabels, st.numUnits = set.labels, set.numLabels, set.numUnits
+			}
+		}
+		out[id] = st
+		cache.putStack(id, st)
+	}
+	return nil
 }
 
 func lookup(src SymbolSource, k Kind, ids []uint64) (map[uint64][]byte, error) {

@@ -23,7 +23,8 @@ type Sample struct {
 // its shape and its samples, in p's order. Samples whose values are all
 // zero are kept: the round trip is exact.
 func Intern(p *profile.Profile, t SymbolTable) (shape uint64, samples []Sample, err error) {
-	in := interner{t: t, functions: map[*profile.Function]uint64{}, mappings: map[*profile.Mapping]uint64{}, locations: map[*profile.Location]uint64{}}
+	in := interner{t: t, functions: map[*profile.Function]uint64{}, mappings: map[*profile.Mapping]uint64{},
+		locations: map[*profile.Location]uint64{}, nodes: map[[2]uint64]uint64{}}
 	if shape, err = in.intern(KindShape, shapeOf(p).encode()); err != nil {
 		return 0, nil, err
 	}
@@ -41,15 +42,7 @@ func Intern(p *profile.Profile, t SymbolTable) (shape uint64, samples []Sample, 
 		if len(s.Value) != len(p.SampleType) {
 			return 0, nil, fmt.Errorf("intern profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
 		}
-		st := stack{locations: make([]uint64, 0, len(s.Location)), labels: s.Label, numLabels: s.NumLabel, numUnits: s.NumUnit}
-		for _, l := range s.Location {
-			id, err := in.location(l)
-			if err != nil {
-				return 0, nil, err
-			}
-			st.locations = append(st.locations, id)
-		}
-		id, err := in.intern(KindStack, st.encode())
+		id, err := in.stack(s)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -74,6 +67,47 @@ type interner struct {
 	functions map[*profile.Function]uint64
 	mappings  map[*profile.Mapping]uint64
 	locations map[*profile.Location]uint64
+	nodes     map[[2]uint64]uint64 // a caller's caller and leaf to its id
+}
+
+// stack interns the stack of s as a node: its callers, from the root, and
+// its label set first; it returns the stack's id.
+func (in *interner) stack(s *profile.Sample) (uint64, error) {
+	set := stack{labels: s.Label, numLabels: s.NumLabel, numUnits: s.NumUnit}
+	if len(s.Location) == 0 {
+		return in.intern(KindStack, set.encode())
+	}
+	if len(s.Location) > maxStackDepth {
+		return 0, fmt.Errorf("intern profile: a sample has %d locations, more than %d", len(s.Location), maxStackDepth)
+	}
+	var labels uint64
+	if set.hasLabels() {
+		var err error
+		if labels, err = in.intern(KindStack, set.encode()); err != nil {
+			return 0, err
+		}
+	}
+	var caller uint64
+	for i := len(s.Location) - 1; i > 0; i-- {
+		leaf, err := in.location(s.Location[i])
+		if err != nil {
+			return 0, err
+		}
+		key := [2]uint64{caller, leaf}
+		id, ok := in.nodes[key]
+		if !ok {
+			if id, err = in.intern(KindCaller, encodeCaller(caller, leaf)); err != nil {
+				return 0, err
+			}
+			in.nodes[key] = id
+		}
+		caller = id
+	}
+	leaf, err := in.location(s.Location[0])
+	if err != nil {
+		return 0, err
+	}
+	return in.intern(KindStack, encodeNode(caller, leaf, labels))
 }
 
 func (in *interner) intern(k Kind, content []byte) (uint64, error) {
@@ -130,7 +164,7 @@ type Dictionary struct {
 	byHash [len(kindNames)]map[uint64]uint64 // hash to id
 }
 
-var kindNames = [...]string{"function", "mapping", "location", "stack", "shape"}
+var kindNames = [...]string{"function", "mapping", "location", "stack", "shape", "caller"}
 
 // NewDictionary returns an empty dictionary.
 func NewDictionary() *Dictionary {

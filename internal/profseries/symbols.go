@@ -14,19 +14,22 @@ import (
 // A Kind is a kind of interned item: what a symbol table keeps once.
 type Kind int
 
-// The kinds of interned items. Each refers only to kinds before it, by
-// the ids a SymbolTable gave them, so an item's content, and with it its
-// hash, is the same in every scrape that has it.
+// The kinds of interned items. Each refers only to kinds before it in
+// Kinds (and a stack to another, its label set), by the ids a
+// SymbolTable gave them, so an item's content, and
+// with it its hash, is the same in every scrape that has it. (A kind's
+// number is part of its items' hashes: new kinds are added at the end.)
 const (
 	KindFunction Kind = iota
 	KindMapping
 	KindLocation
 	KindStack
 	KindShape
+	KindCaller
 )
 
 // Kinds lists every kind, parents first.
-var Kinds = []Kind{KindFunction, KindMapping, KindLocation, KindStack, KindShape}
+var Kinds = []Kind{KindFunction, KindMapping, KindLocation, KindCaller, KindStack, KindShape}
 
 func (k Kind) String() string {
 	switch k {
@@ -40,6 +43,8 @@ func (k Kind) String() string {
 		return "stack"
 	case KindShape:
 		return "shape"
+	case KindCaller:
+		return "caller"
 	}
 	return "unknown kind"
 }
@@ -143,11 +148,21 @@ func DecodeShape(b []byte) (Shape, error) {
 	return s, r.done("shape")
 }
 
-// functionContent is a function's interned content.
+// functionContent is a function's interned content: its name, system
+// name, file and start line. Where the system name is the name, as the
+// Go runtime writes every function, it is not written twice: the content
+// begins with secondForm (which a length written in its shortest form
+// never is, so content written before, which always has the system
+// name, still reads) and leaves it out.
 func functionContent(f *profile.Function) []byte {
 	var w writer
-	w.str(f.Name)
-	w.str(f.SystemName)
+	if f.SystemName == f.Name {
+		w.b = append(w.b, secondForm[:]...)
+		w.str(f.Name)
+	} else {
+		w.str(f.Name)
+		w.str(f.SystemName)
+	}
 	w.str(f.Filename)
 	w.varint(f.StartLine)
 	return w.b
@@ -155,7 +170,15 @@ func functionContent(f *profile.Function) []byte {
 
 func decodeFunction(id uint64, b []byte) (*profile.Function, error) {
 	r := reader{b: b}
-	f := &profile.Function{ID: id, Name: r.str(), SystemName: r.str(), Filename: r.str(), StartLine: r.varint()}
+	f := &profile.Function{ID: id}
+	if len(b) >= 2 && [2]byte(b[:2]) == secondForm {
+		r.b = r.b[2:]
+		f.Name = r.str()
+		f.SystemName = f.Name
+	} else {
+		f.Name, f.SystemName = r.str(), r.str()
+	}
+	f.Filename, f.StartLine = r.str(), r.varint()
 	return f, r.done("function")
 }
 
@@ -224,8 +247,8 @@ func decodeLocation(b []byte) (location, error) {
 	return l, r.done("location")
 }
 
-// stack is a stack's interned content: its locations, leaf first, and the
-// sample's labels, which pprof keys samples by as much as by locations.
+// stack is a stack resolved: its locations, leaf first, and the sample's
+// labels, which pprof keys samples by as much as by locations.
 type stack struct {
 	locations []uint64
 	labels    map[string][]string
@@ -233,12 +256,53 @@ type stack struct {
 	numUnits  map[string][]string
 }
 
+// A stack's interned content has one of two forms. The first lists its
+// locations whole, then its labels. The second, written since, names its
+// callers (a caller, see KindCaller: the same locations less the leaf; 0
+// for a stack of one location), its leaf location, and, if it has labels,
+// the id of a stack of the first form without locations that has them (a
+// label set, interned once however many stacks have it). So a stack that
+// shares all but its leaf with a known one, and its labels with another,
+// costs a few bytes, and the ids of the stacks blocks name stay dense.
+// The second form begins with secondForm, which the first never does:
+// its count of locations is a varint in its shortest form, and 0x80 0x00
+// is not one.
+//
+// A caller's content is the id of its own caller (0: none) and its leaf
+// location: callers form a tree of the locations stacks share.
+var secondForm = [2]byte{0x80, 0x00}
+
+// maxStackDepth bounds how many locations a stack decodes to: deeper,
+// and the stored tree is corrupt (or loops).
+const maxStackDepth = 1 << 12
+
+// encode writes s in the first form: a label set, or a stack of no
+// locations, which has no node.
 func (s stack) encode() []byte {
 	var w writer
 	w.uvarint(uint64(len(s.locations)))
 	for _, l := range s.locations {
 		w.uvarint(l)
 	}
+	s.encodeLabels(&w)
+	return w.b
+}
+
+func (s stack) hasLabels() bool { return len(s.labels) > 0 || len(s.numLabels) > 0 }
+
+// encodeNode writes a stack in the second form: its caller, its leaf,
+// and its label set (0: none).
+func encodeNode(caller, leaf, labels uint64) []byte {
+	w := writer{b: append(make([]byte, 0, 16), secondForm[:]...)}
+	w.uvarint(caller)
+	w.uvarint(leaf)
+	if labels != 0 {
+		w.uvarint(labels)
+	}
+	return w.b
+}
+
+func (s stack) encodeLabels(w *writer) {
 	keys := sortedKeys(s.labels)
 	w.uvarint(uint64(len(keys)))
 	for _, k := range keys {
@@ -256,17 +320,57 @@ func (s stack) encode() []byte {
 		}
 		w.strs(s.numUnits[k])
 	}
+}
+
+// storedStack is a stack's content decoded: a stack listed whole, or a
+// node, whose stack has its leaf alone and no labels.
+type storedStack struct {
+	stack
+	node             bool
+	caller, labelSet uint64 // of a node; 0: none
+}
+
+func encodeCaller(caller, leaf uint64) []byte {
+	var w writer
+	w.uvarint(caller)
+	w.uvarint(leaf)
 	return w.b
 }
 
-func decodeStack(b []byte) (stack, error) {
+// CallerRefs returns what a caller's interned content refers to: its own
+// caller (0: none) and its leaf location.
+func CallerRefs(content []byte) (caller, leaf uint64, err error) {
+	r := reader{b: content}
+	caller, leaf = r.uvarint(), r.uvarint()
+	return caller, leaf, r.done("caller")
+}
+
+// decodeStack reads a stack's content in either form.
+func decodeStack(b []byte) (storedStack, error) {
 	r := reader{b: b}
-	var s stack
+	var s storedStack
+	if len(b) >= 2 && [2]byte(b[:2]) == secondForm {
+		r.b = r.b[2:]
+		s.node = true
+		s.caller = r.uvarint()
+		s.locations = []uint64{r.uvarint()}
+		if len(r.b) > 0 {
+			if s.labelSet = r.uvarint(); s.labelSet == 0 {
+				r.fail()
+			}
+		}
+		return s, r.done("stack")
+	}
 	n := r.count()
 	s.locations = make([]uint64, 0, n)
 	for range n {
 		s.locations = append(s.locations, r.uvarint())
 	}
+	r.labels(&s.stack)
+	return s, r.done("stack")
+}
+
+func (r *reader) labels(s *stack) {
 	if n := r.count(); n > 0 {
 		s.labels = make(map[string][]string, n)
 		for range n {
@@ -292,7 +396,6 @@ func decodeStack(b []byte) (stack, error) {
 			}
 		}
 	}
-	return s, r.done("stack")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -408,11 +511,13 @@ func (r *reader) done(what string) error {
 	return nil
 }
 
-// StackLocations returns the location ids of a stack's interned content:
-// what a store keeps while the stack is kept.
-func StackLocations(content []byte) ([]uint64, error) {
+// StackRefs returns what a stack's interned content refers to: its
+// label set (0: none), its caller (0: none), and the locations it names
+// itself (all of them for a stack listed whole, the leaf for a node). A
+// store keeps them while the stack is kept.
+func StackRefs(content []byte) (labelSet, caller uint64, locations []uint64, err error) {
 	s, err := decodeStack(content)
-	return s.locations, err
+	return s.labelSet, s.caller, s.locations, err
 }
 
 // LocationRefs returns the function and mapping ids of a location's

@@ -34,6 +34,11 @@ type ProfileSeries struct {
 
 	mu    sync.Mutex
 	cache symbolCache
+	// stacks are the stacks reads resolved, while the collection epoch
+	// is stacksEpoch: a collection may free ids that SQLite then gives
+	// to other stacks.
+	stacks      *profseries.StackCache
+	stacksEpoch int64
 
 	// queue holds the Appends waiting for the writer (see Append).
 	queue appendQueue
@@ -48,7 +53,7 @@ type ProfileSeries struct {
 // have removed items: the gc_epoch in prof_meta says so.
 type symbolCache struct {
 	epoch     int64
-	ids       [5]map[uint64]uint64 // per kind: hash to id
+	ids       [6]map[uint64]uint64 // per kind: hash to id
 	lastSeen  map[uint64]int64     // stack id to the last_seen this process wrote
 	series    map[string]int64
 	processes map[profseries.Process]int64
@@ -101,6 +106,7 @@ var symbolTables = [...]string{
 	profseries.KindLocation: "prof_locations",
 	profseries.KindStack:    "prof_stacks",
 	profseries.KindShape:    "prof_shapes",
+	profseries.KindCaller:   "prof_callers",
 }
 
 // lastSeenSlack is how stale a stack's last_seen may be: a scrape updates
@@ -340,6 +346,25 @@ func (r readSymbols) Lookup(k profseries.Kind, ids []uint64) (map[uint64][]byte,
 		}
 	}
 	return out, nil
+}
+
+// stackCacheLimit bounds the stacks reads keep resolved, in locations
+// (8 bytes each).
+const stackCacheLimit = 1 << 21
+
+// Stacks implements profseries.CachingSource: the stacks resolved since
+// the last collection of symbols. Without the epoch, nothing is cached.
+func (r readSymbols) Stacks() *profseries.StackCache {
+	var epoch int64
+	if err := r.ps.b.db.QueryRowContext(r.ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+		return nil
+	}
+	r.ps.mu.Lock()
+	defer r.ps.mu.Unlock()
+	if r.ps.stacks == nil || r.ps.stacksEpoch != epoch {
+		r.ps.stacks, r.ps.stacksEpoch = profseries.NewStackCache(stackCacheLimit), epoch
+	}
+	return r.ps.stacks
 }
 
 // A ProfileTarget is one stored series: a target's profile type, and the

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -344,7 +345,11 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 	}
 	q, args := `DELETE FROM prof_stacks`, []any{}
 	if oldest.Valid {
-		q, args = ps.b.q(`DELETE FROM prof_stacks WHERE last_seen < ?`), []any{oldest.Int64 - int64(lastSeenSlack)}
+		cutoff := oldest.Int64 - int64(lastSeenSlack)
+		if err := ps.keepLabelSets(ctx, tx, cutoff); err != nil {
+			return 0, err
+		}
+		q, args = ps.b.q(`DELETE FROM prof_stacks WHERE last_seen < ?`), []any{cutoff}
 	}
 	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
@@ -368,6 +373,52 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 		}
 	}
 	return int(n), tx.Commit()
+}
+
+// keepLabelSets moves the last_seen of label sets older than cutoff to
+// cutoff where a stack kept refers to them: a stack stored as a node is
+// read with its label set, a stack of its own.
+func (ps *ProfileSeries) keepLabelSets(ctx context.Context, tx *sql.Tx, cutoff int64) error {
+	var old int64
+	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_stacks WHERE last_seen < ?`), cutoff).Scan(&old); err != nil {
+		return fmt.Errorf("collect stacks: %w", err)
+	}
+	if old == 0 {
+		return nil
+	}
+	sets := map[uint64]bool{}
+	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT id, data FROM prof_stacks WHERE last_seen >= ?`), cutoff)
+	if err != nil {
+		return fmt.Errorf("collect stacks: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			rows.Close()
+			return fmt.Errorf("collect stacks: %w", err)
+		}
+		set, _, _, err := profseries.StackRefs(data)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("collect stacks: stack %d: %w", id, err)
+		}
+		if set != 0 {
+			sets[set] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("collect stacks: %w", err)
+	}
+	keep := slices.Sorted(maps.Keys(sets))
+	for ids := range chunks(keep, 500) {
+		q, args := inList(`UPDATE prof_stacks SET last_seen = ? WHERE last_seen < ? AND id IN `, ids, cutoff, cutoff)
+		if _, err := tx.ExecContext(ctx, ps.b.q(q), args...); err != nil {
+			return fmt.Errorf("keep label sets: %w", err)
+		}
+	}
+	return nil
 }
 
 // collectUnreferenced removes the locations no stack refers to, then the
@@ -424,11 +475,54 @@ func (ps *ProfileSeries) collectUnreferenced(ctx context.Context, tx *sql.Tx) er
 		}
 		return nil
 	}
-	locs, _, err := refs("prof_stacks", func(b []byte) ([]uint64, []uint64, error) {
-		ids, err := profseries.StackLocations(b)
-		return ids, nil, err
+	// Stacks name their callers, callers theirs: the callers kept are
+	// those a stack's chain reaches.
+	callers, locs, err := refs("prof_stacks", func(b []byte) ([]uint64, []uint64, error) {
+		_, caller, ids, err := profseries.StackRefs(b)
+		if caller == 0 {
+			return nil, ids, err
+		}
+		return []uint64{caller}, ids, err
 	})
 	if err != nil {
+		return err
+	}
+	tree := map[uint64][2]uint64{} // caller to its own caller and leaf
+	rows, err := tx.QueryContext(ctx, `SELECT id, data FROM prof_callers`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		caller, leaf, err := profseries.CallerRefs(data)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("prof_callers: %w", err)
+		}
+		tree[uint64(id)] = [2]uint64{caller, leaf}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Each caller is visited once: a loop ends where it began.
+	todo := slices.Collect(maps.Keys(callers))
+	for len(todo) > 0 {
+		id := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		n := tree[id]
+		locs[n[1]] = true
+		if n[0] != 0 && !callers[n[0]] {
+			callers[n[0]] = true
+			todo = append(todo, n[0])
+		}
+	}
+	if err := sweep("prof_callers", callers); err != nil {
 		return err
 	}
 	if err := sweep("prof_locations", locs); err != nil {

@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11}
 }
 
 const migration1 = `
@@ -315,6 +315,13 @@ CREATE TABLE prof_gauges (
 	PRIMARY KEY (series_id, width, start_time, process_id)
 ) {without_rowid};
 CREATE INDEX prof_gauges_start ON prof_gauges (start_time)
+`
+
+// migration11 keeps the callers of profile series' stacks (see
+// profseries.KindCaller): a tree of the locations stacks share, which
+// stacks stored as a node refer to.
+const migration11 = `
+CREATE TABLE prof_callers (id {id}, hash BIGINT NOT NULL UNIQUE, data {blob} NOT NULL)
 `
 
 // schemaVersion is the version a database has after all migrations.

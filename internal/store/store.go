@@ -50,10 +50,11 @@
 // is package profseries'; this kind only stores and reads:
 //
 //   - A series is one target's label set and one profile type
-//     (prof_series). Functions, mappings, locations, stacks (locations
-//     and sample labels) and shapes (sample types and header) are stored
-//     once each, keyed by content hash and numbered densely, so a block
-//     refers to small ids. A scrape is one row of prof_blocks: its window,
+//     (prof_series). Functions, mappings, locations, callers (a tree of
+//     the locations stacks share), stacks (a caller, a leaf location and
+//     a label set, itself a stack) and shapes (sample types and header)
+//     are stored once each, keyed by content hash and numbered densely, so
+//     a block refers to small ids. A scrape is one row of prof_blocks: its window,
 //     process and shape, and its samples as one compressed columnar block.
 //     Selectors are matched in Go against the series' labels (few rows;
 //     regular expressions neither engine speaks), time ranges in SQL.
@@ -70,8 +71,9 @@
 //     deletes as much as arrives (TestProfileSeriesMonth).
 //   - Symbols no block refers to are collected: a stack's last_seen is the
 //     start of the newest scrape that used it, blocks go oldest first, so
-//     stacks last seen before the oldest block go, then the locations,
-//     functions and mappings no remaining stack names. Collection bumps
+//     stacks last seen before the oldest block go (but for the label sets
+//     of those kept), then the callers, locations, functions and mappings
+//     no remaining stack names, directly or through its callers. Collection bumps
 //     an epoch that makes every writer drop the ids it remembers, and on
 //     PostgreSQL excludes writers with an advisory lock.
 //

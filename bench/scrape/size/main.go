@@ -102,7 +102,7 @@ func run(hours float64, dir string) error {
 	}
 	total := blocks + symbols
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw))
-	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d stacks)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
+	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d rows of stacks, label sets included)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all", rows, raw, total, float64(total)/float64(rows), 100*float64(total)/float64(raw))
 	perDay := func(b int64) float64 { return float64(b) / hours * 24 }
 	fmt.Printf("\nper target per day at full resolution: %s (blocks %s, symbols %s)\n", mb(perDay(total)), mb(perDay(blocks)), mb(perDay(symbols)))
@@ -165,8 +165,12 @@ func liveSymbols(ctx context.Context, dir string) error {
 		}
 	}
 	target := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "10.0.0.1:6060"})
+	// The stacks of samples, counted apart from the callers stored with
+	// them.
+	d, seen := profseries.NewDictionary(), map[uint64]bool{}
 	var sizes, counts []int64
 	var xs, ys []float64
+	var tables [6][2]int64 // per symbol table: bytes at the last third, then at the end
 	for i := range rounds {
 		at := epoch.Add(time.Duration(i) * 10 * time.Second)
 		for _, typ := range sim.Types {
@@ -179,16 +183,25 @@ func liveSymbols(ctx context.Context, dir string) error {
 			if err := st.Append(ctx, sc); err != nil {
 				return err
 			}
+			_, samples, err := profseries.Intern(recorded[typ][i], d)
+			if err != nil {
+				return err
+			}
+			for _, s := range samples {
+				seen[s.Stack] = true
+			}
 		}
 		b, err := symbolBytes(db)
 		if err != nil {
 			return err
 		}
-		var n int64
-		if err := db.QueryRow(`SELECT COUNT(*) FROM prof_stacks`).Scan(&n); err != nil {
-			return err
-		}
+		n := int64(len(seen))
 		sizes, counts = append(sizes, b), append(counts, n)
+		if i == rounds-1-rounds/3 || i == rounds-1 {
+			if tables, err = tableBytes(db, tables); err != nil {
+				return err
+			}
+		}
 		xs, ys = append(xs, math.Log(float64(i+1))), append(ys, math.Log(float64(n)))
 	}
 	stacks := counts[rounds-1]
@@ -197,8 +210,15 @@ func liveSymbols(ctx context.Context, dir string) error {
 		return nil
 	}
 	perRound := float64(sizes[rounds-1]-sizes[rounds-1-last]) / float64(last)
-	fmt.Printf("\nthe %d recorded rounds stored as recorded: %s of symbols for %d stacks (%.0f bytes a stack, locations and functions included);\n",
-		rounds, mb(float64(sizes[rounds-1])), stacks, float64(sizes[rounds-1])/float64(stacks))
+	var rows, callers int64
+	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM prof_stacks), (SELECT COUNT(*) FROM prof_callers)`).Scan(&rows, &callers); err != nil {
+		return err
+	}
+	fmt.Printf("\nthe %d recorded rounds stored as recorded: %s of symbols for %d stacks of samples (%.0f bytes a stack, locations and functions included; %d rows of stacks, label sets included, and %d callers);\n",
+		rounds, mb(float64(sizes[rounds-1])), stacks, float64(sizes[rounds-1])/float64(stacks), rows, callers)
+	for k, t := range symbolTables {
+		fmt.Printf("  %-15s %s, of which the last %d rounds %s\n", t, mb(float64(tables[k][1])), last, mb(float64(tables[k][1]-tables[k][0])))
+	}
 	fmt.Printf("the last %d rounds added %.0f bytes a round: %s a day if a live service kept that rate (an upper bound: new stacks come ever more slowly)\n",
 		last, perRound, mb(perRound*8640))
 	perStack := float64(sizes[rounds-1]-sizes[rounds-1-last]) / float64(max(1, counts[rounds-1]-counts[rounds-1-last]))
@@ -225,9 +245,24 @@ func tempStore(ctx context.Context) (*store.DB, string, error) {
 	return st, path, nil
 }
 
+var symbolTables = []string{"prof_functions", "prof_mappings", "prof_locations", "prof_callers", "prof_stacks", "prof_shapes"}
+
+// tableBytes shifts each symbol table's bytes in tables and adds its
+// bytes now.
+func tableBytes(db *sql.DB, tables [6][2]int64) ([6][2]int64, error) {
+	for k, t := range symbolTables {
+		var n int64
+		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM ` + t).Scan(&n); err != nil {
+			return tables, err
+		}
+		tables[k] = [2]int64{tables[k][1], n}
+	}
+	return tables, nil
+}
+
 func symbolBytes(db *sql.DB) (int64, error) {
 	var total int64
-	for _, t := range []string{"prof_functions", "prof_mappings", "prof_locations", "prof_stacks", "prof_shapes"} {
+	for _, t := range symbolTables {
 		var n int64
 		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM ` + t).Scan(&n); err != nil {
 			return 0, err
@@ -248,13 +283,18 @@ func novelty(dir string) error {
 			return err
 		}
 		d := profseries.NewDictionary()
+		seen := map[uint64]bool{}
 		var xs, ys []float64
 		var line string
 		for i, p := range ps {
-			if _, _, err := profseries.Intern(p, d); err != nil {
+			_, samples, err := profseries.Intern(p, d)
+			if err != nil {
 				return err
 			}
-			n := d.Len(profseries.KindStack)
+			for _, s := range samples {
+				seen[s.Stack] = true
+			}
+			n := len(seen)
 			xs, ys = append(xs, math.Log(float64(i+1))), append(ys, math.Log(float64(n)))
 			if i < 6 || i == len(ps)-1 {
 				line += fmt.Sprintf(" %d", n)
