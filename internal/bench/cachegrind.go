@@ -51,23 +51,29 @@ type CachegrindFile struct {
 	Lines map[SourceLine]int64
 }
 
-// ParseCachegrind reads a cachegrind output file (valgrind's
-// --tool=cachegrind, format "events: Ir ..."): its "fl=" and "fn=" lines
-// name the file and function of the count lines that follow, "LINE COUNT
-// ..." in the order of the "events:" line, of which the instructions
-// (Ir) are kept. Instructions valgrind could not place in a function
-// ("???") are counted under that name. The file is read as a stream and
-// refused at the first line beyond a cap (bytes, line length, distinct
-// functions, distinct lines) or that is not of the format, naming it; the
-// per-function and per-line counts must add up to the summary.
+// ParseCachegrind reads one output file of valgrind's cachegrind
+// (--tool=cachegrind, format "events: Ir ...") or of one thread of its
+// callgrind (--tool=callgrind with --compress-strings=no and
+// --compress-pos=no, which write the same format with call lines): its
+// "fl=" and "fn=" lines name the file and function of the count lines that
+// follow ("fi=" and "fe=" the file of inlined code), "LINE COUNT ..." in
+// the order of the "events:" line, of which the instructions (Ir) are
+// kept. A call's cost line (the one after "calls=") is the callee's, which
+// its own lines count, and is skipped. Instructions valgrind could not
+// place in a function ("???") are counted under that name. The file is
+// read as a stream and refused at the first line beyond a cap (bytes, line
+// length, distinct functions, distinct lines) or that is not of the
+// format, naming it; the per-function and per-line counts must add up to
+// the summary.
 func ParseCachegrind(r io.Reader) (*CachegrindFile, error) {
 	lr := &io.LimitedReader{R: r, N: maxCachegrindBytes + 1}
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 64<<10), maxCachegrindLine)
 	cf := &CachegrindFile{Total: -1, Funcs: make(map[string]int64), Lines: make(map[SourceLine]int64)}
-	ir := -1 // the column of Ir in count lines
-	var file, fn string
+	ir := -1                     // the column of Ir in count lines
+	var file, defined, fn string // defined: the file of fn ("fl=")
 	var sum int64
+	inclusive := false // the next count line is a call's
 	n := 0
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("cachegrind output, line %d: "+format, append([]any{n}, args...)...)
@@ -88,6 +94,10 @@ func ParseCachegrind(r io.Reader) (*CachegrindFile, error) {
 			line, err := strconv.Atoi(f[0])
 			if err != nil || line < 0 {
 				return nil, bad("line number %q", f[0])
+			}
+			if inclusive {
+				inclusive = false
+				continue
 			}
 			// Columns left out at the end of a line are zero.
 			if ir+1 >= len(f) {
@@ -110,13 +120,29 @@ func ParseCachegrind(r io.Reader) (*CachegrindFile, error) {
 				return nil, bad("more than %d functions: %w", maxCachegrindFuncs, errCachegrindCap)
 			}
 			cf.Funcs[fn] += c
+		case inclusive:
+			return nil, bad("a call without its cost line")
 		case strings.HasPrefix(l, "fl="):
-			file, fn = l[3:], ""
+			file, defined, fn = l[3:], l[3:], ""
 		case strings.HasPrefix(l, "fn="):
-			if file == "" {
+			if defined == "" {
 				return nil, bad("a function before any file")
 			}
-			fn = l[3:]
+			file, fn = defined, l[3:]
+		case strings.HasPrefix(l, "fi="), strings.HasPrefix(l, "fe="):
+			if fn == "" {
+				return nil, bad("inlined code outside a function")
+			}
+			file = l[3:]
+		case strings.HasPrefix(l, "calls="):
+			if fn == "" {
+				return nil, bad("a call outside a function")
+			}
+			inclusive = true
+		case strings.HasPrefix(l, "positions:"):
+			if p := strings.Fields(l[len("positions:"):]); len(p) != 1 || p[0] != "line" {
+				return nil, bad("positions %q, not source lines alone", strings.TrimSpace(l[len("positions:"):]))
+			}
 		case strings.HasPrefix(l, "events:"):
 			if ir >= 0 {
 				return nil, bad("a second \"events:\" line")
@@ -136,10 +162,19 @@ func ParseCachegrind(r io.Reader) (*CachegrindFile, error) {
 			}
 			cf.Total = t
 		case strings.HasPrefix(l, "desc:"), strings.HasPrefix(l, "cmd:"), strings.HasPrefix(l, "version:"),
-			strings.HasPrefix(l, "creator:"), strings.HasPrefix(l, "pid:"), l[0] == '#':
+			strings.HasPrefix(l, "creator:"), strings.HasPrefix(l, "pid:"), l[0] == '#',
+			// callgrind's: the thread and part of the run, the
+			// totals (the summary again), object files, and the
+			// callee of the next "calls=" line.
+			strings.HasPrefix(l, "thread:"), strings.HasPrefix(l, "part:"), strings.HasPrefix(l, "totals:"),
+			strings.HasPrefix(l, "ob="), strings.HasPrefix(l, "cob="), strings.HasPrefix(l, "cfl="),
+			strings.HasPrefix(l, "cfi="), strings.HasPrefix(l, "cfn="):
 		default:
 			return nil, bad("not cachegrind output: %q", firstBytes(l, 60))
 		}
+	}
+	if inclusive {
+		return nil, bad("a call without its cost line")
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -179,6 +214,77 @@ func readCachegrind(path string) (*CachegrindFile, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return cf, nil
+}
+
+// maxThreadFiles bounds the per-thread files of one callgrind run read: a
+// counted Go test runs with one processor and a handful of threads.
+const maxThreadFiles = 256
+
+// monitorFunc is the Go runtime's system monitor, which runs on a thread of
+// its own and nothing else does.
+const monitorFunc = "runtime.sysmon"
+
+// readCallgrindThreads reads the per-thread output files of a callgrind run
+// made with --separate-threads=yes and --callgrind-out-file=out (out-01,
+// out-02, ...) and adds up the threads other than the runtime's system
+// monitor, whose instructions it returns apart. The monitor wakes on a
+// wall-clock schedule (every 20µs to 10ms) to look for stuck system calls
+// and long-running goroutines, so what it executes grows with how long the
+// run takes, which is the machine's load, not the benchmark's work.
+func readCallgrindThreads(out string) (counted *CachegrindFile, monitor int64, err error) {
+	paths, err := filepath.Glob(out + "-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("read callgrind output: %w", err)
+	}
+	if len(paths) == 0 {
+		return nil, 0, fmt.Errorf("callgrind wrote no output for any thread (%s-*)", filepath.Base(out))
+	}
+	if len(paths) > maxThreadFiles {
+		return nil, 0, fmt.Errorf("callgrind wrote %d thread files, more than %d: %w", len(paths), maxThreadFiles, errCachegrindCap)
+	}
+	counted = &CachegrindFile{Funcs: make(map[string]int64), Lines: make(map[SourceLine]int64)}
+	var size int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			size += st.Size()
+		}
+		if size > maxCachegrindBytes {
+			return nil, 0, fmt.Errorf("callgrind output: its thread files are larger than %d MiB together: %w", maxCachegrindBytes>>20, errCachegrindCap)
+		}
+		cf, err := readCachegrind(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		if cf.Funcs[monitorFunc] > 0 {
+			monitor += cf.Total
+			continue
+		}
+		if err := counted.add(cf); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", filepath.Base(p), err)
+		}
+	}
+	return counted, monitor, nil
+}
+
+// add adds o's counts to f's, within the caps of one file.
+func (f *CachegrindFile) add(o *CachegrindFile) error {
+	if o.Total > (1<<62)-f.Total {
+		return errors.New("counts beyond 2^62 instructions")
+	}
+	f.Total += o.Total
+	for fn, c := range o.Funcs {
+		if _, ok := f.Funcs[fn]; !ok && len(f.Funcs) >= maxCachegrindFuncs {
+			return fmt.Errorf("more than %d functions: %w", maxCachegrindFuncs, errCachegrindCap)
+		}
+		f.Funcs[fn] += c
+	}
+	for l, c := range o.Lines {
+		if _, ok := f.Lines[l]; !ok && len(f.Lines) >= maxCachegrindLines {
+			return fmt.Errorf("more than %d source lines: %w", maxCachegrindLines, errCachegrindCap)
+		}
+		f.Lines[l] += c
+	}
+	return nil
 }
 
 // An OpProfile is what one operation of a benchmark executes, by function

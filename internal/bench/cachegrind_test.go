@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,6 +152,11 @@ func FuzzCachegrind(f *testing.F) {
 	// One real function's block of work-10x.out with its own total.
 	f.Add([]byte("events: Ir\nfl=/tmp/cgx/work_test.go\nfn=example.com/cgx.hot\n10 120050\n11 160000\n13 20\nsummary: 280070\n"))
 	f.Add([]byte("events: Dr Ir\nfl=a.go\nfn=f\n1 5 6\n2 7\nsummary: 12 6\n"))
+	// The head of a real callgrind thread file (work-10x.out-01): a
+	// call's cost line, inlined code, then its summary.
+	f.Add([]byte("# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npart: 1\nthread: 1\npositions: line\nevents: Ir\nsummary: 596\n" +
+		"ob=/tmp/cgw/cgx.test\nfl=/usr/local/go/src/runtime/mbarrier.go\nfn=internal/runtime/maps.typedmemmove\n235 60\n236 12\n" +
+		"cfn=runtime.typedmemmove\ncalls=12 150\n236 400\nfi=/usr/local/go/src/runtime/stubs.go\n37 24\nfe=/usr/local/go/src/runtime/mbarrier.go\n237 500\ntotals: 596\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		data = data[:min(len(data), 4<<10)] // cut, as in FuzzParse
 		cf, err := ParseCachegrind(bytes.NewReader(data))
@@ -176,4 +183,103 @@ func FuzzCachegrind(f *testing.F) {
 			t.Fatalf("functions add up to %d, lines to %d, the summary is %d", funcs, lines, cf.Total)
 		}
 	})
+}
+
+// callgrindFixture writes the gzipped per-thread files of a real callgrind
+// run (testdata/callgrind/NAME.out-NN.gz) to a temporary directory as
+// callgrind wrote them and returns their common prefix.
+func callgrindFixture(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	paths, err := filepath.Glob(filepath.Join("testdata", "callgrind", name+".out-*.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixture %s: %v", name, err)
+	}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(filepath.Base(p), ".gz")), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, name+".out")
+}
+
+// TestReadCallgrindThreads reads real per-thread callgrind files: the
+// system monitor's thread is set apart, a call's cost line is not counted
+// again in its caller, and the difference of the runs of 2 and 10
+// operations gives hot's 28,007 instructions a call, as cachegrind counted
+// them.
+func TestReadCallgrindThreads(t *testing.T) {
+	short, shortMonitor, err := readCallgrindThreads(callgrindFixture(t, "work-2x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, longMonitor, err := readCallgrindThreads(callgrindFixture(t, "work-10x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shortMonitor != 2090 || longMonitor != 2460 {
+		t.Errorf("monitor threads counted %d and %d, want 2090 and 2460", shortMonitor, longMonitor)
+	}
+	if short.Total != 2433826+5824 || long.Total != 2673048+5720 {
+		t.Errorf("totals %d and %d, want the other two threads' %d and %d", short.Total, long.Total, 2433826+5824, 2673048+5720)
+	}
+	if _, ok := long.Funcs[monitorFunc]; ok {
+		t.Errorf("the monitor's function is counted: %d", long.Funcs[monitorFunc])
+	}
+	for _, cf := range []*CachegrindFile{short, long} {
+		var sum int64
+		for _, c := range cf.Funcs {
+			sum += c
+		}
+		if sum != cf.Total {
+			t.Errorf("functions add up to %d, the threads' summaries to %d", sum, cf.Total)
+		}
+	}
+	// BenchmarkWork calls hot 12 times in the longer run; its own lines
+	// are a few instructions an operation, not hot's.
+	if c := long.Funcs["example.com/cgx.BenchmarkWork"]; c <= 0 || c > 1000 {
+		t.Errorf("BenchmarkWork's own count %d: a call's cost line was counted in the caller", c)
+	}
+	p := opProfile(short, long, 8, "")
+	if got := p.Funcs["example.com/cgx.hot"]; got != 28007 {
+		t.Errorf("hot: %v instructions per operation, want 28007", got)
+	}
+	if got := p.Lines[SourceLine{Func: "example.com/cgx.hot", File: "/tmp/cgw/work_test.go", Line: 11}]; got != 16000 {
+		t.Errorf("hot's line 11: %v instructions per operation, want 16000", got)
+	}
+}
+
+// TestParseCallgrindRefuses: a call's cost line must follow its "calls="
+// line, and positions other than source lines are refused.
+func TestParseCallgrindRefuses(t *testing.T) {
+	for _, in := range []string{
+		"events: Ir\nfl=a.go\nfn=f\ncalls=1 2\n",
+		"events: Ir\nfl=a.go\nfn=f\ncalls=1 2\nfn=g\n3 4\nsummary: 4\n",
+		"positions: instr line\nevents: Ir\nfl=a.go\nfn=f\n0x10 3 4\nsummary: 4\n",
+		"events: Ir\nfi=b.go\nfl=a.go\nfn=f\n3 4\nsummary: 4\n",
+	} {
+		if _, err := ParseCachegrind(strings.NewReader(in)); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+	cf, err := ParseCachegrind(strings.NewReader("events: Ir\nfl=a.go\nfn=f\n1 3\nfi=b.go\n7 2\ncfn=g\ncalls=1 9\n7 100\nfe=a.go\n2 1\nfn=g\n9 100\nsummary: 106\ntotals: 106\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Funcs["f"] != 6 || cf.Funcs["g"] != 100 || cf.Lines[SourceLine{Func: "f", File: "b.go", Line: 7}] != 2 || cf.Lines[SourceLine{Func: "f", File: "a.go", Line: 2}] != 1 {
+		t.Errorf("counts %v, lines %v", cf.Funcs, cf.Lines)
+	}
 }

@@ -54,8 +54,8 @@ const (
 // instrComments are the comments every instruction profile carries,
 // which 'go tool pprof -comments' prints.
 var instrComments = []string{
-	"perfscope: instructions counted by valgrind's cachegrind, exact, no sampling",
-	"cachegrind counts per function and source line, not per call stack: every sample is one line without callers",
+	"perfscope: instructions counted by valgrind's callgrind, exact, no sampling",
+	"counted per function and source line, not per call stack: every sample is one line without callers",
 }
 
 // EncodeInstructionProfile writes the per-operation profiles of cb's

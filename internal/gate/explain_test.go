@@ -88,14 +88,17 @@ func (r mixRepo) commitSource(file, src, msg string) {
 // module whose commits make its benchmark's operation 1%, 2% and 5%
 // longer, all of it in one function, the gate names that function first
 // with its exact instruction delta, and its loop's line first among the
-// lines, though the line moved. hot's own delta is
-// exact at any load (2,800 instructions an operation per 1%). The
-// benchmark's total delta also carries the runtime's work driven by the
-// wall clock — sysmon, and the preemptions it asks for every 10ms a
-// goroutine runs — which grows with the time valgrind takes, so with the
-// machine's load: measured at a load average of 28 (on 2 cores), hot held
-// 99.85%, 100.22% and 99.94% of the 1%, 2% and 5% deltas; at 35 to 56,
-// 99.82%, 99.39% and 99.57%.
+// lines, though the line moved. hot's own delta is exact at any load
+// (2,800 instructions an operation per 1%). The benchmark's total delta
+// also carries what the runtime's scheduler does on a timing of its own (a
+// thread started or woken while a system call blocks, the scavenger's
+// timer): ten to twenty thousand instructions in some runs and not in
+// others, which a count of about 200 million instructions spreads over
+// some 700 operations. Counted by callgrind without the system monitor's
+// thread, hot held 99.11% to 100.88% of the total delta in 30 shares
+// (bench/explain/run.sh: 11 of 15 within 0.5% quiet, 13 of 15 beside two
+// burners); counted whole by cachegrind it held 97.27% of the 1% delta on
+// a quiet machine. So the test asserts 2%.
 func TestExplainNamesTheFunction(t *testing.T) {
 	valgrind, err := bench.FindValgrind()
 	if err != nil {
@@ -146,10 +149,9 @@ func TestExplainNamesTheFunction(t *testing.T) {
 		f := e.Functions[0]
 		t.Logf("%d%% more work: %+.1f instructions/op (%+.2f%%); first %s %+.1f (%.2f%% of it)", pct, e.Delta, 100*e.Delta/e.Base, f.Function, f.Delta, 100*f.Share)
 		// hot's own delta is exact: 200 iterations of 14 instructions
-		// per 1%. Its share of the total is what the machine's load
-		// can move (see above), so the goal of 0.5% is not asserted here;
-		// only a share far off fails.
-		if f.Function != "example.com/scratch.hot" || f.Delta != float64(2800*pct) || math.Abs(f.Share-1) > 0.05 {
+		// per 1%. Its share of the total is what the runtime's timing
+		// can move (see above), so the goal of 0.5% is not asserted here.
+		if f.Function != "example.com/scratch.hot" || f.Delta != float64(2800*pct) || math.Abs(f.Share-1) > 0.02 {
 			t.Errorf("%d%% more work: first function %s %+.1f with %.2f%% of the delta, want example.com/scratch.hot %+d with nearly all of it: %+v", pct, f.Function, f.Delta, 100*f.Share, 2800*pct, e.Functions)
 		}
 		if len(e.Lines) == 0 || e.Lines[0].Function != "example.com/scratch.hot" || e.Lines[0].File != "mix_test.go" || e.Lines[0].Source != "s += i % 7" {
