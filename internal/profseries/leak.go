@@ -230,11 +230,14 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 	type candidate struct {
 		stack uint64
 		seg   []Window
-		tr    Trend
-		first int64
-		last  int64
-		col   int
-		unit  string
+		// points are the stack's levels, binned; tr their rank
+		// trend, fitted once the rise is found significant.
+		points []point
+		tr     Trend
+		first  int64
+		last   int64
+		col    int
+		unit   string
 	}
 	var cands []candidate
 	short := 0
@@ -275,7 +278,8 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 			for i, w := range seg {
 				ps[i] = point{t: w.Start, v: float64(levels[i][id])}
 			}
-			cands = append(cands, candidate{stack: id, seg: seg, tr: trendOf(ps), first: levels[0][id], last: levels[len(seg)-1][id], col: col, unit: unit})
+			ps = binMedians(ps, maxTrendPoints)
+			cands = append(cands, candidate{stack: id, seg: seg, points: ps, tr: rankTrend(ps), first: levels[0][id], last: levels[len(seg)-1][id], col: col, unit: unit})
 		}
 	}
 	js.Short = short
@@ -287,8 +291,12 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 	var leaks []Leak
 	var ids []uint64
 	for _, c := range cands {
+		if c.tr.S <= 0 || c.tr.P >= level {
+			continue
+		}
+		c.tr.fit(c.points)
 		growth := c.tr.Last - c.tr.First
-		if c.tr.S <= 0 || c.tr.P >= level || c.tr.LaterSlope <= 0 || growth < minGrowth {
+		if c.tr.LaterSlope <= 0 || growth < minGrowth {
 			continue
 		}
 		leaks = append(leaks, Leak{Target: target, Type: typ, SampleType: sampleType, Unit: c.unit,

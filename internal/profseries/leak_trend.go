@@ -44,23 +44,42 @@ type Trend struct {
 // pairs): longer runs are binned by time, each bin its median.
 const maxTrendPoints = 240
 
-// trendOf judges the points, ordered by time. Runs longer than
-// maxTrendPoints are first reduced to the medians of that many equal
-// spans of time, which also smooths a sawtooth shorter than a bin.
+// trendOf judges the points, ordered by time: rankTrend, then fit.
 func trendOf(ps []point) Trend {
 	ps = binMedians(ps, maxTrendPoints)
+	tr := rankTrend(ps)
+	tr.fit(ps)
+	return tr
+}
+
+// rankTrend is the Mann–Kendall half of a trend of the points, ordered
+// by time and binned (binMedians to maxTrendPoints): Points, S, Z and P.
+// Runs longer than maxTrendPoints are first reduced to the medians of that
+// many equal spans of time, which also smooths a sawtooth shorter than a
+// bin. It compares the values pairwise without allocating for each pair,
+// so a query judging thousands of stacks fits the slopes (fit) of those
+// whose rise is significant alone.
+func rankTrend(ps []point) Trend {
 	tr := Trend{Points: len(ps)}
 	if len(ps) < 3 {
 		return tr
 	}
 	tr.S, tr.Z, tr.P = mannKendall(ps)
+	return tr
+}
+
+// fit adds the Theil–Sen half of the trend of the same points as
+// rankTrend's: the slopes and the fitted first and last levels.
+func (tr *Trend) fit(ps []point) {
+	if len(ps) < 3 {
+		return
+	}
 	var b float64
 	tr.Slope, b = theilSen(ps)
 	t0 := ps[0].t
 	tr.First = b
 	tr.Last = b + tr.Slope*ps[len(ps)-1].t.Sub(t0).Seconds()
 	tr.LaterSlope, _ = theilSen(ps[len(ps)/2:])
-	return tr
 }
 
 // mannKendall returns the Mann–Kendall statistic S of ps, its standard

@@ -3,6 +3,7 @@ package profseries
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // realProfiles reads the committed profiles of one type (capture.sh), in
@@ -379,4 +382,85 @@ func TestBlockSizesExtreme(t *testing.T) {
 			t.Errorf("period %d: %v, %v; want %s", period, got, err, want)
 		}
 	}
+}
+
+// TestFunctionSeriesAsProfiles: every point of a function series is what
+// ranking the functions of the step's merged profile gives (the profile
+// built and profiles.Functions run on it), for the top functions of every
+// type of the real scrapes, by flat and by cum, at steps of one scrape, two
+// and all; and a name no scrape holds is an error.
+func TestFunctionSeriesAsProfiles(t *testing.T) {
+	c, d := NewCodec(), NewDictionary()
+	for _, typ := range capturedTypes {
+		var ws []Window
+		for _, p := range realProfiles(t, typ) {
+			w, _ := window(t, c, d, p)
+			ws = append(ws, w)
+		}
+		all, err := MergedProfile(ws, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sampleType := range []string{"", all.SampleType[0].Type} {
+			ft, err := profiles.Functions(all, sampleType, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, order := range []profiles.Order{profiles.ByFlat, profiles.ByCum} {
+				for _, r := range ft.Top(order, 4, false).Rows {
+					names = append(names, r.Function)
+				}
+			}
+			span := ws[len(ws)-1].Start.Sub(ws[0].Start)
+			for _, step := range []time.Duration{time.Second, span/2 + time.Second, 2*span + time.Hour} {
+				for _, fn := range names {
+					got, err := FunctionSeries(ws, d, fn, sampleType, step)
+					if err != nil {
+						t.Fatalf("%s %s per %v: %v", typ, fn, step, err)
+					}
+					want := functionSeriesOfProfiles(t, ws, d, fn, sampleType, step)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s %q, %s per %v:\n got %+v\nwant %+v", typ, sampleType, fn, step, got, want)
+					}
+				}
+			}
+		}
+		if _, err := FunctionSeries(ws, d, "no.such", "", time.Minute); !errors.Is(err, ErrNoFunction) {
+			t.Errorf("%s: a function no scrape holds: %v, want ErrNoFunction", typ, err)
+		}
+	}
+}
+
+// functionSeriesOfProfiles is a function series the long way: each step's
+// windows merged, its profile built, its functions ranked.
+func functionSeriesOfProfiles(t *testing.T, ws []Window, src SymbolSource, function, sampleType string, step time.Duration) []FunctionPoint {
+	t.Helper()
+	byStep := map[int64][]Window{}
+	var keys []int64
+	for _, w := range ws {
+		k := w.Start.UnixNano() / int64(step)
+		if byStep[k] == nil {
+			keys = append(keys, k)
+		}
+		byStep[k] = append(byStep[k], w)
+	}
+	slices.Sort(keys)
+	var out []FunctionPoint
+	for _, k := range keys {
+		p, err := MergedProfile(byStep[k], src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft, err := profiles.Functions(p, sampleType, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := FunctionPoint{Start: time.Unix(0, k*int64(step)).UTC(), Total: ft.Total, Scrapes: len(byStep[k])}
+		if r, ok := ft.Find(function); ok {
+			pt.Flat, pt.Cum, pt.FlatShare, pt.CumShare = r.Flat, r.Cum, r.FlatShare, r.CumShare
+		}
+		out = append(out, pt)
+	}
+	return out
 }

@@ -115,16 +115,51 @@ type FunctionPoint struct {
 // it) of one sample type in every step of the windows, each step's
 // windows merged: steps are aligned to multiples of step since the Unix
 // epoch. A step where the function does not appear has shares of 0.
+//
+// Each stack is placed once (does it end in the function, does it hold
+// it), from a profile of one sample per stack read the way
+// profiles.Functions reads every profile; each step then only adds up its
+// samples' values by stack, so a day of steps costs a pass over its
+// samples, not a profile built and ranked per step.
 func FunctionSeries(windows []Window, src SymbolSource, function, sampleType string, step time.Duration) ([]FunctionPoint, error) {
 	if step <= 0 {
 		return nil, fmt.Errorf("function series: step %v must be positive", step)
 	}
-	sy, err := Resolve(src, StackIDs(windows...))
+	if len(windows) == 0 {
+		return []FunctionPoint{}, nil
+	}
+	ids := StackIDs(windows...)
+	sy, err := Resolve(src, ids)
 	if err != nil {
 		return nil, err
 	}
+	shape := windows[0].Shape
+	probe := Window{Shape: shape, Samples: make([]Sample, len(ids))}
+	for i, id := range ids {
+		probe.Samples[i] = Sample{Stack: id, Values: make([]int64, len(shape.SampleTypes))}
+	}
+	p, err := sy.Profile(probe)
+	if err != nil {
+		return nil, err
+	}
+	col, err := profiles.SampleIndex(p, sampleType)
+	if err != nil {
+		return nil, err
+	}
+	flat, cum := map[uint64]bool{}, map[uint64]bool{}
+	for i, s := range p.Sample {
+		for j, f := range profiles.Frames(s) {
+			if f.Name() == function {
+				cum[ids[i]] = true
+				flat[ids[i]] = flat[ids[i]] || j == 0
+			}
+		}
+	}
 	byStep := map[int64][]Window{}
 	for _, w := range windows {
+		if !w.Shape.Compatible(shape) {
+			return nil, fmt.Errorf("function series: scrapes of different sample types in one range (%v and %v)", shape.SampleTypes, w.Shape.SampleTypes)
+		}
 		k := w.Start.UnixNano() / int64(step)
 		byStep[k] = append(byStep[k], w)
 	}
@@ -135,27 +170,31 @@ func FunctionSeries(windows []Window, src SymbolSource, function, sampleType str
 	slices.Sort(keys)
 	points := make([]FunctionPoint, 0, len(keys))
 	found := false
+	sums := map[uint64]int64{}
 	for _, k := range keys {
-		m, err := Merge(byStep[k])
-		if err != nil {
-			return nil, err
+		// Merged by stack, as Merge does, before the total takes each
+		// stack's magnitude.
+		clear(sums)
+		for _, w := range byStep[k] {
+			for _, s := range w.Samples {
+				sums[s.Stack] += s.Values[col]
+			}
 		}
-		p, err := sy.Profile(m)
-		if err != nil {
-			return nil, err
+		pt := FunctionPoint{Start: time.Unix(0, k*int64(step)).UTC(), Scrapes: len(byStep[k])}
+		for id, v := range sums {
+			pt.Total += max(v, -v)
+			if cum[id] && v != 0 {
+				found = true
+				pt.Cum += v
+				if flat[id] {
+					pt.Flat += v
+				}
+			}
 		}
-		t, err := profiles.Functions(p, sampleType, nil)
-		if err != nil {
-			return nil, err
-		}
-		pt := FunctionPoint{Start: time.Unix(0, k*int64(step)).UTC(), Total: t.Total, Scrapes: len(byStep[k])}
-		if r, ok := t.Find(function); ok {
-			found = true
-			pt.Flat, pt.Cum, pt.FlatShare, pt.CumShare = r.Flat, r.Cum, r.FlatShare, r.CumShare
-		}
+		pt.FlatShare, pt.CumShare = profiles.Share(pt.Flat, pt.Total), profiles.Share(pt.Cum, pt.Total)
 		points = append(points, pt)
 	}
-	if !found && len(windows) > 0 {
+	if !found {
 		// Shares of 0 would read as "never ran": say the name matched
 		// nothing instead.
 		return nil, fmt.Errorf("%w: %q appears in none of the %d scrapes of the range; give the full name as top shows it (package path and all)", ErrNoFunction, function, len(windows))
