@@ -304,8 +304,6 @@ type countedRun struct {
 	// line, on every thread but the runtime's system monitor's (see
 	// readCallgrindThreads).
 	file *CachegrindFile
-	// monitor is what the system monitor's thread executed.
-	monitor int64
 	// blocking is the blocking system calls the process made (see
 	// readValgrindLog).
 	blocking int64
@@ -359,11 +357,11 @@ func countRun(ctx context.Context, bin Binary, name string, n int, opts Instruct
 	if !ranBenchmark(stdout.String(), name) {
 		return countedRun{}, fmt.Errorf("%s: the test binary of %s ran no such benchmark", name, bin.Package.ImportPath)
 	}
-	file, monitor, err := readCallgrindThreads(out)
+	file, _, err := readCallgrindThreads(out)
 	if err != nil {
 		return countedRun{}, err
 	}
-	return countedRun{file: file, monitor: monitor, blocking: blocking, bytes: allocatedBytes(stdout.String(), name)}, nil
+	return countedRun{file: file, blocking: blocking, bytes: allocatedBytes(stdout.String(), name)}, nil
 }
 
 // allocatedBytes is what the run of benchmark name in test output
