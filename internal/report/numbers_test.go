@@ -39,7 +39,7 @@ var numberFormattingAllowed = map[string]string{
 	"internal/fetch/delta.go:Endpoint.Delta":                    "the ?seconds= query parameter",
 	"internal/fetch/endpoint.go:Endpoint.CPU":                   "the ?seconds= query parameter",
 	"internal/scrape/decode.go:decoder.value":                   "a list item's place in a configuration error (scrape_configs[0])",
-	"internal/bench/instructions.go:cachegrind":                 "a -test.benchtime flag",
+	"internal/bench/instructions.go:countRun":                   "a -test.benchtime flag",
 	"internal/bench/run.go:Options.testFlags":                   "a -count flag",
 	"internal/bench/interleave.go:testBinaryPath":               "a test binary's file name",
 	"internal/bench/seed_linux.go:seedExecs":                    "a /proc path",
