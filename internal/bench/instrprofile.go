@@ -301,7 +301,7 @@ func CountsOfProfile(p *profile.Profile) ([]InstructionCount, error) {
 }
 
 // PerOperation returns an instruction profile's instructions per
-// operation, as the mean of its counts, for a flame graph: each line's
+// operation, as its median count's (see MiddleCounts), for a flame graph: each line's
 // value is rounded to whole instructions (the counts themselves are
 // exact; CountsOfProfile has them unrounded).
 func PerOperation(p *profile.Profile) (*profile.Profile, error) {
@@ -313,10 +313,11 @@ func PerOperation(p *profile.Profile) (*profile.Profile, error) {
 	out := b.p
 	out.PeriodType = nil
 	out.Comments = append(out.Comments, "values are instructions per operation, each line's rounded to a whole instruction")
+	middle := MiddleCounts(counts)
 	mean := make(map[SourceLine]float64)
-	for _, c := range counts {
+	for _, c := range middle {
 		for l, v := range c.Profile.Lines {
-			mean[l] += v / float64(len(counts))
+			mean[l] += v / float64(len(middle))
 		}
 	}
 	lines := make([]SourceLine, 0, len(mean))

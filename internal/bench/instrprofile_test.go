@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -72,5 +73,42 @@ func TestInstructionProfileRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseInstructionProfile(context.Background(), []byte("not a profile")); err == nil {
 		t.Error("read garbage as a profile")
+	}
+}
+
+// TestMiddleCounts checks which counts explain a median: the middle one
+// of an odd number, the two middle ones of an even number, only counts
+// with a profile, none of none.
+func TestMiddleCounts(t *testing.T) {
+	count := func(perOp float64, profiled bool) InstructionCount {
+		c := InstructionCount{PerOp: perOp}
+		if profiled {
+			c.Profile = &OpProfile{Funcs: map[string]float64{"f": perOp}}
+		}
+		return c
+	}
+	perOps := func(cs []InstructionCount) []float64 {
+		var out []float64
+		for _, c := range cs {
+			out = append(out, c.PerOp)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		counts []InstructionCount
+		want   []float64
+	}{
+		{[]InstructionCount{count(100, true)}, []float64{100}},
+		// One run the scheduler added to is left out.
+		{[]InstructionCount{count(100, true), count(128, true), count(100, true), count(100, true), count(99, true)}, []float64{100}},
+		{[]InstructionCount{count(130, true), count(100, true), count(120, true), count(110, true)}, []float64{110, 120}},
+		// A count without a profile cannot explain anything.
+		{[]InstructionCount{count(100, true), count(300, false), count(200, true)}, []float64{100, 200}},
+		{[]InstructionCount{count(100, false)}, nil},
+		{nil, nil},
+	} {
+		if got := perOps(MiddleCounts(tc.counts)); !slices.Equal(got, tc.want) {
+			t.Errorf("middle of %v: %v, want %v", perOps(tc.counts), got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -488,6 +489,31 @@ func (c *CountedBenchmark) PerOp() float64 {
 		v[i] = n.PerOp
 	}
 	return math.Round(measure.Center(v))
+}
+
+// MiddleCounts returns the counts among counts that have a profile whose
+// instructions per operation are their median: the middle one, or the two
+// middle ones of an even number (the median is then their mean). What
+// explains a median, on a page or in a gate's report, is their profile:
+// the runtime's scheduler now and then adds a few thousand instructions
+// to one run on a timing of its own, which the median leaves out where a
+// mean of every count would spread it over each function's share. Nil
+// when no count has a profile.
+func MiddleCounts(counts []InstructionCount) []InstructionCount {
+	var ps []InstructionCount
+	for _, c := range counts {
+		if c.Profile != nil {
+			ps = append(ps, c)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(ps, func(a, b InstructionCount) int { return cmp.Compare(a.PerOp, b.PerOp) })
+	if n := len(ps); n%2 == 1 {
+		return ps[n/2 : n/2+1]
+	}
+	return ps[len(ps)/2-1 : len(ps)/2+1]
 }
 
 // CountBenchmarks counts the instructions of every benchmark of bin that

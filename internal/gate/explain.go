@@ -22,10 +22,10 @@ type Explanation struct {
 	// Unit is the measure explained: instructions/op, allocs/op or B/op.
 	Unit string `json:"unit"`
 	// Base and Head are one operation's totals of the profiles explained
-	// and Delta is Head − Base: for instructions/op, the mean of the
-	// counts' totals (the judged median itself for one or two counts a
-	// side); for allocations, what every allocation recorded in a run
-	// of their own adds up to per operation.
+	// and Delta is Head − Base: for instructions/op, the judged medians
+	// (the median count's, or the mean of the two middle counts' for an
+	// even number); for allocations, what every allocation recorded in a
+	// run of their own adds up to per operation.
 	Base  float64 `json:"base"`
 	Head  float64 `json:"head"`
 	Delta float64 `json:"delta"`
@@ -76,7 +76,7 @@ func Explain(base, head *bench.CountedBenchmark, top int) *Explanation {
 	if top <= 0 {
 		top = DefaultExplainTop
 	}
-	b, h := meanProfile(base), meanProfile(head)
+	b, h := medianProfile(base), medianProfile(head)
 	if b == nil || h == nil {
 		return nil
 	}
@@ -111,26 +111,22 @@ type lineKey struct {
 	line           int
 }
 
-// meanProf is the mean of a benchmark's count profiles: per function and
-// per line (a line's value in its Change's Base).
+// meanProf is the mean of some of a benchmark's count profiles: per
+// function and per line (a line's value in its Change's Base).
 type meanProf struct {
 	total float64
 	funcs map[string]float64
 	lines map[lineKey]Change
 }
 
-// meanProfile averages the profiles of a benchmark's counts, nil when it
-// has none.
-func meanProfile(cb *bench.CountedBenchmark) *meanProf {
+// medianProfile is the profile of a benchmark's median count (see
+// bench.MiddleCounts), so that the explanation's totals are the medians
+// the gate judged; nil when the benchmark has no count with a profile.
+func medianProfile(cb *bench.CountedBenchmark) *meanProf {
 	if cb == nil {
 		return nil
 	}
-	var ps []bench.InstructionCount
-	for _, c := range cb.Counts {
-		if c.Profile != nil {
-			ps = append(ps, c)
-		}
-	}
+	ps := bench.MiddleCounts(cb.Counts)
 	if len(ps) == 0 {
 		return nil
 	}

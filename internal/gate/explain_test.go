@@ -90,15 +90,21 @@ func (r mixRepo) commitSource(file, src, msg string) {
 // with its exact instruction delta, and its loop's line first among the
 // lines, though the line moved. hot's own delta is exact at any load
 // (2,800 instructions an operation per 1%). The benchmark's total delta
-// also carries what the runtime's scheduler does on a timing of its own (a
-// thread started or woken while a system call blocks, the scavenger's
-// timer): ten to twenty thousand instructions in some runs and not in
-// others, which a count of about 200 million instructions spreads over
-// some 700 operations. Counted by callgrind without the system monitor's
-// thread, hot held 99.11% to 100.88% of the total delta in 30 shares
-// (bench/explain/run.sh: 11 of 15 within 0.5% quiet, 13 of 15 beside two
-// burners); counted whole by cachegrind it held 97.27% of the 1% delta on
-// a quiet machine. So the test asserts 2%.
+// also carries what the runtime does on a timing of its own — the
+// background scavenger releasing pages that later allocations then search
+// for, stacks shrunk or not by testing's own collection before the
+// operations, a thread started while a system call blocks: ten to a
+// hundred thousand instructions in some runs and not in others, which a
+// count of about 200 million instructions spreads over some 700
+// operations. A count that moved is counted three times a side, and the
+// median count is judged and explained, which leaves one disturbed run
+// out. With one count a side
+// (callgrind without the system monitor's thread), hot held 99.11% to
+// 100.88% of the total delta in 30 shares (bench/explain/run.sh: 11 of
+// 15 within 0.5% quiet, 13 of 15 beside two burners); counted whole by
+// cachegrind it held 97.27% of the 1% delta on a quiet machine. Beside
+// heavier load two of three runs can be disturbed, so the test asserts
+// 2%, not the goal's 0.5%.
 func TestExplainNamesTheFunction(t *testing.T) {
 	valgrind, err := bench.FindValgrind()
 	if err != nil {
@@ -138,8 +144,9 @@ func TestExplainNamesTheFunction(t *testing.T) {
 		if !strings.HasPrefix(e.Benchmark, "Mix") || e.Unit != bench.UnitInstructions || len(e.Functions) == 0 {
 			t.Fatalf("%d%% more work: explanation %+v", pct, e)
 		}
-		// One count a side: the explanation's totals are the judged
-		// counts (which are rounded to whole instructions).
+		// A count that moved is counted three times a side: the
+		// explanation's totals are the judged medians (which are
+		// rounded to whole instructions).
 		if math.Abs(e.Delta-(judged.HeadMedian-judged.BaseMedian)) > 1 {
 			t.Errorf("%d%% more work: explained a delta of %.1f, the gate judged %v → %v", pct, e.Delta, judged.BaseMedian, judged.HeadMedian)
 		}
@@ -221,7 +228,8 @@ func BenchmarkAlloc(b *testing.B) {
 // TestExplainMatches checks the matching rules on profiles written out:
 // functions by name (a renamed one is gone from one side and new on the
 // other), lines by function, file and text though their numbers moved,
-// and several counts of a side by their mean.
+// and several counts of a side by their median: the two middle counts'
+// mean, or the middle count alone.
 func TestExplainMatches(t *testing.T) {
 	line := func(fn string, n int) bench.SourceLine { return bench.SourceLine{Func: fn, File: "x.go", Line: n} }
 	count := func(perOp, a float64, renamed string, loop int) bench.InstructionCount {
@@ -247,6 +255,12 @@ func TestExplainMatches(t *testing.T) {
 	wantLine := Change{Function: "a", File: "x.go", Line: 5, Source: "s += i % 7", Base: 100, Head: 130, Delta: 30, Share: 30.0 / 32}
 	if len(e.Lines) != 1 || e.Lines[0] != wantLine {
 		t.Errorf("lines %+v, want only %+v", e.Lines, wantLine)
+	}
+	// Of three counts, the middle one explains; the count a timing of
+	// the runtime's added 40 instructions to is left out.
+	head.Counts = append(head.Counts, count(234, 172, "new", 5))
+	if e := Explain(base, head, 1); e == nil || e.Head != 194 || len(e.Functions) != 1 || e.Functions[0].Head != 132 {
+		t.Errorf("three counts explained as %+v, want the 194-instruction count's", e)
 	}
 	if Explain(base, &bench.CountedBenchmark{}, 0) != nil {
 		t.Error("explained a side without counts")
