@@ -9,10 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/pprof/profile"
-
-	"github.com/perfscope/perfscope/internal/profiles"
 )
 
 // VersionLabel is the target label that names the release a target runs.
@@ -435,26 +431,8 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 		return d, nil
 	}
 	d.Judged = true
-	sy, err := Resolve(src, StackIDs(append(slices.Clone(before), after...)...))
-	if err != nil {
-		return d, err
-	}
-	build := func(ws []Window) ([]*profile.Profile, error) {
-		out := make([]*profile.Profile, len(ws))
-		for i, w := range ws {
-			p, err := sy.Profile(w)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = p
-		}
-		return out, nil
-	}
-	bp, err := build(before)
-	if err != nil {
-		return d, err
-	}
-	ap, err := build(after)
+	ids := StackIDs(append(slices.Clone(before), after...)...)
+	sy, err := Resolve(src, ids)
 	if err != nil {
 		return d, err
 	}
@@ -465,47 +443,38 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 		}
 	} else {
 		d.Compared, d.Basis = ComparedPerRequest, perRequestBasis
-		if d.PerRequest, err = comparePerRequest(before, after, bp, ap, o); err != nil {
+		if d.PerRequest, err = comparePerRequest(before, after, sy, o); err != nil {
 			return d, err
 		}
 	}
-	shares := func(ps []*profile.Profile) ([]map[string]float64, error) {
-		out := make([]map[string]float64, len(ps))
-		for i, p := range ps {
-			t, err := profiles.Functions(p, "", nil)
-			if err != nil {
+	// Each scrape's cum shares, by function, as profiles.Functions
+	// ranks the scrape's profile: the stacks are placed once for both
+	// sides.
+	pl, err := place(sy, ids)
+	if err != nil {
+		return d, err
+	}
+	shares := func(ws []Window) ([][]float64, error) {
+		out := make([][]float64, len(ws))
+		for i, w := range ws {
+			if out[i], err = pl.cumShares(w, ""); err != nil {
 				return nil, err
-			}
-			out[i] = map[string]float64{}
-			for _, r := range t.Rows {
-				out[i][r.Function] = r.CumShare
 			}
 		}
 		return out, nil
 	}
-	bs, err := shares(bp)
+	bs, err := shares(before)
 	if err != nil {
 		return d, err
 	}
-	as, err := shares(ap)
+	as, err := shares(after)
 	if err != nil {
 		return d, err
 	}
-	// Functions worth testing: at least half of MinChange in either
-	// side's median, so that noise among thousands of tiny functions
-	// does not dilute the test.
-	names := map[string]bool{}
-	for _, side := range [][]map[string]float64{bs, as} {
-		for _, m := range side {
-			for f := range m {
-				names[f] = true
-			}
-		}
-	}
-	column := func(side []map[string]float64, f string) []float64 {
+	column := func(side [][]float64, f int) []float64 {
 		vs := make([]float64, len(side))
-		for i, m := range side {
-			vs[i] = m[f]
+		for i, shares := range side {
+			vs[i] = shares[f]
 		}
 		return vs
 	}
@@ -514,12 +483,15 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 		b, a   []float64
 		mb, ma float64
 	}
+	// Functions worth testing: at least half of MinChange in either
+	// side's median, so that noise among thousands of tiny functions
+	// does not dilute the test.
 	var cands []cand
-	for f := range names {
+	for f, name := range pl.names {
 		b, a := column(bs, f), column(as, f)
 		mb, ma := median(slices.Clone(b)), median(slices.Clone(a))
 		if math.Max(mb, ma) >= o.MinChange/2 {
-			cands = append(cands, cand{f, b, a, mb, ma})
+			cands = append(cands, cand{name, b, a, mb, ma})
 		}
 	}
 	d.Tested = len(cands)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchmath"
 
 	"github.com/perfscope/perfscope/internal/profiles"
@@ -105,18 +104,22 @@ func perRequestMissing(before, after []Window, o DeployOptions) string {
 }
 
 // perRequest is one side's CPU seconds per request, per scrape that
-// counted requests: in all ("" route) and per route. Each is a ratio of
-// rates, CPU seconds per second of the window over requests per second
-// of the counts' span, as the two differ by the moments the scraper's
-// requests take.
-func perRequest(ws []Window, ps []*profile.Profile) (map[string][]float64, int64, error) {
+// counted requests: in all ("" route) and per route, from the scrape's
+// profile (its stacks resolved in sy). Each is a ratio of rates, CPU
+// seconds per second of the window over requests per second of the
+// counts' span, as the two differ by the moments the scraper's requests
+// take.
+func perRequest(ws []Window, sy *Symbols) (map[string][]float64, int64, error) {
 	out := map[string][]float64{}
 	var requests int64
-	for i, w := range ws {
+	for _, w := range ws {
 		if w.Requests == nil || w.Requests.Total <= 0 {
 			continue
 		}
-		p := ps[i]
+		p, err := sy.Profile(w)
+		if err != nil {
+			return nil, 0, err
+		}
 		vi, err := profiles.SampleIndex(p, profiles.SampleCPU)
 		if err != nil {
 			return nil, 0, err
@@ -147,16 +150,16 @@ func perRequest(ws []Window, ps []*profile.Profile) (map[string][]float64, int64
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
 
 // comparePerRequest compares the CPU per request of the scrapes before
-// and after (bp and ap, their profiles): in all, and for each route
+// and after (their stacks resolved in sy): in all, and for each route
 // whose requests were counted in at least o.MinScrapes scrapes on each
 // side. Each is a Mann–Whitney U test at o.Alpha divided by the tests
 // made.
-func comparePerRequest(before, after []Window, bp, ap []*profile.Profile, o DeployOptions) (*DeployPerRequest, error) {
-	b, bn, err := perRequest(before, bp)
+func comparePerRequest(before, after []Window, sy *Symbols, o DeployOptions) (*DeployPerRequest, error) {
+	b, bn, err := perRequest(before, sy)
 	if err != nil {
 		return nil, err
 	}
-	a, an, err := perRequest(after, ap)
+	a, an, err := perRequest(after, sy)
 	if err != nil {
 		return nil, err
 	}

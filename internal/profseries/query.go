@@ -134,26 +134,19 @@ func FunctionSeries(windows []Window, src SymbolSource, function, sampleType str
 		return nil, err
 	}
 	shape := windows[0].Shape
-	probe := Window{Shape: shape, Samples: make([]Sample, len(ids))}
-	for i, id := range ids {
-		probe.Samples[i] = Sample{Stack: id, Values: make([]int64, len(shape.SampleTypes))}
-	}
-	p, err := sy.Profile(probe)
+	col, err := shape.sampleIndex(sampleType)
 	if err != nil {
 		return nil, err
 	}
-	col, err := profiles.SampleIndex(p, sampleType)
+	pl, err := place(sy, ids)
 	if err != nil {
 		return nil, err
 	}
+	fn := pl.index(function)
 	flat, cum := map[uint64]bool{}, map[uint64]bool{}
-	for i, s := range p.Sample {
-		for j, f := range profiles.Frames(s) {
-			if f.Name() == function {
-				cum[ids[i]] = true
-				flat[ids[i]] = flat[ids[i]] || j == 0
-			}
-		}
+	for id, fs := range pl.holds {
+		cum[id] = slices.Contains(fs, fn)
+		flat[id] = len(fs) > 0 && fs[0] == fn
 	}
 	byStep := map[int64][]Window{}
 	for _, w := range windows {
