@@ -45,6 +45,8 @@ type ProfileSeries struct {
 
 	seriesMu   sync.Mutex
 	seriesList *seriesList // see allSeries
+
+	merges merges // see mergeQuery
 }
 
 // symbolCache remembers ids this process has seen, so a scrape that

@@ -97,10 +97,11 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 	return ok
 }
 
-// mergeQuery merges every block q chooses as it is read: the rollups of
-// the whole hours of the range that are up to date, and the blocks of the
-// rest. It is what MergedProfile, Top and Diff read; the result is the
-// merge of the windows Windows returns.
+// mergeQuery merges every block q chooses: the rollups of the whole hours
+// of the range that are up to date, and the blocks of the rest. It is
+// what MergedProfile, Top and Diff read; the result is the merge of the
+// windows Windows returns. A range merged lately is not read again while
+// its series are as they were (see merges).
 func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (profseries.Window, error) {
 	if err := q.Check(); err != nil {
 		return profseries.Window{}, err
@@ -109,15 +110,32 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 	if err != nil {
 		return profseries.Window{}, err
 	}
-	processes, err := ps.processes(ctx)
-	if err != nil {
-		return profseries.Window{}, err
-	}
 	ids := make([]uint64, 0, len(series))
 	for id := range series {
 		ids = append(ids, uint64(id))
 	}
 	slices.Sort(ids)
+	state, err := ps.seriesState(ctx, ids)
+	if err != nil {
+		return profseries.Window{}, err
+	}
+	if w, ok := ps.merges.get(q, state); ok {
+		return w, nil
+	}
+	w, err := ps.mergeBlocks(ctx, q, series, ids)
+	if err == nil {
+		ps.merges.put(q, state, w)
+	}
+	return w, err
+}
+
+// mergeBlocks merges the blocks of series (ids, ascending) in q's range as
+// they are read (see mergeQuery).
+func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, series map[int64]profseries.Labels, ids []uint64) (profseries.Window, error) {
+	processes, err := ps.processes(ctx)
+	if err != nil {
+		return profseries.Window{}, err
+	}
 	from, to := nanos(q.From), nanos(q.To)
 	// The whole hours of the range, where rollups can stand in.
 	hFrom, hTo := (from+resolutionHour-1)/resolutionHour*resolutionHour, to/resolutionHour*resolutionHour

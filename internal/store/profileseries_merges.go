@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// mergesKept bounds the merges of ranges kept (see mergeQuery): a page
+// and the views it frames ask for the same few ranges, one after another.
+const mergesKept = 8
+
+// merges keeps the latest merges of ranges, each with the state of its
+// series when it was read: a service page's top table, its findings and
+// the flame graph it frames merge the same range, and a range is merged
+// again only when its series changed.
+type merges struct {
+	mu   sync.Mutex
+	kept []keptMerge // oldest first
+}
+
+// A keptMerge is one range merged: its query, the state of its series
+// before the blocks were read (seriesState), and the merged window.
+type keptMerge struct {
+	typ, sel string
+	from, to int64
+	state    []int64
+	w        profseries.Window
+}
+
+func (m *merges) get(q profseries.Query, state []int64) (profseries.Window, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range m.kept {
+		if k.typ == q.Type && k.sel == q.Selector.String() && k.from == nanos(q.From) && k.to == nanos(q.To) && slices.Equal(k.state, state) {
+			return k.w, true
+		}
+	}
+	return profseries.Window{}, false
+}
+
+func (m *merges) put(q profseries.Query, state []int64, w profseries.Window) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := keptMerge{typ: q.Type, sel: q.Selector.String(), from: nanos(q.From), to: nanos(q.To), state: state, w: w}
+	m.kept = slices.DeleteFunc(m.kept, func(o keptMerge) bool {
+		return o.typ == k.typ && o.sel == k.sel && o.from == k.from && o.to == k.to
+	})
+	if len(m.kept) >= mergesKept {
+		m.kept = m.kept[1:]
+	}
+	m.kept = append(m.kept, k)
+}
+
+// seriesState is what the store says of series ids, which a merge of
+// their blocks depends on: the collection epoch (a collection may give
+// freed stack ids to other stacks) and each series' summary, which every
+// change of its blocks updates in the same transaction (a scrape stored,
+// however late, hours compacted, old blocks deleted). Equal states read
+// equal merges. It is read before the blocks, so that a scrape stored in
+// between makes the state older than the merge, never newer.
+func (ps *ProfileSeries) seriesState(ctx context.Context, ids []uint64) ([]int64, error) {
+	var epoch int64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+		return nil, fmt.Errorf("read collection epoch: %w", err)
+	}
+	ps.b.rowsRead.Add(1)
+	state := []int64{epoch}
+	for part := range chunks(ids, 500) {
+		q, args := inList(`SELECT id, first_time, last_time, scrapes, blocks, bytes FROM prof_series WHERE id IN `, part)
+		err := ps.b.each(ctx, q+` ORDER BY id`, args, func(rows *sql.Rows) error {
+			var id, first, last, scrapes, blocks, bytes int64
+			if err := rows.Scan(&id, &first, &last, &scrapes, &blocks, &bytes); err != nil {
+				return err
+			}
+			state = append(state, id, first, last, scrapes, blocks, bytes)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read profile series' summaries: %w", err)
+		}
+	}
+	return state, nil
+}

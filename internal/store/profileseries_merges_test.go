@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// TestMergesKeptUntilSeriesChange merges a range of real CPU scrapes
+// through one handle of a SQLite file while another stores scrapes into
+// it, as a scraper beside the dashboard does: a range merged again with
+// its series unchanged reads no block, and every scrape stored in the
+// range since (late ones too) is in the next merge, which is each time
+// the merge of the windows the range holds.
+func TestMergesKeptUntilSeriesChange(t *testing.T) {
+	ctx := context.Background()
+	writer, path := openTestSQLite(t)
+	reader, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Close() })
+	ps := leftpadProfiles(t, profseries.CPU)
+	store := func(target profseries.Labels, i int, at time.Duration) {
+		t.Helper()
+		if err := writer.Append(ctx, scrapeAt(target, profseries.CPU, ps[i%len(ps)], profEpoch.Add(at))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(apiTarget), From: profEpoch, To: profEpoch.Add(time.Hour)}
+	// merged merges q through the reader and checks it against the
+	// windows it holds; it returns the rows the merge read (its symbols,
+	// read to build the profile, not counted).
+	merged := func(when string, scrapes int) int64 {
+		t.Helper()
+		read := rowsReadBy(reader, func() { _, err = reader.mergeQuery(ctx, q) })
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		m, err := reader.Merge(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		ws, err := reader.Windows(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws) != scrapes {
+			t.Fatalf("%s: %d scrapes in the range, want %d", when, len(ws), scrapes)
+		}
+		want, err := profseries.MergedProfile(ws, reader.Symbols(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalSums(stackSums(m.Profile), stackSums(want)) {
+			t.Fatalf("%s: the merge is not that of the %d scrapes the range holds", when, scrapes)
+		}
+		if got := time.Duration(m.Profile.DurationNanos); got != time.Duration(scrapes)*10*time.Second {
+			t.Fatalf("%s: merge covers %v, want %d scrapes of 10 s", when, got, scrapes)
+		}
+		return read
+	}
+
+	store(apiTarget, 0, 0)
+	store(apiTarget, 1, 20*time.Second)
+	store(webTarget, 1, 0)
+	first := merged("first merge", 2)
+	// Again, unchanged: the series list, the epoch and the one series'
+	// summary are read, no block.
+	if again := merged("unchanged", 2); again >= first || again > 3 {
+		t.Errorf("merging an unchanged range again read %d rows (the first merge %d), want the series' state alone", again, first)
+	}
+	// Another target's scrape changes nothing of this range.
+	store(webTarget, 2, 30*time.Second)
+	if again := merged("another target stored", 2); again > 3 {
+		t.Errorf("a scrape of another target made the range be read again (%d rows)", again)
+	}
+	// A new scrape in the range, then a late one between the two first,
+	// then one outside the range: each is seen.
+	store(apiTarget, 2, 40*time.Second)
+	merged("a scrape stored", 3)
+	store(apiTarget, 3, 10*time.Second)
+	merged("a late scrape stored", 4)
+	store(apiTarget, 0, 2*time.Hour)
+	merged("a scrape after the range", 4)
+	if again := merged("unchanged at last", 4); again > 3 {
+		t.Errorf("merging an unchanged range again read %d rows", again)
+	}
+}
