@@ -41,11 +41,18 @@ for platform in darwin/arm64 windows/amd64; do
 	GOOS="${platform%/*}" GOARCH="${platform#*/}" go build -o /dev/null ./cmd/perfscope
 done
 echo "go test -race ./..."
-# The simulated month of profile series (internal/store) appends a month of
-# scrapes from one goroutine, which the race detector has nothing to check
-# in that its shorter tests do not, and slows about a hundredfold: 15 s
-# without it, 6 to 27 minutes with it on this 2-core machine. It runs on
-# its own without -race.
-go test -race -timeout 30m -count=1 -skip '^TestProfileSeriesMonth$' ./...
-echo "go test -run '^TestProfileSeriesMonth$' ./internal/store"
-go test -timeout 10m -count=1 -run '^TestProfileSeriesMonth$' ./internal/store
+# Two tests of profile series (internal/store) store hours of scrapes to
+# check what reads give, and run without -race, on their own:
+#   - the simulated month appends a month of scrapes from one goroutine,
+#     which the race detector has nothing to check in that the shorter
+#     tests do not, and slows about a hundredfold (15 s without it, 6 to 27
+#     minutes with it on this 2-core machine);
+#   - the records of scrapes (TestRecordedScrapes) store 2 h 20 min of
+#     scrapes of two targets on each engine, through concurrent Appends
+#     that TestAppendConcurrent and the kill tests also make under -race;
+#     with the race detector it took 400 s and more of internal/store's
+#     time, and beside other load pushed the package past its timeout.
+slow='^(TestProfileSeriesMonth|TestRecordedScrapes)$'
+go test -race -timeout 30m -count=1 -skip "$slow" ./...
+echo "go test -run '$slow' ./internal/store"
+go test -timeout 15m -count=1 -run "$slow" ./internal/store
