@@ -253,33 +253,23 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 		}
 		unit := seg[0].Shape.SampleTypes[col].Unit
 		js.Judged += len(seg)
-		// Stacks present in the last snapshot: a level that went back to
-		// nothing did not leak.
-		levels := make([]map[uint64]int64, len(seg))
-		for i, w := range seg {
-			levels[i] = map[uint64]int64{}
+		for _, w := range seg {
 			if !w.Shape.Compatible(seg[0].Shape) {
 				return nil, js, fmt.Errorf("leaks: %s snapshots of one process have different sample types", typ)
 			}
-			for _, s := range w.Samples {
-				levels[i][s.Stack] += s.Values[col]
-			}
 		}
-		var stacks []uint64
-		for id, v := range levels[len(seg)-1] {
-			if v > 0 {
-				stacks = append(stacks, id)
-			}
-		}
-		slices.Sort(stacks)
+		// Stacks present in the last snapshot: a level that went back to
+		// nothing did not leak.
+		stacks, levels := stackLevels(seg, col)
 		js.Stacks += len(stacks)
-		for _, id := range stacks {
-			ps := make([]point, len(seg))
+		n := len(seg)
+		for k, id := range stacks {
+			ps := make([]point, n)
 			for i, w := range seg {
-				ps[i] = point{t: w.Start, v: float64(levels[i][id])}
+				ps[i] = point{t: w.Start, v: float64(levels[i*len(stacks)+k])}
 			}
 			ps = binMedians(ps, maxTrendPoints)
-			cands = append(cands, candidate{stack: id, seg: seg, points: ps, tr: rankTrend(ps), first: levels[0][id], last: levels[len(seg)-1][id], col: col, unit: unit})
+			cands = append(cands, candidate{stack: id, seg: seg, points: ps, tr: rankTrend(ps), first: levels[k], last: levels[(n-1)*len(stacks)+k], col: col, unit: unit})
 		}
 	}
 	js.Short = short
@@ -312,6 +302,40 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 	}
 	slices.SortStableFunc(leaks, func(a, b Leak) int { return cmp.Compare(b.PerHour, a.PerHour) })
 	return leaks, js, nil
+}
+
+// stackLevels returns the stacks whose level in column col of the last of
+// snapshots is above 0, in order, and every snapshot's level of each: the
+// level of stacks[k] in snapshots[i] is levels[i*len(stacks)+k], the sum
+// of the values of its samples (0 where it has none).
+func stackLevels(snapshots []Window, col int) (stacks []uint64, levels []int64) {
+	last := snapshots[len(snapshots)-1].Samples
+	for _, s := range last {
+		stacks = append(stacks, s.Stack)
+	}
+	slices.Sort(stacks)
+	stacks = slices.Compact(stacks)
+	sums := make([]int64, len(stacks))
+	add := func(out []int64, samples []Sample) {
+		for _, s := range samples {
+			if k, ok := slices.BinarySearch(stacks, s.Stack); ok {
+				out[k] += s.Values[col]
+			}
+		}
+	}
+	add(sums, last)
+	kept := stacks[:0]
+	for k, id := range stacks {
+		if sums[k] > 0 {
+			kept = append(kept, id)
+		}
+	}
+	stacks = kept
+	levels = make([]int64, len(snapshots)*len(stacks))
+	for i, w := range snapshots {
+		add(levels[i*len(stacks):(i+1)*len(stacks)], w.Samples)
+	}
+	return stacks, levels
 }
 
 // byProcess splits snapshots, ordered by time, into runs of one process
