@@ -436,50 +436,89 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // into windows are read as their windows, which start at a multiple of
 // their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
+	var windows []profseries.Window
+	err := ps.eachBlock(ctx, q, true, func(dec *blockDecoder, b storedBlock) error {
+		samples, err := dec.samples(b.series, b.resolution, b.data)
+		if err != nil {
+			return err
+		}
+		b.w.Samples = samples
+		windows = append(windows, b.w)
+		return nil
+	})
+	return windows, err
+}
+
+// Levels reads the blocks of q as Windows does, each reduced to its
+// levels of sampleType (see profseries.LevelsOf) without building its
+// samples; the windows have no request counts.
+func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleType string) ([]profseries.Levels, error) {
+	var out []profseries.Levels
+	err := ps.eachBlock(ctx, q, false, func(dec *blockDecoder, b storedBlock) error {
+		l := profseries.Levels{Window: b.w}
+		if err := dec.levels(b.series, b.resolution, b.data, &l, sampleType); err != nil {
+			return err
+		}
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// A storedBlock is one block as eachBlock reads it: its series,
+// resolution and stored data, and its window without samples.
+type storedBlock struct {
+	series, resolution int64
+	data               []byte
+	w                  profseries.Window
+}
+
+// eachBlock calls fn with every stored block of a series q's selector
+// chooses whose start is in [q.From, q.To), each series' in order of
+// time, and the decoder to decode it with (blocks before q.From that
+// later ones are coded against are read into it first); with requests,
+// the windows of scrapes carry their request counts.
+func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, requests bool, fn func(*blockDecoder, storedBlock) error) error {
 	series, processes, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var windows []profseries.Window
 	dec := ps.decoder(q.Type)
 	from := nanos(q.From)
 	for part := range chunks(ids, 500) {
-		requests, err := ps.requests(ctx, part, q)
-		if err != nil {
-			return nil, err
+		var counts map[scrapeKey]*profseries.Requests
+		if requests {
+			if counts, err = ps.requests(ctx, part, q); err != nil {
+				return err
+			}
 		}
 		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
 			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, dec.readFrom(from), nanos(q.To))
 		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
-			var seriesID, resolution, start, end, duration, processID, shapeID int64
-			var data []byte
-			if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+			var b storedBlock
+			var start, end, duration, processID, shapeID int64
+			if err := rows.Scan(&b.series, &b.resolution, &start, &end, &duration, &processID, &shapeID, &b.data); err != nil {
 				return err
 			}
 			if start < from {
-				return dec.skip(seriesID, resolution, data)
-			}
-			samples, err := dec.samples(seriesID, resolution, data)
-			if err != nil {
-				return err
+				return dec.skip(b.series, b.resolution, b.data)
 			}
 			shape, err := ps.shape(ctx, shapeID)
 			if err != nil {
 				return err
 			}
-			w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples,
-				Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
-			if resolution == 0 {
-				w.Requests = requests[scrapeKey{seriesID, start, processID}]
+			b.w = profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
+				Processes: []profseries.TargetProcess{{Target: series[b.series], Process: processes[processID]}}}
+			if b.resolution == 0 {
+				b.w.Requests = counts[scrapeKey{b.series, start, processID}]
 			}
-			windows = append(windows, w)
-			return nil
+			return fn(dec, b)
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read profile blocks: %w", err)
+			return fmt.Errorf("read profile blocks: %w", err)
 		}
 	}
-	return windows, nil
+	return nil
 }
 
 // A scrapeKey names one scrape of a series as stored at full resolution.
