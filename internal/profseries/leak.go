@@ -208,9 +208,9 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 // Windows compacted from several snapshots (retention) hold their sum,
 // not a level: they are left out, and the LeakSeries says so.
 func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o LeakOptions) ([]Leak, LeakSeries, error) {
-	sampleType, err := leakSampleType(typ)
-	if err != nil {
-		return nil, LeakSeries{Target: target, Type: typ, Snapshots: len(windows)}, err
+	sampleType, ok := LeakSampleType(typ)
+	if !ok {
+		return nil, LeakSeries{Target: target, Type: typ, Snapshots: len(windows)}, fmt.Errorf("leaks: profile type %q has no level to judge", typ)
 	}
 	snapshots := make([]Levels, len(windows))
 	for i, w := range windows {
@@ -219,19 +219,8 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 	return leaksOf(target, typ, sampleType, snapshots, src, o)
 }
 
-// leakSampleType is the sample type leaks of profile type typ are judged
-// on.
-func leakSampleType(typ string) (string, error) {
-	for _, lt := range LeakTypes {
-		if lt.Type == typ {
-			return lt.SampleType, nil
-		}
-	}
-	return "", fmt.Errorf("leaks: profile type %q has no level to judge", typ)
-}
-
 // leaksOf is Leaks on the snapshots' levels of sampleType, the type's
-// (see leakSampleType).
+// (see LeakSampleType).
 func leaksOf(target Labels, typ, sampleType string, snapshots []Levels, src SymbolSource, o LeakOptions) ([]Leak, LeakSeries, error) {
 	o = o.withDefaults()
 	js := LeakSeries{Target: target, Type: typ, Snapshots: len(snapshots)}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestLevelsAsSums checks the levels leaks are judged on against the
@@ -46,7 +47,7 @@ func TestLevelsAsSums(t *testing.T) {
 			if err := ch.Levels(c, block, &got, lt.SampleType); err != nil {
 				t.Fatal(err)
 			}
-			if want := sumsByStack(samples, col); !reflect.DeepEqual(levelsMap(got), want) || !slices.IsSorted(got.Stacks) {
+			if want := nonZero(sumsByStack(samples, col)); !reflect.DeepEqual(levelsMap(got), want) || !slices.IsSorted(got.Stacks) {
 				t.Fatalf("%s block %d: levels %v %v, want %v", lt.Type, i, got.Stacks, got.Values, want)
 			}
 		}
@@ -94,6 +95,17 @@ func sumsByStack(samples []Sample, col int) map[uint64]int64 {
 	return out
 }
 
+// nonZero returns sums without the stacks whose sum is 0.
+func nonZero(sums map[uint64]int64) map[uint64]int64 {
+	out := map[uint64]int64{}
+	for id, v := range sums {
+		if v != 0 {
+			out[id] = v
+		}
+	}
+	return out
+}
+
 func levelsMap(l Levels) map[uint64]int64 {
 	out := map[uint64]int64{}
 	for k, id := range l.Stacks {
@@ -119,4 +131,49 @@ func shuffledSplit(rng *rand.Rand, samples []Sample) []Sample {
 	}
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
+}
+
+// TestEncodeLevels: the levels a store keeps beside a real snapshot's
+// block decode to the levels of its samples; a scrape of another type, or
+// over a window, has none; damaged levels are refused.
+func TestEncodeLevels(t *testing.T) {
+	d := NewDictionary()
+	at := time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+	for _, typ := range capturedTypes {
+		sampleType, judged := LeakSampleType(typ)
+		for _, p := range realProfiles(t, typ) {
+			_, samples, err := Intern(p, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &Scrape{Type: typ, Start: at, End: at, Profile: p}
+			b := EncodeScrapeLevels(s, samples)
+			if !judged {
+				if b != nil {
+					t.Fatalf("%s: levels of a type leaks are not judged on", typ)
+				}
+				continue
+			}
+			want := LevelsOf(Window{Start: at, End: at, Shape: shapeOf(p), Samples: samples}, sampleType)
+			got := Levels{Window: want.Window}
+			if err := DecodeLevels(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(want.Stacks) == 0 || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: decoded levels %v %v, want %v %v", typ, got.Stacks, got.Values, want.Stacks, want.Values)
+			}
+			for n := range len(b) {
+				if err := DecodeLevels(b[:n], &got); err == nil {
+					t.Fatalf("%s: levels cut to %d of %d bytes decoded", typ, n, len(b))
+				}
+			}
+			if err := DecodeLevels(append(slices.Clone(b), 0), &got); err == nil {
+				t.Fatalf("%s: levels with a byte more decoded", typ)
+			}
+			s.End = at.Add(time.Second)
+			if EncodeScrapeLevels(s, samples) != nil {
+				t.Fatalf("%s: levels of a scrape over a window", typ)
+			}
+		}
+	}
 }

@@ -437,7 +437,7 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
 	var windows []profseries.Window
-	err := ps.eachBlock(ctx, q, true, func(dec *blockDecoder, b storedBlock) error {
+	err := ps.eachBlock(ctx, q, "data", true, func(dec *blockDecoder, b storedBlock) error {
 		samples, err := dec.samples(b.series, b.resolution, b.data)
 		if err != nil {
 			return err
@@ -449,24 +449,8 @@ func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]pro
 	return windows, err
 }
 
-// Levels reads the blocks of q as Windows does, each reduced to its
-// levels of sampleType (see profseries.LevelsOf) without building its
-// samples; the windows have no request counts.
-func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleType string) ([]profseries.Levels, error) {
-	var out []profseries.Levels
-	err := ps.eachBlock(ctx, q, false, func(dec *blockDecoder, b storedBlock) error {
-		l := profseries.Levels{Window: b.w}
-		if err := dec.levels(b.series, b.resolution, b.data, &l, sampleType); err != nil {
-			return err
-		}
-		out = append(out, l)
-		return nil
-	})
-	return out, err
-}
-
 // A storedBlock is one block as eachBlock reads it: its series,
-// resolution and stored data, and its window without samples.
+// resolution and one stored column, and its window without samples.
 type storedBlock struct {
 	series, resolution int64
 	data               []byte
@@ -474,17 +458,22 @@ type storedBlock struct {
 }
 
 // eachBlock calls fn with every stored block of a series q's selector
-// chooses whose start is in [q.From, q.To), each series' in order of
-// time, and the decoder to decode it with (blocks before q.From that
-// later ones are coded against are read into it first); with requests,
-// the windows of scrapes carry their request counts.
-func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, requests bool, fn func(*blockDecoder, storedBlock) error) error {
+// chooses whose start is in [q.From, q.To), in order of time, the
+// block's column (data, or levels) read, and the decoder to decode its
+// data with: where column is data, the blocks before q.From that later
+// ones are coded against are read into it first. With requests, the
+// windows of scrapes carry their request counts.
+func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, column string, requests bool, fn func(*blockDecoder, storedBlock) error) error {
 	series, processes, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
 		return err
 	}
 	dec := ps.decoder(q.Type)
 	from := nanos(q.From)
+	readFrom := from
+	if column == "data" {
+		readFrom = dec.readFrom(from)
+	}
 	for part := range chunks(ids, 500) {
 		var counts map[scrapeKey]*profseries.Requests
 		if requests {
@@ -492,8 +481,8 @@ func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, requ
 				return err
 			}
 		}
-		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
-			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, dec.readFrom(from), nanos(q.To))
+		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, `+column+` FROM prof_blocks
+			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, readFrom, nanos(q.To))
 		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
 			var b storedBlock
 			var start, end, duration, processID, shapeID int64
