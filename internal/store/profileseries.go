@@ -482,7 +482,7 @@ func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, colu
 			}
 		}
 		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, `+column+` FROM prof_blocks
-			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, readFrom, nanos(q.To))
+			WHERE `+atResolutions+` AND start_time >= ? AND start_time < ? AND series_id IN `, part, readFrom, nanos(q.To))
 		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
 			var b storedBlock
 			var start, end, duration, processID, shapeID int64

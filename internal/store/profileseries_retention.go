@@ -47,6 +47,13 @@ const (
 	resolutionTenMinutes = int64(10 * time.Minute)
 )
 
+// atResolutions is the condition of a query of the blocks a series keeps
+// at its resolutions (not rollups) that starts in a range of time: each
+// resolution named, so that the blocks' key (series_id, resolution,
+// start_time, …) bounds the start time too, where "resolution >= 0" has
+// a read scan every block of the series and filter them by time.
+var atResolutions = fmt.Sprintf("resolution IN (0, %d, %d)", resolutionMinute, resolutionTenMinutes)
+
 // day is the span of one PostgreSQL partition.
 const day = int64(24 * time.Hour)
 

@@ -182,7 +182,7 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 		}
 		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, sp := range spans {
-			res, readFrom := `resolution >= 0`, dec.readFrom(sp.from)
+			res, readFrom := atResolutions, dec.readFrom(sp.from)
 			if sp.rollups {
 				res, readFrom = `resolution < 0`, sp.from
 			}
@@ -324,7 +324,7 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		groups := map[[2]int64]*group{}
 		var keys [][2]int64
 		rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT resolution, start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
-			WHERE series_id = ? AND resolution >= 0 AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, h, h+resolutionHour)
+			WHERE series_id = ? AND `+atResolutions+` AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, h, h+resolutionHour)
 		if err != nil {
 			return 0, err
 		}
