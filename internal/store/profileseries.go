@@ -43,8 +43,9 @@ type ProfileSeries struct {
 	// queue holds the Appends waiting for the writer (see Append).
 	queue appendQueue
 
-	seriesMu   sync.Mutex
-	seriesList *seriesList // see allSeries
+	seriesMu    sync.Mutex
+	seriesList  *seriesList  // see allSeries
+	processList *processList // see knownProcesses
 
 	merges merges // see mergeQuery
 }
@@ -541,7 +542,8 @@ func (ps *ProfileSeries) requests(ctx context.Context, series []uint64, q profse
 }
 
 // seriesOf checks q and returns the series it chooses (labels by id),
-// every process by id, and the series' ids in order.
+// every process by id (not to be changed: see knownProcesses), and the
+// series' ids in order.
 func (ps *ProfileSeries) seriesOf(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, map[int64]profseries.Process, []uint64, error) {
 	if err := q.Check(); err != nil {
 		return nil, nil, nil, err
@@ -550,7 +552,7 @@ func (ps *ProfileSeries) seriesOf(ctx context.Context, q profseries.Query) (map[
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	processes, err := ps.processes(ctx)
+	processes, err := ps.knownProcesses(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -632,6 +634,39 @@ func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabe
 	}
 	ps.seriesList = l
 	return l.byType, nil
+}
+
+// A processList is every stored process, by id, as of a collection epoch
+// and the newest process id: a process never changes, a new one has a
+// higher id, and removing one bumps the epoch (see collectSymbols).
+type processList struct {
+	epoch, newest int64
+	byID          map[int64]profseries.Process
+}
+
+// knownProcesses returns every stored process by id, as allSeries returns
+// the series: from memory while none was added or removed since they were
+// read, so that a page reading the blocks of each of a thousand targets
+// does not read every process a thousand times. Callers share the map and
+// must not change it.
+func (ps *ProfileSeries) knownProcesses(ctx context.Context) (map[int64]profseries.Process, error) {
+	var epoch int64
+	var newest sql.NullInt64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM prof_processes)`).Scan(&epoch, &newest); err != nil {
+		return nil, fmt.Errorf("read processes: %w", err)
+	}
+	ps.b.rowsRead.Add(1)
+	ps.seriesMu.Lock()
+	defer ps.seriesMu.Unlock()
+	if l := ps.processList; l != nil && l.epoch == epoch && l.newest == newest.Int64 {
+		return l.byID, nil
+	}
+	byID, err := ps.processes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps.processList = &processList{epoch: epoch, newest: newest.Int64, byID: byID}
+	return byID, nil
 }
 
 func (ps *ProfileSeries) shape(ctx context.Context, id int64) (profseries.Shape, error) {
