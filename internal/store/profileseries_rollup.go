@@ -132,7 +132,7 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
 // they are read (see mergeQuery).
 func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, series map[int64]profseries.Labels, ids []uint64) (profseries.Window, error) {
-	processes, err := ps.processes(ctx)
+	processes, err := ps.knownProcesses(ctx)
 	if err != nil {
 		return profseries.Window{}, err
 	}
