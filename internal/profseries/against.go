@@ -138,9 +138,7 @@ func (c *Codec) EncodeAgainst(samples []Sample, columns int, period int64, base 
 	}
 	w.columns(samples, columns, sms, preds)
 	head := []byte{blockZstdAgainst}
-	head = binary.LittleEndian.AppendUint64(head, sumOf(len(base), columns, func(i int) (uint64, uint64, func(int) int64) {
-		return base[i].Stack, base[i].Size, func(j int) int64 { return base[i].Values[j] }
-	}))
+	head = binary.LittleEndian.AppendUint64(head, sumOfSamples(base, columns))
 	out := c.enc.EncodeAll(w.b, head)
 	if len(out)-len(head) >= len(w.b) {
 		out = append(append(head[:0:0], head...), w.b...)
@@ -215,19 +213,24 @@ func pair(stacks, base []uint64, match []int) []int {
 	return match
 }
 
-// sumOf hashes n samples of k columns, each given as its stack, size and
-// values: what a block coded against another checks it was given.
-func sumOf(n, k int, sample func(i int) (stack, size uint64, value func(int) int64)) uint64 {
+// sum hashes d's samples (their stacks, sizes and values): what a block
+// coded against another checks it was given. It is FNV-1a over the
+// samples' count, the columns', then each sample's stack, size and
+// values as varints; a chained read sums every block it decodes, so the
+// varints are written into a buffer on the stack and hashed a few
+// kilobytes at a time.
+func (d *columns) sum() uint64 {
 	h := fnv.New64a()
-	var b []byte
-	b = binary.AppendUvarint(b, uint64(n))
-	b = binary.AppendUvarint(b, uint64(k))
-	for i := range n {
-		stack, size, value := sample(i)
+	var buf [4096 + (2+maxColumns)*binary.MaxVarintLen64]byte
+	b := buf[:0]
+	b = binary.AppendUvarint(b, uint64(d.n))
+	b = binary.AppendUvarint(b, uint64(d.columns))
+	values := d.values[:d.columns]
+	for i, stack := range d.stacks[:d.n] {
 		b = binary.AppendUvarint(b, stack)
-		b = binary.AppendUvarint(b, size)
-		for j := range k {
-			b = binary.AppendVarint(b, value(j))
+		b = binary.AppendUvarint(b, d.sizes[i])
+		for _, col := range values {
+			b = binary.AppendVarint(b, col[i])
 		}
 		if len(b) > 4096 {
 			h.Write(b)
@@ -238,10 +241,18 @@ func sumOf(n, k int, sample func(i int) (stack, size uint64, value func(int) int
 	return h.Sum64()
 }
 
-func (d *columns) sum() uint64 {
-	return sumOf(d.n, d.columns, func(i int) (uint64, uint64, func(int) int64) {
-		return d.stacks[i], d.sizes[i], func(j int) int64 { return d.values[j][i] }
-	})
+// sumOfSamples is the sum of samples, each of k values, laid out as a
+// decoded block.
+func sumOfSamples(samples []Sample, k int) uint64 {
+	var d columns
+	d.grow(len(samples), k)
+	for i, s := range samples {
+		d.stacks[i], d.sizes[i] = s.Stack, s.Size
+		for j := range k {
+			d.values[j][i] = s.Values[j]
+		}
+	}
+	return d.sum()
 }
 
 // against is the earlier block a block is decoded against, and the

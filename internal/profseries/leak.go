@@ -153,6 +153,9 @@ type SeriesReader interface {
 	// the series' blocks starting in [q.From, q.To) span, without
 	// decoding them.
 	ProcessSpans(ctx context.Context, q Query) ([]ProcessSpan, error)
+	// Levels reads the snapshots q chooses as Windows does, each
+	// reduced to its levels of sampleType (see LevelsOf).
+	Levels(ctx context.Context, q Query, sampleType string) ([]Levels, error)
 }
 
 // FindLeaks judges every goroutine, goroutineleak and heap series sel
@@ -168,14 +171,14 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 			return nil, err
 		}
 		for _, t := range targets {
-			ws, err := r.Windows(ctx, Query{Type: lt.Type, Selector: Exact(t), From: from, To: to})
+			snapshots, err := r.Levels(ctx, Query{Type: lt.Type, Selector: Exact(t), From: from, To: to}, lt.SampleType)
 			if err != nil {
 				return nil, err
 			}
-			if len(ws) == 0 {
+			if len(snapshots) == 0 {
 				continue
 			}
-			leaks, judged, err := Leaks(t, lt.Type, ws, r.Symbols(ctx), o)
+			leaks, judged, err := leaksOf(t, lt.Type, lt.SampleType, snapshots, r.Symbols(ctx), o)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", lt.Type, t, err)
 			}
@@ -205,38 +208,42 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 // Windows compacted from several snapshots (retention) hold their sum,
 // not a level: they are left out, and the LeakSeries says so.
 func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o LeakOptions) ([]Leak, LeakSeries, error) {
+	sampleType, ok := LeakSampleType(typ)
+	if !ok {
+		return nil, LeakSeries{Target: target, Type: typ, Snapshots: len(windows)}, fmt.Errorf("leaks: profile type %q has no level to judge", typ)
+	}
+	snapshots := make([]Levels, len(windows))
+	for i, w := range windows {
+		snapshots[i] = LevelsOf(w, sampleType)
+	}
+	return leaksOf(target, typ, sampleType, snapshots, src, o)
+}
+
+// leaksOf is Leaks on the snapshots' levels of sampleType, the type's
+// (see LeakSampleType).
+func leaksOf(target Labels, typ, sampleType string, snapshots []Levels, src SymbolSource, o LeakOptions) ([]Leak, LeakSeries, error) {
 	o = o.withDefaults()
-	js := LeakSeries{Target: target, Type: typ, Snapshots: len(windows)}
-	sampleType := ""
-	for _, lt := range LeakTypes {
-		if lt.Type == typ {
-			sampleType = lt.SampleType
-		}
-	}
-	if sampleType == "" {
-		return nil, js, fmt.Errorf("leaks: profile type %q has no level to judge", typ)
-	}
-	var snaps []Window
+	js := LeakSeries{Target: target, Type: typ, Snapshots: len(snapshots)}
+	var snaps []Levels
 	compacted := 0
-	for _, w := range windows {
+	for _, w := range snapshots {
 		if w.End.Equal(w.Start) {
 			snaps = append(snaps, w)
 		} else {
 			compacted++
 		}
 	}
-	slices.SortStableFunc(snaps, func(a, b Window) int { return a.Start.Compare(b.Start) })
+	slices.SortStableFunc(snaps, func(a, b Levels) int { return a.Start.Compare(b.Start) })
 	js.Compacted = compacted
 	type candidate struct {
 		stack uint64
-		seg   []Window
+		seg   []Levels
 		// points are the stack's levels, binned; tr their rank
 		// trend, fitted once the rise is found significant.
 		points []point
 		tr     Trend
 		first  int64
 		last   int64
-		col    int
 		unit   string
 	}
 	var cands []candidate
@@ -247,39 +254,29 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 			short += len(seg)
 			continue
 		}
-		col := slices.IndexFunc(seg[0].Shape.SampleTypes, func(v ValueType) bool { return v.Type == sampleType })
+		col := levelColumn(seg[0].Shape, sampleType)
 		if col < 0 {
 			return nil, js, fmt.Errorf("leaks: %s snapshots have no %s values", typ, sampleType)
 		}
 		unit := seg[0].Shape.SampleTypes[col].Unit
 		js.Judged += len(seg)
-		// Stacks present in the last snapshot: a level that went back to
-		// nothing did not leak.
-		levels := make([]map[uint64]int64, len(seg))
-		for i, w := range seg {
-			levels[i] = map[uint64]int64{}
+		for _, w := range seg {
 			if !w.Shape.Compatible(seg[0].Shape) {
 				return nil, js, fmt.Errorf("leaks: %s snapshots of one process have different sample types", typ)
 			}
-			for _, s := range w.Samples {
-				levels[i][s.Stack] += s.Values[col]
-			}
 		}
-		var stacks []uint64
-		for id, v := range levels[len(seg)-1] {
-			if v > 0 {
-				stacks = append(stacks, id)
-			}
-		}
-		slices.Sort(stacks)
+		// Stacks present in the last snapshot: a level that went back to
+		// nothing did not leak.
+		stacks, levels := stackLevels(seg)
 		js.Stacks += len(stacks)
-		for _, id := range stacks {
-			ps := make([]point, len(seg))
+		n := len(seg)
+		for k, id := range stacks {
+			ps := make([]point, n)
 			for i, w := range seg {
-				ps[i] = point{t: w.Start, v: float64(levels[i][id])}
+				ps[i] = point{t: w.Start, v: float64(levels[i*len(stacks)+k])}
 			}
 			ps = binMedians(ps, maxTrendPoints)
-			cands = append(cands, candidate{stack: id, seg: seg, points: ps, tr: rankTrend(ps), first: levels[0][id], last: levels[len(seg)-1][id], col: col, unit: unit})
+			cands = append(cands, candidate{stack: id, seg: seg, points: ps, tr: rankTrend(ps), first: levels[k], last: levels[(n-1)*len(stacks)+k], unit: unit})
 		}
 	}
 	js.Short = short
@@ -314,10 +311,41 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 	return leaks, js, nil
 }
 
+// stackLevels returns the stacks whose level in the last of snapshots is
+// above 0, in order, and every snapshot's level of each: the level of
+// stacks[k] in snapshots[i] is levels[i*len(stacks)+k] (0 where it has
+// none).
+func stackLevels(snapshots []Levels) (stacks []uint64, levels []int64) {
+	last := snapshots[len(snapshots)-1]
+	for k, id := range last.Stacks {
+		if last.Values[k] > 0 {
+			stacks = append(stacks, id)
+		}
+	}
+	levels = make([]int64, len(snapshots)*len(stacks))
+	for i, l := range snapshots {
+		row := levels[i*len(stacks) : (i+1)*len(stacks)]
+		// Both lists are ascending: walk them together.
+		k := 0
+		for j, id := range l.Stacks {
+			for k < len(stacks) && stacks[k] < id {
+				k++
+			}
+			if k == len(stacks) {
+				break
+			}
+			if stacks[k] == id {
+				row[k] = l.Values[j]
+			}
+		}
+	}
+	return stacks, levels
+}
+
 // byProcess splits snapshots, ordered by time, into runs of one process
 // each.
-func byProcess(ws []Window) [][]Window {
-	var out [][]Window
+func byProcess(ws []Levels) [][]Levels {
+	var out [][]Levels
 	for i := 0; i < len(ws); {
 		j := i + 1
 		for j < len(ws) && ws[j].Process() == ws[i].Process() {

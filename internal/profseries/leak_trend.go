@@ -178,10 +178,11 @@ func binMedians(ps []point, n int) []point {
 	}
 	t0, span := ps[0].t, ps[len(ps)-1].t.Sub(ps[0].t)
 	out := make([]point, 0, n)
+	var vs []float64 // one bin's values, reused
 	for i := 0; i < len(ps); {
 		k := int(int64(ps[i].t.Sub(t0)) * int64(n) / int64(span+1))
 		j := i
-		var vs []float64
+		vs = vs[:0]
 		for j < len(ps) && int(int64(ps[j].t.Sub(t0))*int64(n)/int64(span+1)) == k {
 			vs = append(vs, ps[j].v)
 			j++

@@ -43,8 +43,9 @@ type ProfileSeries struct {
 	// queue holds the Appends waiting for the writer (see Append).
 	queue appendQueue
 
-	seriesMu   sync.Mutex
-	seriesList *seriesList // see allSeries
+	seriesMu    sync.Mutex
+	seriesList  *seriesList  // see allSeries
+	processList *processList // see knownProcesses
 
 	merges merges // see mergeQuery
 }
@@ -436,50 +437,78 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // into windows are read as their windows, which start at a multiple of
 // their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
+	var windows []profseries.Window
+	err := ps.eachBlock(ctx, q, "data", true, func(dec *blockDecoder, b storedBlock) error {
+		samples, err := dec.samples(b.series, b.resolution, b.data)
+		if err != nil {
+			return err
+		}
+		b.w.Samples = samples
+		windows = append(windows, b.w)
+		return nil
+	})
+	return windows, err
+}
+
+// A storedBlock is one block as eachBlock reads it: its series,
+// resolution and one stored column, and its window without samples.
+type storedBlock struct {
+	series, resolution int64
+	data               []byte
+	w                  profseries.Window
+}
+
+// eachBlock calls fn with every stored block of a series q's selector
+// chooses whose start is in [q.From, q.To), in order of time, the
+// block's column (data, or levels) read, and the decoder to decode its
+// data with: where column is data, the blocks before q.From that later
+// ones are coded against are read into it first. With requests, the
+// windows of scrapes carry their request counts.
+func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, column string, requests bool, fn func(*blockDecoder, storedBlock) error) error {
 	series, processes, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var windows []profseries.Window
 	dec := ps.decoder(q.Type)
 	from := nanos(q.From)
+	readFrom := from
+	if column == "data" {
+		readFrom = dec.readFrom(from)
+	}
 	for part := range chunks(ids, 500) {
-		requests, err := ps.requests(ctx, part, q)
-		if err != nil {
-			return nil, err
+		var counts map[scrapeKey]*profseries.Requests
+		if requests {
+			if counts, err = ps.requests(ctx, part, q); err != nil {
+				return err
+			}
 		}
-		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
-			WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, dec.readFrom(from), nanos(q.To))
+		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, `+column+` FROM prof_blocks
+			WHERE `+atResolutions+` AND start_time >= ? AND start_time < ? AND series_id IN `, part, readFrom, nanos(q.To))
 		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
-			var seriesID, resolution, start, end, duration, processID, shapeID int64
-			var data []byte
-			if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+			var b storedBlock
+			var start, end, duration, processID, shapeID int64
+			if err := rows.Scan(&b.series, &b.resolution, &start, &end, &duration, &processID, &shapeID, &b.data); err != nil {
 				return err
 			}
 			if start < from {
-				return dec.skip(seriesID, resolution, data)
-			}
-			samples, err := dec.samples(seriesID, resolution, data)
-			if err != nil {
-				return err
+				return dec.skip(b.series, b.resolution, b.data)
 			}
 			shape, err := ps.shape(ctx, shapeID)
 			if err != nil {
 				return err
 			}
-			w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape, Samples: samples,
-				Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
-			if resolution == 0 {
-				w.Requests = requests[scrapeKey{seriesID, start, processID}]
+			b.w = profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
+				Processes: []profseries.TargetProcess{{Target: series[b.series], Process: processes[processID]}}}
+			if b.resolution == 0 {
+				b.w.Requests = counts[scrapeKey{b.series, start, processID}]
 			}
-			windows = append(windows, w)
-			return nil
+			return fn(dec, b)
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read profile blocks: %w", err)
+			return fmt.Errorf("read profile blocks: %w", err)
 		}
 	}
-	return windows, nil
+	return nil
 }
 
 // A scrapeKey names one scrape of a series as stored at full resolution.
@@ -513,7 +542,8 @@ func (ps *ProfileSeries) requests(ctx context.Context, series []uint64, q profse
 }
 
 // seriesOf checks q and returns the series it chooses (labels by id),
-// every process by id, and the series' ids in order.
+// every process by id (not to be changed: see knownProcesses), and the
+// series' ids in order.
 func (ps *ProfileSeries) seriesOf(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, map[int64]profseries.Process, []uint64, error) {
 	if err := q.Check(); err != nil {
 		return nil, nil, nil, err
@@ -522,7 +552,7 @@ func (ps *ProfileSeries) seriesOf(ctx context.Context, q profseries.Query) (map[
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	processes, err := ps.processes(ctx)
+	processes, err := ps.knownProcesses(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -604,6 +634,39 @@ func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabe
 	}
 	ps.seriesList = l
 	return l.byType, nil
+}
+
+// A processList is every stored process, by id, as of a collection epoch
+// and the newest process id: a process never changes, a new one has a
+// higher id, and removing one bumps the epoch (see collectSymbols).
+type processList struct {
+	epoch, newest int64
+	byID          map[int64]profseries.Process
+}
+
+// knownProcesses returns every stored process by id, as allSeries returns
+// the series: from memory while none was added or removed since they were
+// read, so that a page reading the blocks of each of a thousand targets
+// does not read every process a thousand times. Callers share the map and
+// must not change it.
+func (ps *ProfileSeries) knownProcesses(ctx context.Context) (map[int64]profseries.Process, error) {
+	var epoch int64
+	var newest sql.NullInt64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM prof_processes)`).Scan(&epoch, &newest); err != nil {
+		return nil, fmt.Errorf("read processes: %w", err)
+	}
+	ps.b.rowsRead.Add(1)
+	ps.seriesMu.Lock()
+	defer ps.seriesMu.Unlock()
+	if l := ps.processList; l != nil && l.epoch == epoch && l.newest == newest.Int64 {
+		return l.byID, nil
+	}
+	byID, err := ps.processes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps.processList = &processList{epoch: epoch, newest: newest.Int64, byID: byID}
+	return byID, nil
 }
 
 func (ps *ProfileSeries) shape(ctx context.Context, id int64) (profseries.Shape, error) {

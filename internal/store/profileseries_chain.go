@@ -38,6 +38,15 @@ func (d *blockDecoder) samples(series, resolution int64, data []byte) ([]profser
 	return d.c.Decode(data)
 }
 
+// levels decodes a block of series at resolution into l's levels of
+// sampleType.
+func (d *blockDecoder) levels(series, resolution int64, data []byte, l *profseries.Levels, sampleType string) error {
+	if ch := d.chain(series, resolution); ch != nil {
+		return ch.Levels(d.c, data, l, sampleType)
+	}
+	return d.c.Levels(data, l, sampleType)
+}
+
 // add adds a block of series at resolution, whose window is w, to m.
 func (d *blockDecoder) add(m *profseries.Merger, series, resolution int64, w profseries.Window, data []byte) error {
 	if ch := d.chain(series, resolution); ch != nil {

@@ -374,7 +374,7 @@ func (ps *ProfileSeries) ProcessSpans(ctx context.Context, q profseries.Query) (
 	if lo > from {
 		for part := range chunks(ids, 500) {
 			sq, args := inList(`SELECT series_id, process_id, MIN(start_time), MAX(end_time) FROM prof_blocks
-				WHERE resolution >= 0 AND start_time >= ? AND start_time < ? AND series_id IN `, part, from, min(lo, to))
+				WHERE `+atResolutions+` AND start_time >= ? AND start_time < ? AND series_id IN `, part, from, min(lo, to))
 			err := ps.b.each(ctx, sq+` GROUP BY series_id, process_id`, args, func(rows *sql.Rows) error {
 				var seriesID, processID, first, last int64
 				if err := rows.Scan(&seriesID, &processID, &first, &last); err != nil {

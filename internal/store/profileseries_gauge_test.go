@@ -367,8 +367,10 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		`ALTER TABLE prof_series DROP COLUMN recorded_from`,
 		// The migrations after 10 go too; the stacks' callers (migration
 		// 11), which the scrapes just stored refer to, are set aside and
-		// put back once the migrations have run again.
+		// put back once the migrations have run again; the snapshots'
+		// levels (migration 12) are dropped.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
+		`ALTER TABLE prof_blocks DROP COLUMN levels`,
 		`DELETE FROM schema_version WHERE version >= 10`,
 	} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {

@@ -47,6 +47,13 @@ const (
 	resolutionTenMinutes = int64(10 * time.Minute)
 )
 
+// atResolutions is the condition of a query of the blocks a series keeps
+// at its resolutions (not rollups) that starts in a range of time: each
+// resolution named, so that the blocks' key (series_id, resolution,
+// start_time, …) bounds the start time too, where "resolution >= 0" has
+// a read scan every block of the series and filter them by time.
+var atResolutions = fmt.Sprintf("resolution IN (0, %d, %d)", resolutionMinute, resolutionTenMinutes)
+
 // day is the span of one PostgreSQL partition.
 const day = int64(24 * time.Hour)
 
@@ -239,7 +246,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		if err != nil {
 			return 0, err
 		}
-		if err := ps.insertMerged(ctx, tx, hourKey{series, k.window, k.process, k.shape}, to, m, g.raw); err != nil {
+		if err := ps.insertMerged(ctx, tx, typ, hourKey{series, k.window, k.process, k.shape}, to, m, g.raw); err != nil {
 			return 0, fmt.Errorf("insert window: %w", err)
 		}
 	}
@@ -538,13 +545,18 @@ func (ps *ProfileSeries) collectUnreferenced(ctx context.Context, tx *sql.Tx) er
 	return sweep("prof_mappings", maps)
 }
 
-// storedBytes is the size of what profile series store: blocks and
-// symbols, as the bytes of their data; the budget is counted in these.
+// storedBytes is the size of what profile series store: blocks (with the
+// levels kept beside snapshots) and symbols, as the bytes of their data;
+// the budget is counted in these.
 func (ps *ProfileSeries) storedBytes(ctx context.Context) (int64, error) {
 	var total int64
 	for _, t := range append(slices.Clone(symbolTables[:]), "prof_blocks") {
+		size := `LENGTH(data)`
+		if t == "prof_blocks" {
+			size += ` + COALESCE(LENGTH(levels), 0)` // the levels kept beside snapshots
+		}
 		var n sql.NullInt64
-		if err := ps.b.db.QueryRowContext(ctx, ps.lengthFn(`SELECT SUM(LENGTH(data)) FROM `+t)).Scan(&n); err != nil {
+		if err := ps.b.db.QueryRowContext(ctx, ps.lengthFn(`SELECT SUM(`+size+`) FROM `+t)).Scan(&n); err != nil {
 			return 0, err
 		}
 		total += n.Int64

@@ -132,7 +132,7 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
 // they are read (see mergeQuery).
 func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, series map[int64]profseries.Labels, ids []uint64) (profseries.Window, error) {
-	processes, err := ps.processes(ctx)
+	processes, err := ps.knownProcesses(ctx)
 	if err != nil {
 		return profseries.Window{}, err
 	}
@@ -182,7 +182,7 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 		}
 		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, sp := range spans {
-			res, readFrom := `resolution >= 0`, dec.readFrom(sp.from)
+			res, readFrom := atResolutions, dec.readFrom(sp.from)
 			if sp.rollups {
 				res, readFrom = `resolution < 0`, sp.from
 			}
@@ -324,7 +324,7 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		groups := map[[2]int64]*group{}
 		var keys [][2]int64
 		rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT resolution, start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
-			WHERE series_id = ? AND resolution >= 0 AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, h, h+resolutionHour)
+			WHERE series_id = ? AND `+atResolutions+` AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, h, h+resolutionHour)
 		if err != nil {
 			return 0, err
 		}
@@ -364,7 +364,7 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 			if err != nil {
 				return 0, err
 			}
-			if err := ps.insertMerged(ctx, tx, hourKey{series, g.start, k[0], k[1]}, resolutionRollup, w, g.raw); err != nil {
+			if err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, resolutionRollup, w, g.raw); err != nil {
 				return 0, fmt.Errorf("insert rollup: %w", err)
 			}
 			n++
@@ -380,16 +380,24 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 	return n, tx.Commit()
 }
 
-// insertMerged stores the merged window w as the block k names at resolution res, raw the raw bytes it merged.
-func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, k hourKey, res int64, w profseries.Window, raw int64) error {
+// insertMerged stores the merged window w of a series of profile type
+// typ as the block k names at resolution res, raw the raw bytes it
+// merged; with its levels where it is one snapshot (see Levels).
+func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ string, k hourKey, res int64, w profseries.Window, raw int64) error {
+	var levels any // NULL where none are kept
+	read := w
+	read.Start = fromNanos(k.hour) // the window as a read finds it
+	if l := profseries.EncodeLevels(typ, read); l != nil {
+		levels = l
+	}
 	block, err := ps.codec().Encode(w.Samples, len(w.Shape.SampleTypes), w.Shape.Period)
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
-		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block)
+		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block, levels)
 	return err
 }
 

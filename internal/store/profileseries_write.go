@@ -162,7 +162,7 @@ func (ps *ProfileSeries) appendTx(ctx context.Context, rs []*appendReq) error {
 }
 
 // appendScrape writes one scrape in tx: its series, process, symbols and
-// block.
+// block, and a snapshot's levels beside it (see Levels).
 func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profseries.Scrape) error {
 	seriesID, err := ps.seriesID(ctx, tx, s.Target, s.Type)
 	if err != nil {
@@ -191,10 +191,14 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 	if err != nil {
 		return err
 	}
+	var levels any // NULL where none are kept
+	if l := profseries.EncodeScrapeLevels(s, samples); l != nil {
+		levels = l
+	}
 	res, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
-		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data)
-		VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-		seriesID, start, nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block)
+		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels)
+		VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+		seriesID, start, nanos(s.End), int64(s.End.Sub(s.Start)), processID, int64(shapeID), len(samples), s.RawBytes, block, levels)
 	if err != nil {
 		return fmt.Errorf("insert block: %w", err)
 	}

@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12}
 }
 
 const migration1 = `
@@ -322,6 +322,13 @@ CREATE INDEX prof_gauges_start ON prof_gauges (start_time)
 // stacks stored as a node refer to.
 const migration11 = `
 CREATE TABLE prof_callers (id {id}, hash BIGINT NOT NULL UNIQUE, data {blob} NOT NULL)
+`
+
+// migration12 keeps beside each block of a snapshot of a type leaks are
+// judged on the snapshot's levels (see profileseries_levels.go), NULL for
+// the blocks stored before and for every other block.
+const migration12 = `
+ALTER TABLE prof_blocks ADD COLUMN levels {blob}
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// TestLevelsAsWindows checks, on both engines and on committed real
+// goroutine and heap scrapes, that the leaks of a store judged from the
+// levels of its snapshots (Levels, what FindLeaks reads) are the leaks
+// judged from its decoded windows, report for report; and below them,
+// that each snapshot's levels, kept beside its block or decoded from it,
+// are the sums by stack of its decoded samples. The scrapes are stored as
+// a scraper stores them (each coded against the one before), one target
+// restarting halfway; a few stacks grow, so that leaks are named; the
+// ranges start within a span of chained blocks and cross into the next.
+// It checks again with the levels of the first scrapes missing (as in a
+// store made before they were kept), and after compaction merged the
+// first half hour into windows of a minute.
+func TestLevelsAsWindows(t *testing.T) {
+	for _, e := range []struct {
+		name string
+		open func(testing.TB) (*DB, string)
+	}{{"SQLite", openTestSQLite}, {"PostgreSQL", openTestPostgres}} {
+		t.Run(e.name, func(t *testing.T) {
+			s, _ := e.open(t)
+			testLevelsAsWindows(t, s)
+		})
+	}
+}
+
+func testLevelsAsWindows(t *testing.T, s *DB) {
+	ctx := context.Background()
+	start := profEpoch.Add(45 * time.Minute)
+	const snapshots = 180
+	for _, typ := range []string{profseries.Goroutine, profseries.Heap} {
+		ps := leftpadProfiles(t, typ)
+		for i := range snapshots {
+			for j, target := range []profseries.Labels{apiTarget, webTarget} {
+				p := ps[(i+j)%len(ps)].Copy()
+				growLevels(p, typ, i)
+				sc := scrapeAt(target, typ, p, start.Add(time.Duration(i)*10*time.Second))
+				sc.End = sc.Start // a snapshot
+				if j == 1 && i >= snapshots/2 {
+					sc.Process.Generation = 2
+				}
+				if err := s.Append(ctx, sc); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	end := start.Add(snapshots * 10 * time.Second)
+	ranges := [][2]time.Time{{start, end}, {start.Add(7*time.Minute + 5*time.Second), end}, {start.Add(20 * time.Minute), end.Add(-3 * time.Minute)}}
+	found := map[string]int{}
+	check := func(when string) {
+		t.Helper()
+		for _, r := range ranges {
+			for _, l := range leaksAsWindows(t, s, r[0], r[1], when) {
+				found[when+" "+l.Type]++
+			}
+		}
+	}
+	check("kept")
+	if _, err := s.b.db.ExecContext(ctx, s.b.q(`UPDATE prof_blocks SET levels = NULL WHERE start_time < ?`), nanos(start.Add(10*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	check("partly kept")
+	s.Retention = Retention{Raw: 24 * time.Hour, Minute: 48 * time.Hour, TenMinutes: 72 * time.Hour}
+	if _, err := s.ApplyRetention(ctx, start.Add(30*time.Minute+24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted")
+	for _, when := range []string{"kept", "partly kept", "compacted"} {
+		if found[when+" "+profseries.Goroutine] == 0 || found[when+" "+profseries.Heap] == 0 {
+			t.Errorf("leaks named by type: %v, want goroutine and heap leaks in each store", found)
+		}
+	}
+}
+
+// leaksAsWindows checks FindLeaks on s over [from, to) against Leaks of
+// the decoded windows, and the levels it reads against the windows'
+// samples; it returns the leaks.
+func leaksAsWindows(t *testing.T, s *DB, from, to time.Time, when string) []profseries.Leak {
+	t.Helper()
+	ctx := context.Background()
+	got, err := profseries.FindLeaks(ctx, s, profseries.Selector{}, from, to, profseries.LeakOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &profseries.LeakReport{Selector: got.Selector, From: from, To: to, Alpha: got.Alpha, MinGoroutines: got.MinGoroutines,
+		MinBytes: got.MinBytes, MinPoints: got.MinPoints, MinSpan: got.MinSpan, Leaks: []profseries.Leak{}, Judged: []profseries.LeakSeries{}}
+	for _, lt := range profseries.LeakTypes {
+		targets, err := s.SeriesLabels(ctx, lt.Type, profseries.Selector{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range targets {
+			q := profseries.Query{Type: lt.Type, Selector: profseries.Exact(target), From: from, To: to}
+			ws, err := s.Windows(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLevels(t, s, q, lt.SampleType, ws, when)
+			if len(ws) == 0 {
+				continue
+			}
+			leaks, judged, err := profseries.Leaks(target, lt.Type, ws, s.Symbols(ctx), profseries.LeakOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Leaks = append(want.Leaks, leaks...)
+			want.Judged = append(want.Judged, judged)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s, %s to %s: the leaks of the levels are not those of the windows:\n got %+v\nwant %+v", when, from, to, got, want)
+	}
+	return got.Leaks
+}
+
+// growLevels makes the i-th snapshot of p's growing stacks hold more:
+// the first stack of a goroutine profile one more goroutine each time,
+// the first and last stack of a heap profile 2 MiB more in use.
+func growLevels(p *profile.Profile, typ string, i int) {
+	slices.SortStableFunc(p.Sample, func(a, b *profile.Sample) int { return len(a.Location) - len(b.Location) })
+	switch typ {
+	case profseries.Goroutine:
+		p.Sample[0].Value[0] += int64(i)
+	case profseries.Heap:
+		for _, s := range []*profile.Sample{p.Sample[0], p.Sample[len(p.Sample)-1]} {
+			s.Value[2] += int64(i) * 64
+			s.Value[3] += int64(i) << 21
+		}
+	}
+}
+
+// checkLevels checks that the levels Levels reads for q, and those
+// decoded from the blocks, are the sums by stack of the samples of ws,
+// the windows Windows read for it, where a sum is not 0; and that a
+// window that is not a snapshot has none.
+func checkLevels(t *testing.T, s *DB, q profseries.Query, sampleType string, ws []profseries.Window, when string) {
+	t.Helper()
+	ls, err := s.Levels(context.Background(), q, sampleType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := s.decodedLevels(context.Background(), q, sampleType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ls, decoded) {
+		t.Fatalf("%s, %s: the levels read are not those decoded", when, q.Type)
+	}
+	if len(ls) != len(ws) {
+		t.Fatalf("%s, %s: %d levels, %d windows", when, q.Type, len(ls), len(ws))
+	}
+	for i, w := range ws {
+		l := ls[i]
+		want := map[uint64]int64{}
+		if w.End.Equal(w.Start) {
+			col := slices.IndexFunc(w.Shape.SampleTypes, func(v profseries.ValueType) bool { return v.Type == sampleType })
+			for _, smp := range w.Samples {
+				want[smp.Stack] += smp.Values[col]
+			}
+			for id, v := range want {
+				if v == 0 {
+					delete(want, id)
+				}
+			}
+		}
+		got := map[uint64]int64{}
+		for k, id := range l.Stacks {
+			got[id] = l.Values[k]
+		}
+		if !slices.IsSorted(l.Stacks) || len(got) != len(l.Stacks) || len(l.Values) != len(l.Stacks) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s, %s at %s: levels %v %v, want the sums %v", when, q.Type, w.Start, l.Stacks, l.Values, want)
+		}
+		w.Samples, w.Requests = nil, nil
+		if !reflect.DeepEqual(l.Window, w) {
+			t.Fatalf("%s, %s: window of the levels %+v, want %+v", when, q.Type, l.Window, w)
+		}
+	}
+}
