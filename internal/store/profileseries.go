@@ -585,12 +585,31 @@ func (ps *ProfileSeries) matchingSeries(ctx context.Context, q profseries.Query)
 	return out, nil
 }
 
-// A seriesList is every stored series, by type, as of a collection epoch
-// and the newest series id: a series' labels never change, a new one has
-// a higher id, and removing one bumps the epoch (see collectSymbols).
+// A listState says whether a list of a table's rows kept in memory
+// (series, processes) still holds every row: its rows never change, a new
+// one has a higher id, and removing any bumps the collection epoch (see
+// collectSymbols). Ids are given in order but, with writers in several
+// processes (scrapers sharing a PostgreSQL), not committed in order: a row
+// can appear below the newest id seen, which the count of rows shows.
+type listState struct{ epoch, newest, count int64 }
+
+// listState reads table's state (one row read).
+func (ps *ProfileSeries) listState(ctx context.Context, table string) (listState, error) {
+	var st listState
+	var newest sql.NullInt64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM `+table+`), (SELECT COUNT(*) FROM `+table+`)`).Scan(&st.epoch, &newest, &st.count); err != nil {
+		return listState{}, fmt.Errorf("read the state of %s: %w", table, err)
+	}
+	ps.b.rowsRead.Add(1)
+	st.newest = newest.Int64
+	return st, nil
+}
+
+// A seriesList is every stored series, by type, and the state of
+// prof_series they were read in.
 type seriesList struct {
-	epoch, newest int64
-	byType        map[string][]seriesLabels
+	state  listState
+	byType map[string][]seriesLabels
 }
 
 type seriesLabels struct {
@@ -603,19 +622,19 @@ type seriesLabels struct {
 // page asking for each of a thousand targets' series does not read and
 // parse every series a thousand times.
 func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabels, error) {
-	var epoch int64
-	var newest sql.NullInt64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM prof_series)`).Scan(&epoch, &newest); err != nil {
+	st, err := ps.listState(ctx, "prof_series")
+	if err != nil {
 		return nil, err
 	}
-	ps.b.rowsRead.Add(1)
 	ps.seriesMu.Lock()
 	defer ps.seriesMu.Unlock()
-	if l := ps.seriesList; l != nil && l.epoch == epoch && l.newest == newest.Int64 {
+	if l := ps.seriesList; l != nil && l.state == st {
 		return l.byType, nil
 	}
-	l := &seriesList{epoch: epoch, newest: newest.Int64, byType: map[string][]seriesLabels{}}
-	err := ps.b.each(ctx, `SELECT id, labels, type FROM prof_series WHERE id <= ?`, []any{newest.Int64}, func(rows *sql.Rows) error {
+	// The state kept is that of the rows read: a row added since st
+	// was read makes it newer than st, and the next call reads again.
+	l := &seriesList{state: listState{epoch: st.epoch}, byType: map[string][]seriesLabels{}}
+	err = ps.b.each(ctx, `SELECT id, labels, type FROM prof_series`, nil, func(rows *sql.Rows) error {
 		var s seriesLabels
 		var key, typ string
 		if err := rows.Scan(&s.id, &key, &typ); err != nil {
@@ -627,6 +646,7 @@ func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabe
 		}
 		s.labels = ls
 		l.byType[typ] = append(l.byType[typ], s)
+		l.state.newest, l.state.count = max(l.state.newest, s.id), l.state.count+1
 		return nil
 	})
 	if err != nil {
@@ -636,12 +656,11 @@ func (ps *ProfileSeries) allSeries(ctx context.Context) (map[string][]seriesLabe
 	return l.byType, nil
 }
 
-// A processList is every stored process, by id, as of a collection epoch
-// and the newest process id: a process never changes, a new one has a
-// higher id, and removing one bumps the epoch (see collectSymbols).
+// A processList is every stored process, by id, and the state of
+// prof_processes they were read in.
 type processList struct {
-	epoch, newest int64
-	byID          map[int64]profseries.Process
+	state listState
+	byID  map[int64]profseries.Process
 }
 
 // knownProcesses returns every stored process by id, as allSeries returns
@@ -650,22 +669,24 @@ type processList struct {
 // does not read every process a thousand times. Callers share the map and
 // must not change it.
 func (ps *ProfileSeries) knownProcesses(ctx context.Context) (map[int64]profseries.Process, error) {
-	var epoch int64
-	var newest sql.NullInt64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM prof_processes)`).Scan(&epoch, &newest); err != nil {
-		return nil, fmt.Errorf("read processes: %w", err)
+	st, err := ps.listState(ctx, "prof_processes")
+	if err != nil {
+		return nil, err
 	}
-	ps.b.rowsRead.Add(1)
 	ps.seriesMu.Lock()
 	defer ps.seriesMu.Unlock()
-	if l := ps.processList; l != nil && l.epoch == epoch && l.newest == newest.Int64 {
+	if l := ps.processList; l != nil && l.state == st {
 		return l.byID, nil
 	}
 	byID, err := ps.processes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ps.processList = &processList{epoch: epoch, newest: newest.Int64, byID: byID}
+	l := &processList{state: listState{epoch: st.epoch, count: int64(len(byID))}, byID: byID}
+	for id := range byID {
+		l.state.newest = max(l.state.newest, id)
+	}
+	ps.processList = l
 	return byID, nil
 }
 
