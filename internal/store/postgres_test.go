@@ -27,6 +27,13 @@ func openTestPostgres(t testing.TB) (*DB, string) {
 	return s, dsn
 }
 
+// testEngines are the engines a test of both runs on, each with how to
+// open a fresh store on it.
+var testEngines = []struct {
+	name string
+	open func(testing.TB) (*DB, string)
+}{{"SQLite", openTestSQLite}, {"PostgreSQL", openTestPostgres}}
+
 func TestPostgresStore(t *testing.T) {
 	s, _ := openTestPostgres(t)
 	runStoreSuite(t, s)

@@ -26,10 +26,7 @@ import (
 // before the records existed opens, answers the same by decoding, and
 // records what is stored after.
 func TestRecordedScrapes(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		open func(testing.TB) (*DB, string)
-	}{{"SQLite", openTestSQLite}, {"PostgreSQL", openTestPostgres}} {
+	for _, e := range testEngines {
 		t.Run(e.name, func(t *testing.T) {
 			s, _ := e.open(t)
 			testRecordedScrapes(t, s)

@@ -25,10 +25,7 @@ import (
 // store made before they were kept), and after compaction merged the
 // first half hour into windows of a minute.
 func TestLevelsAsWindows(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		open func(testing.TB) (*DB, string)
-	}{{"SQLite", openTestSQLite}, {"PostgreSQL", openTestPostgres}} {
+	for _, e := range testEngines {
 		t.Run(e.name, func(t *testing.T) {
 			s, _ := e.open(t)
 			testLevelsAsWindows(t, s)

@@ -12,10 +12,7 @@ import (
 // ids, as two writers sharing a PostgreSQL commit them: a row whose id is
 // below the newest already read is still seen, on each engine.
 func TestKeptListsSeeRowsCommittedLate(t *testing.T) {
-	for _, e := range []struct {
-		name string
-		open func(testing.TB) (*DB, string)
-	}{{"SQLite", openTestSQLite}, {"PostgreSQL", openTestPostgres}} {
+	for _, e := range testEngines {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
 			s, _ := e.open(t)
