@@ -38,8 +38,9 @@ auto says which was used) also counts each benchmark's instructions/op under
 valgrind on both sides, and decides on the exact measures, which the load of
 a shared CI runner cannot change:
   - instructions/op regresses when it grows by more than 1% (one count per
-    side, and two more of a count that moved: the median of three decides;
-    repeated counts agree within about 0.3%);
+    side, and two more of a count that moved, over four times the
+    operations: the median of three decides; repeated counts agree within
+    about 0.3%);
   - allocs/op and B/op regress on any increase when every sample of each side
     is the same number (otherwise, as for parallel benchmarks, by the test
     below);

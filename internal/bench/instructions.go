@@ -55,7 +55,8 @@ type InstructionOptions struct {
 	// while counting (its work depends on timing), so every allocation
 	// stays in memory until the run ends. Default 2 GiB.
 	MaxAlloc int64
-	// Timeout bounds one run under valgrind. Default 3 minutes.
+	// Timeout bounds one run under valgrind. Default
+	// DefaultCountTimeout.
 	Timeout time.Duration
 	// TimingLimit is the share of an operation's instructions that
 	// thread hand-offs during its blocking system calls may add (see
@@ -68,19 +69,29 @@ type InstructionOptions struct {
 
 func (o InstructionOptions) withDefaults() InstructionOptions {
 	if o.Target <= 0 {
-		o.Target = 200_000_000
+		o.Target = DefaultCountTarget
 	}
 	if o.MaxAlloc <= 0 {
 		o.MaxAlloc = 2 << 30
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 3 * time.Minute
+		o.Timeout = DefaultCountTimeout
 	}
 	if o.TimingLimit <= 0 {
 		o.TimingLimit = 0.0025
 	}
 	return o
 }
+
+// DefaultCountTarget is the instructions the operations of a count
+// execute in all unless InstructionOptions.Target says otherwise: enough
+// that what a run's one-time work varies by (tens of thousands of
+// instructions) is a few ten-thousandths of them.
+const DefaultCountTarget = 200_000_000
+
+// DefaultCountTimeout bounds one run of a count under valgrind unless
+// InstructionOptions.Timeout says otherwise.
+const DefaultCountTimeout = 3 * time.Minute
 
 // HandoffInstructions bounds what one blocking system call of a counted
 // run can add to the count when, during the call, the runtime's monitor

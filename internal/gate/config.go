@@ -103,14 +103,22 @@ const (
 	// threshold, and every count costs seconds under valgrind.
 	DefaultCountReps = 1
 	// RecountReps is how many more times a count that moved is counted
-	// on both sides before it decides (Measure): twice, so that the
-	// median of three decides and explains it. Code whose instructions
-	// depend on timing (network I/O, goroutines waiting on each other)
-	// shows it by counts that disagree, and is then too noisy to gate;
-	// code that does not still sees the runtime's scheduler add a few
-	// thousand instructions to one run now and then, which the median
-	// leaves out.
-	RecountReps = 2
+	// on both sides before it decides (Measure), each over RecountScale
+	// times the operations: the median of the three counts decides and
+	// explains it. Code whose instructions depend on timing (network
+	// I/O, goroutines waiting on each other) shows it by counts that
+	// disagree, and is then too noisy to gate. Code that does not still
+	// sees the runtime add some ten to a hundred thousand instructions to
+	// a run on a timing of its own (the background scavenger releasing
+	// pages that later allocations search for again, stacks shrunk or
+	// not by testing's collection before the operations): the same
+	// amount whatever the operations, so a count over four times as many
+	// carries a quarter of it per operation, and the median leaves out
+	// a run it hit hardest. Measured on a benchmark of 280,000
+	// instructions an operation, quiet: four counts over 714 operations
+	// spread over 248 instructions an operation, four over 2,856 over 60.
+	RecountReps  = 2
+	RecountScale = 4
 )
 
 // Measures of Config.Measure.

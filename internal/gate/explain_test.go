@@ -96,9 +96,10 @@ func (r mixRepo) commitSource(file, src, msg string) {
 // operations, a thread started while a system call blocks: ten to a
 // hundred thousand instructions in some runs and not in others, which a
 // count of about 200 million instructions spreads over some 700
-// operations. A count that moved is counted three times a side, and the
-// median count is judged and explained, which leaves one disturbed run
-// out. With one count a side
+// operations. A count that moved is counted twice more a side, over
+// four times the operations, and the median count is judged and
+// explained: a quarter of that noise an operation, and one disturbed run
+// left out. With one count a side
 // (callgrind without the system monitor's thread), hot held 99.11% to
 // 100.88% of the total delta in 30 shares (bench/explain/run.sh: 11 of
 // 15 within 0.5% quiet, 13 of 15 beside two burners); counted whole by

@@ -80,8 +80,17 @@ func Measure(ctx context.Context, opts bench.GateOptions, cfg Config, extending 
 		if len(again) > 0 {
 			// One pass per count: each pass adds one result per
 			// benchmark, so the decision's median is the counts'.
+			recount := opts.Instructions
+			if recount.Target <= 0 {
+				recount.Target = bench.DefaultCountTarget
+			}
+			recount.Target *= RecountScale
+			if recount.Timeout <= 0 {
+				recount.Timeout = bench.DefaultCountTimeout
+			}
+			recount.Timeout *= RecountScale
 			for range RecountReps {
-				if err := g.Count(ctx, 1, opts.Instructions, func(pkg, name string) bool { return again[key{pkg, name}] }); err != nil {
+				if err := g.Count(ctx, 1, recount, func(pkg, name string) bool { return again[key{pkg, name}] }); err != nil {
 					return nil, run, err
 				}
 			}
