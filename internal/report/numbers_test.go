@@ -80,6 +80,7 @@ var numberFormattingAllowed = map[string]string{
 
 	// SQL: PostgreSQL partitions of profile series, one per day.
 	"internal/store/profileseries_retention.go:partitionName":                 "a partition's table name",
+	"internal/store/profileseries_retention.go:(package level)":               "the resolutions a query of blocks names, in SQL",
 	"internal/store/profileseries_retention.go:ProfileSeries.ensurePartition": "a partition's bounds",
 }
 
