@@ -13,11 +13,7 @@ import (
 func TestCumSharesAsFunctions(t *testing.T) {
 	c, d := NewCodec(), NewDictionary()
 	for _, typ := range capturedTypes {
-		var ws []Window
-		for _, p := range realProfiles(t, typ) {
-			w, _ := window(t, c, d, p)
-			ws = append(ws, w)
-		}
+		ws := realWindows(t, c, d, typ)
 		ids := StackIDs(ws...)
 		sy, err := Resolve(d, ids)
 		if err != nil {

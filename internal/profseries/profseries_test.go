@@ -384,6 +384,17 @@ func TestBlockSizesExtreme(t *testing.T) {
 	}
 }
 
+// realWindows is each committed real scrape of typ as one window.
+func realWindows(t *testing.T, c *Codec, d *Dictionary, typ string) []Window {
+	t.Helper()
+	var ws []Window
+	for _, p := range realProfiles(t, typ) {
+		w, _ := window(t, c, d, p)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
 // TestFunctionSeriesAsProfiles: every point of a function series is what
 // ranking the functions of the step's merged profile gives (the profile
 // built and profiles.Functions run on it), for the top functions of every
@@ -392,11 +403,7 @@ func TestBlockSizesExtreme(t *testing.T) {
 func TestFunctionSeriesAsProfiles(t *testing.T) {
 	c, d := NewCodec(), NewDictionary()
 	for _, typ := range capturedTypes {
-		var ws []Window
-		for _, p := range realProfiles(t, typ) {
-			w, _ := window(t, c, d, p)
-			ws = append(ws, w)
-		}
+		ws := realWindows(t, c, d, typ)
 		all, err := MergedProfile(ws, d)
 		if err != nil {
 			t.Fatal(err)
