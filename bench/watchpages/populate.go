@@ -214,8 +214,8 @@ func deployed(p *profile.Profile, typ string, d time.Duration) {
 }
 
 // clone copies target 0's series to every other target of the fleet: one
-// INSERT … SELECT of its blocks (rollups included) per series. The blocks'
-// symbols are the store's, shared by every series, so a copied block
+// INSERT … SELECT of its blocks (rollups included) and packs per series.
+// The blocks' symbols are the store's, shared by every series, so a copied block
 // reads as the template's does.
 func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 	db, rebind, err := openSQL(dsn)
@@ -296,6 +296,12 @@ func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 				}
 				n, _ := res.RowsAffected()
 				total += n
+				// The packs its blocks refer to.
+				if _, err := tx.ExecContext(ctx, rebind(`INSERT INTO prof_packs (series_id, start_time, data)
+					SELECT ?, start_time, data FROM prof_packs WHERE series_id = ?`), id, s.id); err != nil {
+					tx.Rollback()
+					return total, err
+				}
 			}
 		}
 		if err := tx.Commit(); err != nil {
@@ -345,6 +351,8 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 		// moves onto another's key while the rows move.
 		{`UPDATE prof_blocks SET start_time = -(start_time + ?), end_time = end_time + ?`, []any{ns, ns}},
 		{`UPDATE prof_blocks SET start_time = -start_time WHERE start_time < 0`, nil},
+		{`UPDATE prof_packs SET start_time = -(start_time + ?)`, []any{ns}},
+		{`UPDATE prof_packs SET start_time = -start_time WHERE start_time < 0`, nil},
 		{`UPDATE prof_stacks SET last_seen = last_seen + ?`, []any{ns}},
 		{`UPDATE prof_gauges SET start_time = -(start_time + ?), first_start = first_start + ?, last_end = last_end + ?`, []any{ns, ns, ns}},
 		{`UPDATE prof_gauges SET start_time = -start_time WHERE start_time < 0`, nil},

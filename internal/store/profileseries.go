@@ -439,7 +439,7 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
 	var windows []profseries.Window
 	err := ps.eachBlock(ctx, q, "data", true, func(dec *blockDecoder, b storedBlock) error {
-		samples, err := dec.samples(b.series, b.resolution, b.data)
+		samples, err := dec.samples(b.series, b.resolution, nanos(b.w.Start), b.data)
 		if err != nil {
 			return err
 		}
@@ -469,7 +469,7 @@ func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, colu
 	if err != nil {
 		return err
 	}
-	dec := ps.decoder(q.Type)
+	dec := ps.decoder(ctx, q.Type)
 	from := nanos(q.From)
 	readFrom := from
 	if column == "data" {
@@ -491,7 +491,7 @@ func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, colu
 				return err
 			}
 			if start < from {
-				return dec.skip(b.series, b.resolution, b.data)
+				return dec.skip(b.series, b.resolution, start, b.data)
 			}
 			shape, err := ps.shape(ctx, shapeID)
 			if err != nil {

@@ -1,21 +1,27 @@
 package store
 
 import (
+	"context"
+
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
 // A blockDecoder decodes stored blocks as a read meets them, each series
 // in order of time: the scrapes of a Chained type through a Chain per
 // series, since they may be coded against the block before (see base),
-// and every other block alone.
+// and every other block alone. A block moved into a pack (see
+// profileseries_pack.go) is read from its pack, which the decoder reads
+// once per read.
 type blockDecoder struct {
 	c       *profseries.Codec
 	chained bool
 	chains  map[int64]*profseries.Chain
+	packs   *packReader
 }
 
-func (ps *ProfileSeries) decoder(typ string) *blockDecoder {
-	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{}}
+func (ps *ProfileSeries) decoder(ctx context.Context, typ string) *blockDecoder {
+	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{},
+		packs: &packReader{ctx: ctx, ps: ps}}
 }
 
 func (d *blockDecoder) chain(series, resolution int64) *profseries.Chain {
@@ -30,17 +36,25 @@ func (d *blockDecoder) chain(series, resolution int64) *profseries.Chain {
 	return ch
 }
 
-// samples decodes a block of series at resolution.
-func (d *blockDecoder) samples(series, resolution int64, data []byte) ([]profseries.Sample, error) {
+// samples decodes a block of series at resolution that starts at start.
+func (d *blockDecoder) samples(series, resolution, start int64, data []byte) ([]profseries.Sample, error) {
+	data, err := d.packs.block(series, resolution, start, data)
+	if err != nil {
+		return nil, err
+	}
 	if ch := d.chain(series, resolution); ch != nil {
 		return ch.Decode(d.c, data)
 	}
 	return d.c.Decode(data)
 }
 
-// levels decodes a block of series at resolution into l's levels of
-// sampleType.
-func (d *blockDecoder) levels(series, resolution int64, data []byte, l *profseries.Levels, sampleType string) error {
+// levels decodes a block of series at resolution that starts at start
+// into l's levels of sampleType.
+func (d *blockDecoder) levels(series, resolution, start int64, data []byte, l *profseries.Levels, sampleType string) error {
+	data, err := d.packs.block(series, resolution, start, data)
+	if err != nil {
+		return err
+	}
 	if ch := d.chain(series, resolution); ch != nil {
 		return ch.Levels(d.c, data, l, sampleType)
 	}
@@ -49,6 +63,10 @@ func (d *blockDecoder) levels(series, resolution int64, data []byte, l *profseri
 
 // add adds a block of series at resolution, whose window is w, to m.
 func (d *blockDecoder) add(m *profseries.Merger, series, resolution int64, w profseries.Window, data []byte) error {
+	data, err := d.packs.block(series, resolution, nanos(w.Start), data)
+	if err != nil {
+		return err
+	}
 	if ch := d.chain(series, resolution); ch != nil {
 		return m.AddChained(d.c, ch, w, data)
 	}
@@ -57,8 +75,12 @@ func (d *blockDecoder) add(m *profseries.Merger, series, resolution int64, w pro
 
 // skip decodes a block read only so that the blocks after it in its
 // series can be: one before the range asked, from the start of its span.
-func (d *blockDecoder) skip(series, resolution int64, data []byte) error {
+func (d *blockDecoder) skip(series, resolution, start int64, data []byte) error {
 	if ch := d.chain(series, resolution); ch != nil {
+		data, err := d.packs.block(series, resolution, start, data)
+		if err != nil {
+			return err
+		}
 		return ch.Read(d.c, data)
 	}
 	return nil

@@ -128,6 +128,31 @@ func (ps *ProfileSeries) summarize(ctx context.Context, tx *sql.Tx, series ...in
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	// What a series' packs hold is its blocks' too.
+	packs := ps.lengthFn(`SELECT series_id, SUM(LENGTH(data)) FROM prof_packs`)
+	if len(series) == 1 {
+		packs += ` WHERE series_id = ?`
+	}
+	packed := map[int64]int64{}
+	rows, err = tx.QueryContext(ctx, ps.b.q(packs+` GROUP BY series_id`), args...)
+	if err != nil {
+		return fmt.Errorf("summarize series: %w", err)
+	}
+	for rows.Next() {
+		var id, n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		packed[id] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range all {
+		all[i].bytes += packed[all[i].series]
+	}
 	for _, s := range all {
 		if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_series SET first_time = ?, last_time = ?, scrapes = ?, blocks = ?, bytes = ? WHERE id = ?`),
 			s.first, s.last, s.scrapes, s.blocks, s.bytes, s.series); err != nil {

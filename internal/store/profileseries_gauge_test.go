@@ -135,8 +135,10 @@ func sortSpans(spans []profseries.ProcessSpan) {
 func aggregatedTargets(t *testing.T, s *DB) []ProfileTarget {
 	t.Helper()
 	var out []ProfileTarget
-	q := s.lengthFn(`SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), SUM(CASE WHEN b.resolution >= 0 THEN 1 ELSE 0 END), SUM(LENGTH(b.data))
-		FROM prof_series s JOIN prof_blocks b ON b.series_id = s.id GROUP BY s.labels, s.type ORDER BY s.labels, s.type`)
+	// A series' bytes are its blocks' and its packs'.
+	q := s.lengthFn(`SELECT s.labels, s.type, MIN(b.start_time), MAX(b.end_time), SUM(CASE WHEN b.resolution >= 0 THEN 1 ELSE 0 END),
+		SUM(LENGTH(b.data)) + COALESCE((SELECT SUM(LENGTH(p.data)) FROM prof_packs p WHERE p.series_id = s.id), 0)
+		FROM prof_series s JOIN prof_blocks b ON b.series_id = s.id GROUP BY s.id, s.labels, s.type ORDER BY s.labels, s.type`)
 	err := s.b.each(context.Background(), q, nil, func(rows *sql.Rows) error {
 		var key string
 		var pt ProfileTarget
@@ -365,9 +367,10 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		// The migrations after 10 go too; the stacks' callers (migration
 		// 11), which the scrapes just stored refer to, are set aside and
 		// put back once the migrations have run again; the snapshots'
-		// levels (migration 12) are dropped.
+		// levels (migration 12) and the packs (13) are dropped.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
 		`ALTER TABLE prof_blocks DROP COLUMN levels`,
+		`DROP TABLE prof_packs`, // migration 13; nothing is packed yet
 		`DELETE FROM schema_version WHERE version >= 10`,
 	} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {

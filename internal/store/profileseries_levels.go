@@ -63,9 +63,9 @@ func (ps *ProfileSeries) decodedLevels(ctx context.Context, q profseries.Query, 
 		if !b.w.End.Equal(b.w.Start) {
 			// Not judged: read only for the blocks after it.
 			out = append(out, l)
-			return dec.skip(b.series, b.resolution, b.data)
+			return dec.skip(b.series, b.resolution, nanos(b.w.Start), b.data)
 		}
-		if err := dec.levels(b.series, b.resolution, b.data, &l, sampleType); err != nil {
+		if err := dec.levels(b.series, b.resolution, nanos(b.w.Start), b.data, &l, sampleType); err != nil {
 			return err
 		}
 		out = append(out, l)

@@ -64,6 +64,7 @@ const budgetStep = int64(time.Hour)
 type RetentionReport struct {
 	Compacted int   // blocks merged into coarser windows
 	RolledUp  int   // hourly rollups made (see resolutionRollup)
+	Packed    int   // blocks moved into packs (see profileseries_pack.go)
 	Deleted   int   // blocks deleted for age or budget
 	Collected int   // stacks no block refers to any more, removed
 	Bytes     int64 // bytes of blocks and symbols after
@@ -104,6 +105,10 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 			return rep, fmt.Errorf("retention: roll up series %d: %w", id, err)
 		}
 		rep.RolledUp += n
+		if n, err = ps.pack(ctx, id, now); err != nil {
+			return rep, fmt.Errorf("retention: pack series %d: %w", id, err)
+		}
+		rep.Packed += n
 	}
 	if r.TenMinutes > 0 {
 		n, err := ps.deleteBefore(ctx, nanos(now.Add(-r.TenMinutes)))
@@ -177,7 +182,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT type FROM prof_series WHERE id = ?`), series).Scan(&typ); err != nil {
 		return 0, err
 	}
-	dec := ps.decoder(typ)
+	dec := ps.decoder(ctx, typ)
 	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
 		WHERE series_id = ? AND resolution = ? AND start_time < ? ORDER BY start_time`), series, from, limit)
 	if err != nil {
@@ -190,7 +195,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 			rows.Close()
 			return 0, err
 		}
-		samples, err := dec.samples(series, from, data)
+		samples, err := dec.samples(series, from, start, data)
 		if err != nil {
 			rows.Close()
 			return 0, err
@@ -255,8 +260,9 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	}
 	if from == 0 {
 		// Request counts and records of single scrapes are kept per
-		// scrape only.
+		// scrape only, and packs hold them.
 		for _, stmt := range []string{
+			`DELETE FROM prof_packs WHERE series_id = ? AND start_time < ?`,
 			`DELETE FROM prof_requests WHERE series_id = ? AND start_time < ?`,
 			`DELETE FROM prof_gauges WHERE series_id = ? AND width = 0 AND start_time < ?`,
 		} {
@@ -300,6 +306,9 @@ func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error)
 		}
 	}
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks `+which), t, span); err != nil {
+		return 0, err
+	}
+	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE start_time < ?`), span); err != nil {
 		return 0, err
 	}
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE start_time < ?`), t); err != nil {
@@ -373,6 +382,7 @@ func (ps *ProfileSeries) collectSymbols(ctx context.Context) (int, error) {
 		`DELETE FROM prof_processes WHERE id NOT IN (SELECT DISTINCT process_id FROM prof_blocks)`,
 		`DELETE FROM prof_gauges WHERE series_id IN (SELECT id FROM prof_series WHERE id NOT IN (SELECT DISTINCT series_id FROM prof_blocks))`,
 		`DELETE FROM prof_series WHERE id NOT IN (SELECT DISTINCT series_id FROM prof_blocks)`,
+		`DELETE FROM prof_packs WHERE series_id NOT IN (SELECT id FROM prof_series)`,
 		`UPDATE prof_meta SET value = value + 1 WHERE name = 'gc_epoch'`,
 	} {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -546,11 +556,11 @@ func (ps *ProfileSeries) collectUnreferenced(ctx context.Context, tx *sql.Tx) er
 }
 
 // storedBytes is the size of what profile series store: blocks (with the
-// levels kept beside snapshots) and symbols, as the bytes of their data;
+// levels kept beside snapshots), packs and symbols, as the bytes of their data;
 // the budget is counted in these.
 func (ps *ProfileSeries) storedBytes(ctx context.Context) (int64, error) {
 	var total int64
-	for _, t := range append(slices.Clone(symbolTables[:]), "prof_blocks") {
+	for _, t := range append(slices.Clone(symbolTables[:]), "prof_blocks", "prof_packs") {
 		size := `LENGTH(data)`
 		if t == "prof_blocks" {
 			size += ` + COALESCE(LENGTH(levels), 0)` // the levels kept beside snapshots

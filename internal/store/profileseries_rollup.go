@@ -148,7 +148,7 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 		covered = rolledUp(blocks, rollups)
 	}
 	var m profseries.Merger
-	dec := ps.decoder(q.Type)
+	dec := ps.decoder(ctx, q.Type)
 	var spanFrom int64 // the start of the span being read
 	add := func(rows *sql.Rows) error {
 		var seriesID, resolution, start, end, duration, processID, shapeID int64
@@ -157,7 +157,7 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 			return err
 		}
 		if start < spanFrom {
-			return dec.skip(seriesID, resolution, data)
+			return dec.skip(seriesID, resolution, start, data)
 		}
 		rollup := resolution < 0
 		if rollup != covered[seriesHour{seriesID, start / resolutionHour * resolutionHour}] {
@@ -311,7 +311,7 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 	}
 	n := 0
 	for _, h := range hours {
-		dec := ps.decoder(typ)
+		dec := ps.decoder(ctx, typ)
 		if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
 			series, resolutionRollup, h, h+resolutionHour); err != nil {
 			return 0, err

@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13}
 }
 
 const migration1 = `
@@ -329,6 +329,18 @@ CREATE TABLE prof_callers (id {id}, hash BIGINT NOT NULL UNIQUE, data {blob} NOT
 // the blocks stored before and for every other block.
 const migration12 = `
 ALTER TABLE prof_blocks ADD COLUMN levels {blob}
+`
+
+// migration13 keeps the packs of profile series: the raw scrapes of one
+// series over one past hour compressed together (see
+// profileseries_pack.go), the blocks' data then referring to them.
+const migration13 = `
+CREATE TABLE prof_packs (
+	series_id BIGINT NOT NULL,
+	start_time BIGINT NOT NULL,
+	data {blob} NOT NULL,
+	PRIMARY KEY (series_id, start_time)
+)
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -56,6 +56,10 @@
 //     are stored once each, keyed by content hash and numbered densely, so
 //     a block refers to small ids. A scrape is one row of prof_blocks: its window,
 //     process and shape, and its samples as one compressed columnar block.
+//     Once an hour of a series is past, retention moves its scrapes' blocks
+//     into one pack (prof_packs, compressed together: about half the
+//     bytes) and leaves in each block a reference to its entry; reads
+//     decode a pack once per read (profileseries_pack.go).
 //     Selectors are matched in Go against the series' labels (few rows;
 //     regular expressions neither engine speaks), time ranges in SQL.
 //   - Retention (Retention, DefaultRetention: raw 3 days, one-minute

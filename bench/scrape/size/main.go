@@ -81,16 +81,41 @@ func run(hours float64, dir string) error {
 	}
 	defer db.Close()
 
-	var rows, raw, blocks int64
-	fmt.Printf("%-10s %10s %12s %10s %8s %8s\n", "type", "rows", "raw pprof", "blocks", "B/row", "% raw")
+	// The blocks as each scrape was stored, then once retention packed
+	// the hours that ended (an hour later: every hour of the span), with
+	// the hourly rollups it made apart.
+	end := epoch.Add(time.Duration(rounds) * r.Interval)
+	apart := map[string]int64{}
 	for _, typ := range sim.Types {
-		var b int64
-		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(b.data)), 0) FROM prof_blocks b JOIN prof_series s ON s.id = b.series_id WHERE s.type = ?`, typ).Scan(&b); err != nil {
+		if apart[typ], err = typeBytes(db, `prof_blocks`, typ, `resolution = 0`); err != nil {
 			return err
 		}
+	}
+	rep, err := st.ApplyRetention(ctx, end.Add(time.Hour))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("retention an hour after the last scrape packed %d of %d blocks\n\n", rep.Packed, rounds*len(sim.Types))
+	var rows, raw, blocks, apartAll, rollups int64
+	fmt.Printf("%-10s %10s %12s %10s %8s %8s %10s %8s %10s\n", "type", "rows", "raw pprof", "packed", "B/row", "% raw", "apart", "B/row", "rollups")
+	for _, typ := range sim.Types {
+		refs, err := typeBytes(db, `prof_blocks`, typ, `resolution = 0`)
+		if err != nil {
+			return err
+		}
+		packs, err := typeBytes(db, `prof_packs`, typ, `1 = 1`)
+		if err != nil {
+			return err
+		}
+		ru, err := typeBytes(db, `prof_blocks`, typ, `resolution < 0`)
+		if err != nil {
+			return err
+		}
+		b := refs + packs
 		t := tallies[typ]
-		fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", typ, t.rows, t.raw, b, float64(b)/float64(t.rows), 100*float64(b)/float64(t.raw))
-		rows, raw, blocks = rows+t.rows, raw+t.raw, blocks+b
+		fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d\n", typ, t.rows, t.raw, b, float64(b)/float64(t.rows), 100*float64(b)/float64(t.raw),
+			apart[typ], float64(apart[typ])/float64(t.rows), ru)
+		rows, raw, blocks, apartAll, rollups = rows+t.rows, raw+t.raw, blocks+b, apartAll+apart[typ], rollups+ru
 	}
 	symbols, err := symbolBytes(db)
 	if err != nil {
@@ -101,16 +126,18 @@ func run(hours float64, dir string) error {
 		return err
 	}
 	total := blocks + symbols
-	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw))
+	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw),
+		apartAll, float64(apartAll)/float64(rows), rollups)
 	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d rows of stacks, label sets included)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all", rows, raw, total, float64(total)/float64(rows), 100*float64(total)/float64(raw))
+	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (the hourly rollups retention keeps to answer whole hours)\n", "rollups", "", "", rollups, float64(rollups)/float64(rows), 100*float64(rollups)/float64(raw))
+	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all+rollup", rows, raw, total+rollups, float64(total+rollups)/float64(rows), 100*float64(total+rollups)/float64(raw))
 	perDay := func(b int64) float64 { return float64(b) / hours * 24 }
 	fmt.Printf("\nper target per day at full resolution: %s (blocks %s, symbols %s)\n", mb(perDay(total)), mb(perDay(blocks)), mb(perDay(symbols)))
 
 	// Compaction, as the default retention does it: everything older
 	// than 3 days into 1-minute windows, older than 15 days into 10-minute
 	// ones.
-	end := epoch.Add(time.Duration(rounds) * r.Interval)
 	var byRes [3]int64
 	byRes[0] = blocks
 	for k, now := range []time.Time{end.Add(store.DefaultRetention.Raw + time.Minute), end.Add(store.DefaultRetention.Minute + 10*time.Minute)} {
@@ -204,6 +231,9 @@ func liveSymbols(ctx context.Context, dir string) error {
 		}
 		xs, ys = append(xs, math.Log(float64(i+1))), append(ys, math.Log(float64(n)))
 	}
+	if err := packRecorded(ctx, st, db, recorded, epoch.Add(time.Duration(rounds)*10*time.Second)); err != nil {
+		return err
+	}
 	stacks := counts[rounds-1]
 	last := rounds / 3
 	if rounds < 3 || last < 1 {
@@ -229,8 +259,51 @@ func liveSymbols(ctx context.Context, dir string) error {
 	return nil
 }
 
+// packRecorded reports what the blocks of the rounds stored as recorded
+// take apart and packed: the packs' gain without a replay's repetitions.
+func packRecorded(ctx context.Context, st *store.DB, db *sql.DB, recorded map[string][]*profile.Profile, end time.Time) error {
+	apart := map[string]int64{}
+	for _, typ := range sim.Types {
+		var err error
+		if apart[typ], err = typeBytes(db, `prof_blocks`, typ, `resolution = 0`); err != nil {
+			return err
+		}
+	}
+	if _, err := st.ApplyRetention(ctx, end.Truncate(time.Hour).Add(2*time.Hour)); err != nil {
+		return err
+	}
+	fmt.Printf("\nthe recorded rounds' blocks as recorded (no replay), apart and packed:\n")
+	var rows, a, p int64
+	for _, typ := range sim.Types {
+		refs, err := typeBytes(db, `prof_blocks`, typ, `resolution = 0`)
+		if err != nil {
+			return err
+		}
+		packs, err := typeBytes(db, `prof_packs`, typ, `1 = 1`)
+		if err != nil {
+			return err
+		}
+		var n int64
+		for _, pr := range recorded[typ] {
+			n += int64(len(pr.Sample))
+		}
+		fmt.Printf("  %-10s %8d rows  apart %8d bytes (%.2f B/row)  packed %8d (%.2f B/row)\n", typ, n, apart[typ], float64(apart[typ])/float64(n), refs+packs, float64(refs+packs)/float64(n))
+		rows, a, p = rows+n, a+apart[typ], p+refs+packs
+	}
+	fmt.Printf("  %-10s %8d rows  apart %8d bytes (%.2f B/row)  packed %8d (%.2f B/row)\n", "all", rows, a, float64(a)/float64(rows), p, float64(p)/float64(rows))
+	return nil
+}
+
 // tempStore opens a new SQLite store in a directory of its own, which
 // the caller removes.
+// typeBytes is the bytes of data in table's rows of the series of type
+// typ that meet where.
+func typeBytes(db *sql.DB, table, typ, where string) (int64, error) {
+	var n int64
+	err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(b.data)), 0) FROM `+table+` b JOIN prof_series s ON s.id = b.series_id WHERE s.type = ? AND `+where, typ).Scan(&n)
+	return n, err
+}
+
 func tempStore(ctx context.Context) (*store.DB, string, error) {
 	tmp, err := os.MkdirTemp("", "size")
 	if err != nil {
