@@ -297,8 +297,8 @@ func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 				n, _ := res.RowsAffected()
 				total += n
 				// The packs its blocks refer to.
-				if _, err := tx.ExecContext(ctx, rebind(`INSERT INTO prof_packs (series_id, start_time, data)
-					SELECT ?, start_time, data FROM prof_packs WHERE series_id = ?`), id, s.id); err != nil {
+				if _, err := tx.ExecContext(ctx, rebind(`INSERT INTO prof_packs (series_id, resolution, start_time, data)
+					SELECT ?, resolution, start_time, data FROM prof_packs WHERE series_id = ?`), id, s.id); err != nil {
 					tx.Rollback()
 					return total, err
 				}

@@ -10,29 +10,32 @@ import (
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
-// Packs. Once an hour of a series' scrapes is past, retention moves its
-// blocks into one pack (profseries.Pack), a row of prof_packs keyed by the
-// series and the hour, and leaves in each block's data a reference to its
-// entry: compressed together, an hour of small blocks takes about half
-// what they take apart (bench/scrape/README.md). Every other column of a
-// block stays, so the queries choose blocks as before; only decoding
-// reads the pack (packReader). Packing is one transaction a series: a
-// reader sees the blocks either whole or as references with their pack.
-// Packs go with their hour: compaction and deletion take raw scrapes by
-// whole hours.
+// Packs. Once an hour of a series is past, retention moves the blocks it
+// holds at a resolution into one pack (profseries.Pack), a row of
+// prof_packs keyed by the series, the resolution and the hour, and leaves
+// in each block's data a reference to its entry: compressed together, an
+// hour of small blocks takes about half what they take apart
+// (bench/scrape/README.md). Scrapes as they came are packed once their
+// hour ended packDelay ago, one-minute windows once compaction made their
+// hour; ten-minute windows are not (six an hour, and few hours). Every
+// other column of a block stays, so the queries choose blocks as before;
+// only decoding reads the pack (packReader). Packing is one transaction a
+// series and resolution: a reader sees the blocks either whole or as
+// references with their pack. A pack goes when no block of its hour can
+// refer to it any more: raw scrapes are compacted and deleted by whole
+// hours, windows by the hours they cover.
 
-// packDelay is how long after its end an hour is packed: long enough for
-// the scrapes that started in it to be stored (a scrape stored later is
-// kept as it came, beside the pack).
+// packDelay is how long after its end an hour of scrapes is packed: long
+// enough for the scrapes that started in it to be stored (a scrape stored
+// later is kept as it came, beside the pack).
 const packDelay = 10 * time.Minute
 
-// pack moves the raw scrapes of each hour of series that ended packDelay
-// before now, after the last hour packed, into packs; it returns the
-// blocks packed.
-func (ps *ProfileSeries) pack(ctx context.Context, series int64, now time.Time) (int, error) {
-	limit := floorTo(nanos(now.Add(-packDelay)), chainSpan)
+// pack moves the blocks of series at resolution in the hours before
+// limit, after the last hour packed, into packs; it returns the blocks
+// packed.
+func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int64) (int, error) {
 	var last sql.NullInt64
-	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT MAX(start_time) FROM prof_packs WHERE series_id = ?`), series).Scan(&last); err != nil {
+	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT MAX(start_time) FROM prof_packs WHERE series_id = ? AND resolution = ?`), series, resolution).Scan(&last); err != nil {
 		return 0, fmt.Errorf("pack: %w", err)
 	}
 	from := int64(0)
@@ -40,8 +43,8 @@ func (ps *ProfileSeries) pack(ctx context.Context, series int64, now time.Time) 
 		from = last.Int64 + chainSpan
 	}
 	var waiting int
-	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks WHERE series_id = ? AND resolution = 0 AND start_time >= ? AND start_time < ?`),
-		series, from, limit).Scan(&waiting); err != nil {
+	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
+		series, resolution, from, limit).Scan(&waiting); err != nil {
 		return 0, fmt.Errorf("pack: %w", err)
 	}
 	if waiting < 2 {
@@ -58,7 +61,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series int64, now time.Time) 
 	}
 	var hours [][]block
 	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT start_time, process_id, shape_id, data FROM prof_blocks
-		WHERE series_id = ? AND resolution = 0 AND start_time >= ? AND start_time < ? ORDER BY start_time, process_id, shape_id`), series, from, limit)
+		WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ? ORDER BY start_time, process_id, shape_id`), series, resolution, from, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -97,12 +100,12 @@ func (ps *ProfileSeries) pack(ctx context.Context, series int64, now time.Time) 
 			return 0, fmt.Errorf("pack series %d at %d: %w", series, hour[0].start, err)
 		}
 		h := floorTo(hour[0].start, chainSpan)
-		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_packs (series_id, start_time, data) VALUES (?, ?, ?)`), series, h, pack); err != nil {
+		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_packs (series_id, resolution, start_time, data) VALUES (?, ?, ?, ?)`), series, resolution, h, pack); err != nil {
 			return 0, err
 		}
 		for i, b := range hour {
-			if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_blocks SET data = ? WHERE series_id = ? AND resolution = 0 AND start_time = ? AND process_id = ? AND shape_id = ?`),
-				refs[i], series, b.start, b.process, b.shape); err != nil {
+			if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_blocks SET data = ? WHERE series_id = ? AND resolution = ? AND start_time = ? AND process_id = ? AND shape_id = ?`),
+				refs[i], series, resolution, b.start, b.process, b.shape); err != nil {
 				return 0, err
 			}
 		}
@@ -123,7 +126,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series int64, now time.Time) 
 type packReader struct {
 	ctx   context.Context
 	ps    *ProfileSeries
-	packs map[int64]readPack // by series
+	packs map[[2]int64]readPack // by series and resolution
 }
 
 type readPack struct {
@@ -136,40 +139,39 @@ type readPack struct {
 var errPackGone = errors.New("the hour was compacted or deleted while it was read: ask again")
 
 // block returns the block data stands for: data itself, or the block of
-// a pack it refers to (series' scrapes of the hour start is in).
+// a pack it refers to (series' blocks at resolution of the hour start is
+// in).
 func (r *packReader) block(series, resolution, start int64, data []byte) ([]byte, error) {
 	entry, packed, err := profseries.PackedEntry(data)
 	if err != nil || !packed {
 		return data, err
 	}
-	if resolution != 0 {
-		return nil, fmt.Errorf("read block: a window of resolution %d refers to a pack", resolution)
-	}
-	key := [2]int64{series, floorTo(start, chainSpan)}
-	p, ok := r.packs[series]
+	hour := floorTo(start, chainSpan)
+	p, ok := r.packs[[2]int64{series, resolution}]
 	blocks := p.blocks
-	if !ok || p.hour != key[1] {
+	if !ok || p.hour != hour {
 		// The store's connection, not a transaction's: a read of packs
 		// may happen while the transaction's rows are open, and packs are
 		// only ever read committed.
 		var pack []byte
-		err := r.ps.b.db.QueryRowContext(r.ctx, r.ps.b.q(`SELECT data FROM prof_packs WHERE series_id = ? AND start_time = ?`), key[0], key[1]).Scan(&pack)
+		err := r.ps.b.db.QueryRowContext(r.ctx, r.ps.b.q(`SELECT data FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time = ?`),
+			series, resolution, hour).Scan(&pack)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(key[1]).UTC().Format(time.RFC3339), errPackGone)
+			return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), errPackGone)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read pack: %w", err)
 		}
 		if blocks, err = r.ps.codec().Unpack(pack); err != nil {
-			return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(key[1]).UTC().Format(time.RFC3339), err)
+			return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), err)
 		}
 		if r.packs == nil {
-			r.packs = map[int64]readPack{}
+			r.packs = map[[2]int64]readPack{}
 		}
-		r.packs[series] = readPack{key[1], blocks}
+		r.packs[[2]int64{series, resolution}] = readPack{hour, blocks}
 	}
 	if entry >= len(blocks) {
-		return nil, fmt.Errorf("read series %d at %s: a block refers to entry %d of a pack of %d", series, fromNanos(key[1]).UTC().Format(time.RFC3339), entry, len(blocks))
+		return nil, fmt.Errorf("read series %d at %s: a block refers to entry %d of a pack of %d", series, fromNanos(hour).UTC().Format(time.RFC3339), entry, len(blocks))
 	}
 	return blocks[entry], nil
 }

@@ -166,22 +166,63 @@ func runPackSuite(t *testing.T, s *DB) {
 	}
 
 	// Compaction merges the packed hours into minutes and takes their
-	// packs; the merge is the same.
+	// packs; the minutes' windows are packed in turn, an hour a pack; the
+	// merge is the same. Then the minutes go into ten minutes, and their
+	// packs with them.
 	s.Retention = Retention{Raw: time.Hour, Minute: 96 * time.Hour, TenMinutes: 200 * time.Hour}
 	if _, err := s.ApplyRetention(ctx, profEpoch.Add(4*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.b.db.QueryRow(`SELECT COUNT(*) FROM prof_packs`).Scan(&packs); err != nil {
-		t.Fatal(err)
+	countPacks := func(resolution int64) int {
+		t.Helper()
+		var n int
+		if err := s.b.db.QueryRow(s.b.q(`SELECT COUNT(*) FROM prof_packs WHERE resolution = ?`), resolution).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
-	if packs != 0 {
-		t.Errorf("%d packs left after their hours were compacted", packs)
+	if n := countPacks(0); n != 0 {
+		t.Errorf("%d packs of scrapes left after their hours were compacted", n)
+	}
+	if n := countPacks(resolutionMinute); n != 2*len(types) {
+		t.Errorf("%d packs of one-minute windows, want one an hour of each type (%d)", n, 2*len(types))
 	}
 	if got, err = s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: start, To: start.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if !equalSums(stackSums(got), stackSums(want)) {
-		t.Error("after compacting packed hours, the merge differs from pprof's")
+		t.Error("after compacting packed hours and packing their windows, the merge differs from pprof's")
+	}
+	// A scrape stored late into a compacted hour merges into its packed
+	// window.
+	later := scrapeAt(apiTarget, profseries.Heap, leftpadProfiles(t, profseries.Heap)[2], profEpoch.Add(time.Hour+15*time.Second))
+	if err := s.Append(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplyRetention(ctx, profEpoch.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = profile.Merge(append(heap, later.Profile)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: start, To: start.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if !equalSums(stackSums(got), stackSums(want)) {
+		t.Error("a scrape stored late into a packed window: the merge differs from pprof's")
+	}
+	s.Retention = Retention{Raw: time.Hour, Minute: 2 * time.Hour, TenMinutes: 200 * time.Hour}
+	if _, err := s.ApplyRetention(ctx, profEpoch.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := countPacks(resolutionMinute); n != 0 {
+		t.Errorf("%d packs of one-minute windows left after their windows were compacted", n)
+	}
+	if got, err = s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: profEpoch, To: start.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if !equalSums(stackSums(got), stackSums(want)) {
+		t.Error("after compacting packed windows, the merge differs from pprof's")
 	}
 }
 

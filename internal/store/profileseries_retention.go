@@ -105,10 +105,18 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 			return rep, fmt.Errorf("retention: roll up series %d: %w", id, err)
 		}
 		rep.RolledUp += n
-		if n, err = ps.pack(ctx, id, now); err != nil {
-			return rep, fmt.Errorf("retention: pack series %d: %w", id, err)
+		// Scrapes once their hour is past; one-minute windows once
+		// compaction made their hour.
+		limits := [][2]int64{{0, floorTo(nanos(now.Add(-packDelay)), chainSpan)}}
+		if r.Raw > 0 {
+			limits = append(limits, [2]int64{resolutionMinute, floorTo(nanos(now.Add(-r.Raw)), chainSpan)})
 		}
-		rep.Packed += n
+		for _, l := range limits {
+			if n, err = ps.pack(ctx, id, l[0], l[1]); err != nil {
+				return rep, fmt.Errorf("retention: pack series %d: %w", id, err)
+			}
+			rep.Packed += n
+		}
 	}
 	if r.TenMinutes > 0 {
 		n, err := ps.deleteBefore(ctx, nanos(now.Add(-r.TenMinutes)))
@@ -234,7 +242,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 			series, to, k.window, k.process, k.shape).Scan(&end, &duration, &raw, &data)
 		switch {
 		case err == nil:
-			samples, err := ps.codec().Decode(data)
+			samples, err := dec.samples(series, to, k.window, data)
 			if err != nil {
 				return 0, err
 			}
@@ -260,9 +268,8 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	}
 	if from == 0 {
 		// Request counts and records of single scrapes are kept per
-		// scrape only, and packs hold them.
+		// scrape only.
 		for _, stmt := range []string{
-			`DELETE FROM prof_packs WHERE series_id = ? AND start_time < ?`,
 			`DELETE FROM prof_requests WHERE series_id = ? AND start_time < ?`,
 			`DELETE FROM prof_gauges WHERE series_id = ? AND width = 0 AND start_time < ?`,
 		} {
@@ -270,6 +277,10 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 				return 0, err
 			}
 		}
+	}
+	// Packs go with the last block of their hour.
+	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time <= ?`), series, from, limit-chainSpan); err != nil {
+		return 0, err
 	}
 	if err := ps.summarize(ctx, tx, series); err != nil {
 		return 0, err
@@ -308,7 +319,9 @@ func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error)
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks `+which), t, span); err != nil {
 		return 0, err
 	}
-	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE start_time < ?`), span); err != nil {
+	// Packs go with their hour: raw scrapes by the span, windows once
+	// the last of their hour goes.
+	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE (resolution = 0 AND start_time < ?) OR start_time <= ?`), span, t-chainSpan); err != nil {
 		return 0, err
 	}
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE start_time < ?`), t); err != nil {

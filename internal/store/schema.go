@@ -331,15 +331,16 @@ const migration12 = `
 ALTER TABLE prof_blocks ADD COLUMN levels {blob}
 `
 
-// migration13 keeps the packs of profile series: the raw scrapes of one
-// series over one past hour compressed together (see
+// migration13 keeps the packs of profile series: the blocks of one
+// series at one resolution over one past hour compressed together (see
 // profileseries_pack.go), the blocks' data then referring to them.
 const migration13 = `
 CREATE TABLE prof_packs (
 	series_id BIGINT NOT NULL,
+	resolution BIGINT NOT NULL,
 	start_time BIGINT NOT NULL,
 	data {blob} NOT NULL,
-	PRIMARY KEY (series_id, start_time)
+	PRIMARY KEY (series_id, resolution, start_time)
 )
 `
 

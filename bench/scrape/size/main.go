@@ -91,11 +91,12 @@ func run(hours float64, dir string) error {
 			return err
 		}
 	}
+	packing := time.Now()
 	rep, err := st.ApplyRetention(ctx, end.Add(time.Hour))
 	if err != nil {
 		return err
 	}
-	fmt.Printf("retention an hour after the last scrape packed %d of %d blocks\n\n", rep.Packed, rounds*len(sim.Types))
+	fmt.Printf("retention an hour after the last scrape packed %d of %d blocks in %s (the hourly rollups included)\n\n", rep.Packed, rounds*len(sim.Types), time.Since(packing).Round(time.Millisecond))
 	var rows, raw, blocks, apartAll, rollups int64
 	fmt.Printf("%-10s %10s %12s %10s %8s %8s %10s %8s %10s\n", "type", "rows", "raw pprof", "packed", "B/row", "% raw", "apart", "B/row", "rollups")
 	for _, typ := range sim.Types {
@@ -138,13 +139,14 @@ func run(hours float64, dir string) error {
 	// Compaction, as the default retention does it: everything older
 	// than 3 days into 1-minute windows, older than 15 days into 10-minute
 	// ones.
+	// Each with the hourly rollups kept beside, and packs.
 	var byRes [3]int64
-	byRes[0] = blocks
+	byRes[0] = blocks + rollups
 	for k, now := range []time.Time{end.Add(store.DefaultRetention.Raw + time.Minute), end.Add(store.DefaultRetention.Minute + 10*time.Minute)} {
 		if _, err := st.ApplyRetention(ctx, now); err != nil {
 			return err
 		}
-		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM prof_blocks`).Scan(&byRes[k+1]); err != nil {
+		if err := db.QueryRow(`SELECT (SELECT COALESCE(SUM(LENGTH(data)), 0) FROM prof_blocks) + (SELECT COALESCE(SUM(LENGTH(data)), 0) FROM prof_packs)`).Scan(&byRes[k+1]); err != nil {
 			return err
 		}
 	}
@@ -152,7 +154,7 @@ func run(hours float64, dir string) error {
 	days := func(d time.Duration) float64 { return d.Hours() / 24 }
 	steady := days(ret.Raw)*perDay(byRes[0]) + (days(ret.Minute)-days(ret.Raw))*perDay(byRes[1]) +
 		(days(ret.TenMinutes)-days(ret.Minute))*perDay(byRes[2]) + float64(symbols)
-	fmt.Printf("per target per day of blocks: %s at 10 s, %s in 1-minute windows, %s in 10-minute windows\n", mb(perDay(byRes[0])), mb(perDay(byRes[1])), mb(perDay(byRes[2])))
+	fmt.Printf("per target per day of blocks and packs, with the hourly rollups: %s at 10 s, %s in 1-minute windows, %s in 10-minute windows\n", mb(perDay(byRes[0])), mb(perDay(byRes[1])), mb(perDay(byRes[2])))
 	fmt.Printf("one target under the default retention (%.0f d raw, to %.0f d 1-min, to %.0f d 10-min), once full: %s (symbols counted once, as replayed)\n",
 		days(ret.Raw), days(ret.Minute), days(ret.TenMinutes), mb(steady))
 	fmt.Printf("%d such targets fit the default %d GiB budget\n", int(math.Floor(float64(ret.Budget)/steady)), ret.Budget>>30)
