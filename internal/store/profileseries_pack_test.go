@@ -149,21 +149,27 @@ func runPackSuite(t *testing.T, s *DB) {
 	if rep, err = s.ApplyRetention(ctx, profEpoch.Add(3*time.Hour)); err != nil || rep.Packed != 0 {
 		t.Errorf("packing again packed %d blocks (%v), want none", rep.Packed, err)
 	}
+	// heapIs checks the merge of the heap scrapes from from to the end of
+	// the second hour against pprof's merge of want.
+	heapIs := func(from time.Time, want []*profile.Profile, when string) {
+		t.Helper()
+		w, err := profile.Merge(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: from, To: start.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalSums(stackSums(got), stackSums(w)) {
+			t.Errorf("%s, the merge differs from pprof's", when)
+		}
+	}
 	heap := []*profile.Profile{late.Profile}
 	for _, sc := range scrapes[profseries.Heap] {
 		heap = append(heap, sc.Profile)
 	}
-	want, err := profile.Merge(heap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: start, To: start.Add(time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equalSums(stackSums(got), stackSums(want)) {
-		t.Error("with a scrape stored late into a packed hour, the merge differs from pprof's")
-	}
+	heapIs(start, heap, "with a scrape stored late into a packed hour")
 
 	// Compaction merges the packed hours into minutes and takes their
 	// packs; the minutes' windows are packed in turn, an hour a pack; the
@@ -187,12 +193,7 @@ func runPackSuite(t *testing.T, s *DB) {
 	if n := countPacks(resolutionMinute); n != 2*len(types) {
 		t.Errorf("%d packs of one-minute windows, want one an hour of each type (%d)", n, 2*len(types))
 	}
-	if got, err = s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: start, To: start.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	if !equalSums(stackSums(got), stackSums(want)) {
-		t.Error("after compacting packed hours and packing their windows, the merge differs from pprof's")
-	}
+	heapIs(start, heap, "after compacting packed hours and packing their windows")
 	// A scrape stored late into a compacted hour merges into its packed
 	// window.
 	later := scrapeAt(apiTarget, profseries.Heap, leftpadProfiles(t, profseries.Heap)[2], profEpoch.Add(time.Hour+15*time.Second))
@@ -202,15 +203,8 @@ func runPackSuite(t *testing.T, s *DB) {
 	if _, err := s.ApplyRetention(ctx, profEpoch.Add(5*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if want, err = profile.Merge(append(heap, later.Profile)); err != nil {
-		t.Fatal(err)
-	}
-	if got, err = s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: start, To: start.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	if !equalSums(stackSums(got), stackSums(want)) {
-		t.Error("a scrape stored late into a packed window: the merge differs from pprof's")
-	}
+	heap = append(heap, later.Profile)
+	heapIs(start, heap, "a scrape stored late into a packed window")
 	s.Retention = Retention{Raw: time.Hour, Minute: 2 * time.Hour, TenMinutes: 200 * time.Hour}
 	if _, err := s.ApplyRetention(ctx, profEpoch.Add(5*time.Hour)); err != nil {
 		t.Fatal(err)
@@ -218,12 +212,7 @@ func runPackSuite(t *testing.T, s *DB) {
 	if n := countPacks(resolutionMinute); n != 0 {
 		t.Errorf("%d packs of one-minute windows left after their windows were compacted", n)
 	}
-	if got, err = s.MergedProfile(ctx, profseries.Query{Type: profseries.Heap, From: profEpoch, To: start.Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	if !equalSums(stackSums(got), stackSums(want)) {
-		t.Error("after compacting packed windows, the merge differs from pprof's")
-	}
+	heapIs(profEpoch, heap, "after compacting packed windows")
 }
 
 // TestProfileSeriesPacked: hours of scrapes packed read as before, on

@@ -100,11 +100,7 @@ func run(hours float64, dir string) error {
 	var rows, raw, blocks, apartAll, rollups int64
 	fmt.Printf("%-10s %10s %12s %10s %8s %8s %10s %8s %10s\n", "type", "rows", "raw pprof", "packed", "B/row", "% raw", "apart", "B/row", "rollups")
 	for _, typ := range sim.Types {
-		refs, err := typeBytes(db, `prof_blocks`, typ, `resolution = 0`)
-		if err != nil {
-			return err
-		}
-		packs, err := typeBytes(db, `prof_packs`, typ, `1 = 1`)
+		b, err := packedBytes(db, typ)
 		if err != nil {
 			return err
 		}
@@ -112,7 +108,6 @@ func run(hours float64, dir string) error {
 		if err != nil {
 			return err
 		}
-		b := refs + packs
 		t := tallies[typ]
 		fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d\n", typ, t.rows, t.raw, b, float64(b)/float64(t.rows), 100*float64(b)/float64(t.raw),
 			apart[typ], float64(apart[typ])/float64(t.rows), ru)
@@ -277,11 +272,7 @@ func packRecorded(ctx context.Context, st *store.DB, db *sql.DB, recorded map[st
 	fmt.Printf("\nthe recorded rounds' blocks as recorded (no replay), apart and packed:\n")
 	var rows, a, p int64
 	for _, typ := range sim.Types {
-		refs, err := typeBytes(db, `prof_blocks`, typ, `resolution = 0`)
-		if err != nil {
-			return err
-		}
-		packs, err := typeBytes(db, `prof_packs`, typ, `1 = 1`)
+		packed, err := packedBytes(db, typ)
 		if err != nil {
 			return err
 		}
@@ -289,8 +280,8 @@ func packRecorded(ctx context.Context, st *store.DB, db *sql.DB, recorded map[st
 		for _, pr := range recorded[typ] {
 			n += int64(len(pr.Sample))
 		}
-		fmt.Printf("  %-10s %8d rows  apart %8d bytes (%.2f B/row)  packed %8d (%.2f B/row)\n", typ, n, apart[typ], float64(apart[typ])/float64(n), refs+packs, float64(refs+packs)/float64(n))
-		rows, a, p = rows+n, a+apart[typ], p+refs+packs
+		fmt.Printf("  %-10s %8d rows  apart %8d bytes (%.2f B/row)  packed %8d (%.2f B/row)\n", typ, n, apart[typ], float64(apart[typ])/float64(n), packed, float64(packed)/float64(n))
+		rows, a, p = rows+n, a+apart[typ], p+packed
 	}
 	fmt.Printf("  %-10s %8d rows  apart %8d bytes (%.2f B/row)  packed %8d (%.2f B/row)\n", "all", rows, a, float64(a)/float64(rows), p, float64(p)/float64(rows))
 	return nil
@@ -298,6 +289,17 @@ func packRecorded(ctx context.Context, st *store.DB, db *sql.DB, recorded map[st
 
 // tempStore opens a new SQLite store in a directory of its own, which
 // the caller removes.
+// packedBytes is what the scrapes of the series of type typ take: their
+// blocks (references, once packed) and their packs.
+func packedBytes(db *sql.DB, typ string) (int64, error) {
+	refs, err := typeBytes(db, `prof_blocks`, typ, `resolution = 0`)
+	if err != nil {
+		return 0, err
+	}
+	packs, err := typeBytes(db, `prof_packs`, typ, `resolution = 0`)
+	return refs + packs, err
+}
+
 // typeBytes is the bytes of data in table's rows of the series of type
 // typ that meet where.
 func typeBytes(db *sql.DB, table, typ, where string) (int64, error) {
