@@ -34,13 +34,23 @@ const packDelay = 10 * time.Minute
 // limit, after the last hour packed, into packs; it returns the blocks
 // packed.
 func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int64) (int, error) {
-	var last sql.NullInt64
-	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT MAX(start_time) FROM prof_packs WHERE series_id = ? AND resolution = ?`), series, resolution).Scan(&last); err != nil {
-		return 0, fmt.Errorf("pack: %w", err)
+	// packedTo is where the hours not packed yet begin.
+	packedTo := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) (int64, error) {
+		var last sql.NullInt64
+		if err := q.QueryRowContext(ctx, ps.b.q(`SELECT MAX(start_time) FROM prof_packs WHERE series_id = ? AND resolution = ?`), series, resolution).Scan(&last); err != nil {
+			return 0, fmt.Errorf("pack: %w", err)
+		}
+		if !last.Valid {
+			return 0, nil
+		}
+		return last.Int64 + chainSpan, nil
 	}
-	from := int64(0)
-	if last.Valid {
-		from = last.Int64 + chainSpan
+	// A look without the lock first: most passes find nothing to pack.
+	from, err := packedTo(ps.b.db)
+	if err != nil {
+		return 0, err
 	}
 	var waiting int
 	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
@@ -55,6 +65,10 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 		return 0, err
 	}
 	defer tx.Rollback()
+	// Another process may have packed in between.
+	if from, err = packedTo(tx); err != nil {
+		return 0, err
+	}
 	type block struct {
 		start, process, shape int64
 		data                  []byte
@@ -93,7 +107,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 			packed = packed || isRef
 		}
 		if packed {
-			continue // its pack was deleted under it: leave it as it is
+			continue // references already: never packed twice
 		}
 		pack, refs, err := ps.codec().Pack(blocks)
 		if err != nil {
