@@ -33,10 +33,11 @@ type Retention struct {
 // DefaultRetention keeps scrapes as they came for 3 days, one-minute
 // windows to 15 days, ten-minute windows to 60 days, and at most 8 GiB.
 // Measured on the leftpad example with every default type
-// (bench/scrape/size), a target takes about 7.6 MiB a day at full
-// resolution and 122 MiB once 60 days are kept, so the budget holds about
-// 66 such targets for the whole 60 days (fewer with the symbols a live
-// service keeps adding, measured at about 12.7 MiB a day more); beyond
+// (bench/scrape/size, an hour recorded and replayed to a day), a target
+// takes about 6.3 MiB a day at full resolution once its hours are packed
+// and 159 MiB once 60 days are kept, so the budget holds about 51 such
+// targets for the whole 60 days (a little fewer with the symbols a live
+// service keeps adding, estimated at about 1.9 MiB a day more); beyond
 // that it drops the oldest hours first. It is the floor under a disk that
 // must never fill.
 var DefaultRetention = Retention{Raw: 3 * 24 * time.Hour, Minute: 15 * 24 * time.Hour, TenMinutes: 60 * 24 * time.Hour, Budget: 8 << 30}
