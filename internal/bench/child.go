@@ -25,3 +25,15 @@ func command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
 	ownChild(cmd)
 	return cmd
 }
+
+// runStarted runs cmd and waits for it, telling started (when not nil) the
+// process id once it runs.
+func runStarted(cmd *exec.Cmd, started func(pid int)) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
+	return cmd.Wait()
+}

@@ -55,8 +55,11 @@ type InstructionOptions struct {
 	// while counting (its work depends on timing), so every allocation
 	// stays in memory until the run ends. Default 2 GiB.
 	MaxAlloc int64
-	// Timeout bounds one run under valgrind. Default
-	// DefaultCountTimeout.
+	// Timeout bounds the CPU time of one run under valgrind where the
+	// system reports it (Linux), so that a run given up does not depend
+	// on the machine's load; its wall time is bounded at
+	// wallTimeouts times that, for a run that waits without computing.
+	// Elsewhere it bounds the wall time. Default DefaultCountTimeout.
 	Timeout time.Duration
 	// TimingLimit is the share of an operation's instructions that
 	// thread hand-offs during its blocking system calls may add (see
@@ -92,6 +95,14 @@ const DefaultCountTarget = 200_000_000
 // DefaultCountTimeout bounds one run of a count under valgrind unless
 // InstructionOptions.Timeout says otherwise.
 const DefaultCountTimeout = 3 * time.Minute
+
+// wallTimeouts is how many times a run's CPU bound its wall time may
+// take: beside four CPU burners on two cores a run gets a third of a
+// core.
+const wallTimeouts = 5
+
+// errCPUTime is why a run was given up once it used its CPU time.
+var errCPUTime = errors.New("its CPU time ran out")
 
 // HandoffInstructions bounds what one blocking system call of a counted
 // run can add to the count when, during the call, the runtime's monitor
@@ -324,13 +335,43 @@ type countedRun struct {
 	bytes float64
 }
 
+// limitCPU cancels with errCPUTime once process pid has used limit of CPU
+// time, looking every second until ctx is done.
+func limitCPU(ctx context.Context, pid int, limit time.Duration, cancel context.CancelCauseFunc) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if used, ok := processCPU(pid); ok && used >= limit {
+				cancel(errCPUTime)
+				return
+			}
+		}
+	}
+}
+
 // countRun runs one benchmark at n operations under valgrind's callgrind,
 // one output file per thread, and returns what the process executed.
 // Callgrind counts the same instructions as cachegrind does, at about the
 // same speed without its cache simulation, and can tell threads apart.
 func countRun(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (countedRun, error) {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
+	_, cpuKnown := processCPU(os.Getpid())
+	wall := opts.Timeout
+	if cpuKnown {
+		wall *= wallTimeouts
+	}
+	ctx, cancelWall := context.WithTimeout(ctx, wall)
+	defer cancelWall()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	started := func(pid int) {
+		if cpuKnown {
+			go limitCPU(ctx, pid, opts.Timeout, cancel)
+		}
+	}
 	dir, err := os.MkdirTemp("", "perfscope-callgrind-")
 	if err != nil {
 		return countedRun{}, fmt.Errorf("count instructions: %w", err)
@@ -351,11 +392,14 @@ func countRun(ctx context.Context, bin Binary, name string, n int, opts Instruct
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		return cmd
 	}
-	_, runErr := runWithFixedSeed(newCmd, "callgrind-")
+	_, runErr := runWithFixedSeed(newCmd, "callgrind-", started)
 	blocking, messages, logErr := readValgrindLog(log)
 	if runErr != nil {
+		if errors.Is(context.Cause(ctx), errCPUTime) {
+			return countedRun{}, fmt.Errorf("%s: no result under valgrind within %v of CPU time", name, opts.Timeout)
+		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return countedRun{}, fmt.Errorf("%s: no result under valgrind within %v", name, opts.Timeout)
+			return countedRun{}, fmt.Errorf("%s: no result under valgrind within %v", name, wall)
 		}
 		if ctx.Err() != nil {
 			return countedRun{}, ctx.Err()

@@ -40,10 +40,11 @@ var ptraceRefused atomic.Bool
 // itself and hands it its own random bytes), starts with fixedSeed as its
 // random bytes: perfscope traces the child from its first exec until that
 // one and rewrites the bytes at each exec. Where tracing is refused, the
-// command runs untraced. ok reports whether the seed was fixed.
-func runWithFixedSeed(newCmd func() *exec.Cmd, last string) (ok bool, err error) {
+// command runs untraced. ok reports whether the seed was fixed. started,
+// when not nil, is told the child's process id once it runs.
+func runWithFixedSeed(newCmd func() *exec.Cmd, last string, started func(pid int)) (ok bool, err error) {
 	if ptraceRefused.Load() {
-		return false, newCmd().Run()
+		return false, runStarted(newCmd(), started)
 	}
 	// Every tracing request must come from the thread that started the
 	// child.
@@ -57,9 +58,12 @@ func runWithFixedSeed(newCmd func() *exec.Cmd, last string) (ok bool, err error)
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, syscall.EPERM) {
 			ptraceRefused.Store(true)
-			return false, newCmd().Run()
+			return false, runStarted(newCmd(), started)
 		}
 		return false, err
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	ok, err = seedExecs(cmd.Process.Pid, last)
 	if werr := cmd.Wait(); err == nil {

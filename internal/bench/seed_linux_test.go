@@ -41,7 +41,7 @@ func seedOutput(t *testing.T, fixed bool, last, prog string, args ...string) str
 		}
 		return strings.TrimSpace(out.String())
 	}
-	ok, err := runWithFixedSeed(newCmd, last)
+	ok, err := runWithFixedSeed(newCmd, last, nil)
 	if err != nil {
 		t.Fatalf("%s with a fixed seed: %v\n%s", prog, err, errOut.String())
 	}
