@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/perfscope/perfscope/internal/cputime"
 )
 
 // A page is one address measured, named for the table.
@@ -130,7 +132,7 @@ func measurePages(ctx context.Context, base string, pid int, f fleet, n, rounds 
 		for i, p := range ps {
 			var ts []time.Duration
 			began := time.Now()
-			c0 := cputime(pid)
+			c0 := cpuOf(pid)
 			for range n {
 				_, code, d, err := get(ctx, base+p.path, p.name)
 				if err != nil {
@@ -142,7 +144,7 @@ func measurePages(ctx context.Context, base string, pid int, f fleet, n, rounds 
 					break
 				}
 			}
-			cpu[i] = append(cpu[i], (cputime(pid)-c0)/time.Duration(len(ts)))
+			cpu[i] = append(cpu[i], (cpuOf(pid)-c0)/time.Duration(len(ts)))
 			slices.Sort(ts)
 			p50[i] = append(p50[i], quantile(ts, 0.5))
 			p95[i] = append(p95[i], quantile(ts, 0.95))
@@ -188,22 +190,11 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%d ms", d.Milliseconds())
 }
 
-// cputime is the user and system CPU time process pid has taken, 0
-// where /proc does not say.
-func cputime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
-	}
-	var u, k int64
-	fmt.Sscan(f[11], &u)
-	fmt.Sscan(f[12], &k)
-	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+// cpuOf is the user and system CPU time process pid has taken, 0 where
+// the system does not say.
+func cpuOf(pid int) time.Duration {
+	d, _ := cputime.Of(pid)
+	return d
 }
 
 // loadavg is the 1-minute load average, "?" where there is none.

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/perfscope/perfscope/internal/cputime"
 	"github.com/perfscope/perfscope/internal/measure"
 )
 
@@ -345,7 +346,7 @@ func limitCPU(ctx context.Context, pid int, limit time.Duration, cancel context.
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if used, ok := processCPU(pid); ok && used >= limit {
+			if used, ok := cputime.Of(pid); ok && used >= limit {
 				cancel(errCPUTime)
 				return
 			}
@@ -358,7 +359,7 @@ func limitCPU(ctx context.Context, pid int, limit time.Duration, cancel context.
 // Callgrind counts the same instructions as cachegrind does, at about the
 // same speed without its cache simulation, and can tell threads apart.
 func countRun(ctx context.Context, bin Binary, name string, n int, opts InstructionOptions) (countedRun, error) {
-	_, cpuKnown := processCPU(os.Getpid())
+	_, cpuKnown := cputime.Of(os.Getpid())
 	wall := opts.Timeout
 	if cpuKnown {
 		wall *= wallTimeouts

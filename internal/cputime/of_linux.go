@@ -1,4 +1,4 @@
-package bench
+package cputime
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// processCPU returns the CPU time process pid has used (user and system,
-// its threads together), and whether the system says. Linux reports it in
+// Of returns the CPU time process pid has used (user and system, its
+// threads together), and whether the system says. Linux reports it in
 // /proc/PID/stat in clock ticks of 1/100 s (USER_HZ, fixed for that file
 // whatever the kernel's own tick).
-func processCPU(pid int) (time.Duration, bool) {
+func Of(pid int) (time.Duration, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false
