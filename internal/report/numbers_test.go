@@ -44,6 +44,7 @@ var numberFormattingAllowed = map[string]string{
 	"internal/bench/interleave.go:testBinaryPath":               "a test binary's file name",
 	"internal/bench/seed_linux.go:seedExecs":                    "a /proc path",
 	"internal/bench/seed_linux.go:writeSeed":                    "a /proc path",
+	"internal/cputime/of_linux.go:Of":                           "a /proc path",
 	"internal/escape/build.go:buildArgs":                        "a package name for the compiler",
 	"internal/escape/key.go:buildKey":                           "a cache key",
 	"internal/escape/key.go:keyHash.stamp":                      "a cache key",
