@@ -18,8 +18,9 @@ import (
 type SeriesReader interface {
 	// MergedProfile merges the scrapes a query chooses into one profile.
 	MergedProfile(ctx context.Context, q profseries.Query) (*profile.Profile, error)
-	// Windows reads the scrapes a query chooses, in order of time.
-	Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error)
+	// BlockEdges lists, per series a query chooses, the starts of its
+	// first and last scrapes in the range, without reading them.
+	BlockEdges(ctx context.Context, q profseries.Query) ([]profseries.SeriesEdges, error)
 	// SeriesLabels lists the label sets of the series of one type that
 	// a selector chooses.
 	SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error)
@@ -83,21 +84,17 @@ func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 // goroutines sets the window's first and last goroutines: per series, its
 // first and last snapshot in the range, merged over the series.
 func goroutines(ctx context.Context, src SeriesReader, sel profseries.Selector, from, to time.Time, set *profiles.Set) error {
-	series, err := src.SeriesLabels(ctx, profseries.Goroutine, sel)
+	edges, err := src.BlockEdges(ctx, profseries.Query{Type: profseries.Goroutine, Selector: sel, From: from, To: to})
 	if err != nil {
 		return err
 	}
 	var starts, ends []*profile.Profile
-	for _, ls := range series {
-		exact := profseries.Exact(ls)
-		ws, err := src.Windows(ctx, profseries.Query{Type: profseries.Goroutine, Selector: exact, From: from, To: to})
-		if err != nil {
-			return err
+	for _, e := range edges {
+		if !e.Last.After(e.First) {
+			continue // one snapshot
 		}
-		if len(ws) < 2 {
-			continue
-		}
-		for i, at := range []time.Time{ws[0].Start, ws[len(ws)-1].Start} {
+		exact := profseries.Exact(e.Target)
+		for i, at := range []time.Time{e.First, e.Last} {
 			p, err := src.MergedProfile(ctx, profseries.Query{Type: profseries.Goroutine, Selector: exact, From: at, To: at.Add(time.Nanosecond)})
 			if err != nil {
 				return err

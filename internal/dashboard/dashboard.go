@@ -51,6 +51,7 @@ type profileSeries interface {
 	FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error)
 	Diff(ctx context.Context, base, head profseries.Query) (*profseries.RangeDiff, error)
 	GaugeSeries(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) ([]profseries.GaugePoint, error)
+	GaugeSeriesBy(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration, group func(profseries.Labels) string) (map[string][]profseries.GaugePoint, error)
 }
 
 // Scraper is what the dashboard shows of a scraper running beside it

@@ -61,18 +61,21 @@ func (d *Dashboard) Services(ctx context.Context, since string) (*web.ServicesPa
 	}
 	targets := serviceTargets(stored, health)
 	step := profseries.StepFor(from, now, sparkPoints, scrapeInterval)
-	for i := range targets {
-		t := &targets[i]
-		for _, g := range profseries.Gauges {
-			if !slices.Contains(t.Types, g.Type) {
-				t.Gauges = append(t.Gauges, web.GaugeLine{Gauge: g, Step: step})
-				continue
+	// Each gauge is read for every target at once, the series of a
+	// target's versions added up as the list joins them.
+	target := func(ls profseries.Labels) string { return withoutLabel(ls, versionLabel).String() }
+	for _, g := range profseries.Gauges {
+		points, err := d.cfg.Store.GaugeSeriesBy(ctx, g, nil, from, now, step, target)
+		if err != nil {
+			return nil, err
+		}
+		for i := range targets {
+			t := &targets[i]
+			line := web.GaugeLine{Gauge: g, Step: step}
+			if slices.Contains(t.Types, g.Type) {
+				line.Points = points[t.Labels.String()]
 			}
-			pts, err := d.cfg.Store.GaugeSeries(ctx, g, profseries.Exact(t.Labels), from, now, step)
-			if err != nil {
-				return nil, err
-			}
-			t.Gauges = append(t.Gauges, web.GaugeLine{Gauge: g, Points: pts, Step: step})
+			t.Gauges = append(t.Gauges, line)
 		}
 	}
 	return web.NewServicesPage(since, from, now, targets, d.cfg.Scraper != nil), nil

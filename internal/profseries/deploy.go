@@ -518,3 +518,11 @@ func compareReleases(before, after []Window, src SymbolSource, o DeployOptions) 
 	}
 	return d, nil
 }
+
+// SeriesEdges are the starts of one series' first and last blocks in a
+// range, as the store keeps them (read from its keys, no block decoded):
+// the instants of its first and last snapshot there.
+type SeriesEdges struct {
+	Target      Labels
+	First, Last time.Time
+}

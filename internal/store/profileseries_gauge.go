@@ -323,13 +323,39 @@ func (ps *ProfileSeries) recordedFrom(ctx context.Context, ids []uint64) (int64,
 // scrapes were stored before migration10, or for a gauge not recorded
 // (not the one of its type).
 func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) ([]profseries.GaugePoint, error) {
+	groups, err := ps.GaugeSeriesBy(ctx, g, sel, from, to, step, func(profseries.Labels) string { return "" })
+	return groups[""], err
+}
+
+// GaugeSeriesBy reads gauge g as GaugeSeries does, of every series sel
+// chooses at once, and adds the series up in groups: group names the
+// group of a series' labels. A list of many targets is one read a gauge,
+// not one per target. A group with nothing stored in the range is absent.
+func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration, group func(profseries.Labels) string) (map[string][]profseries.GaugePoint, error) {
 	q := profseries.Query{Type: g.Type, Selector: sel, From: from, To: to}
+	sums := map[string][]profseries.GaugeSum{}
+	addWindows := func(ws []profseries.Window) {
+		for _, w := range ws {
+			k := group(w.Processes[0].Target)
+			sums[k] = append(sums[k], profseries.WindowSums([]profseries.Window{w}, g)...)
+		}
+	}
+	points := func() map[string][]profseries.GaugePoint {
+		out := make(map[string][]profseries.GaugePoint, len(sums))
+		for k, s := range sums {
+			if pts := profseries.GaugePoints(s, g, step); len(pts) > 0 {
+				out[k] = pts
+			}
+		}
+		return out
+	}
 	if kept, ok := profseries.GaugeOf(g.Type); !ok || kept != g {
 		ws, err := ps.Windows(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		return profseries.GaugeSeries(ws, g, step), nil
+		addWindows(ws)
+		return points(), nil
 	}
 	if err := q.Check(); err != nil {
 		return nil, err
@@ -344,7 +370,6 @@ func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, se
 		return nil, err
 	}
 	lo = max(lo, nanos(from))
-	var sums []profseries.GaugeSum
 	if lo > nanos(from) {
 		before := q
 		before.To = fromNanos(min(lo, nanos(to)))
@@ -352,18 +377,23 @@ func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, se
 		if err != nil {
 			return nil, err
 		}
-		sums = profseries.WindowSums(ws, g)
+		addWindows(ws)
 	}
 	if lo < nanos(to) {
 		rows, err := ps.recorded(ctx, ids, lo, nanos(to), gaugeWidth(step))
 		if err != nil {
 			return nil, err
 		}
+		keys := make(map[int64]string, len(series))
+		for id, ls := range series {
+			keys[id] = group(ls)
+		}
 		for _, r := range rows {
-			sums = append(sums, profseries.GaugeSum{Start: fromNanos(r.start), Total: r.total, Duration: time.Duration(r.duration), Scrapes: int(r.gauged)})
+			k := keys[r.series]
+			sums[k] = append(sums[k], profseries.GaugeSum{Start: fromNanos(r.start), Total: r.total, Duration: time.Duration(r.duration), Scrapes: int(r.gauged)})
 		}
 	}
-	return profseries.GaugePoints(sums, g, step), nil
+	return points(), nil
 }
 
 // ProcessSpans lists, per series q chooses and process, the time its

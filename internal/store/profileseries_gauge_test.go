@@ -89,6 +89,66 @@ func decodedGauges(t *testing.T, s *DB, g profseries.Gauge, sel profseries.Selec
 	return profseries.GaugeSeries(ws, g, step)
 }
 
+// checkGaugesByTarget checks GaugeSeriesBy, grouping by target, against
+// the windows ws of the range, decoded and grouped the same way.
+func checkGaugesByTarget(t *testing.T, s *DB, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration, ws []profseries.Window) {
+	t.Helper()
+	target := func(ls profseries.Labels) string { return ls.String() }
+	got, err := s.GaugeSeriesBy(context.Background(), g, sel, from, to, step, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTarget := map[string][]profseries.Window{}
+	for _, w := range ws {
+		k := target(w.Processes[0].Target)
+		byTarget[k] = append(byTarget[k], w)
+	}
+	want := map[string][]profseries.GaugePoint{}
+	for k, tw := range byTarget {
+		if pts := profseries.GaugeSeries(tw, g, step); len(pts) > 0 {
+			want[k] = pts
+		}
+	}
+	if len(want) == 0 || (sel == nil && len(want) < 2) || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s per %v by target: got\n%+v\nwant, decoded (%d targets),\n%+v", g.Name, step, got, len(want), want)
+	}
+}
+
+// checkEdges checks BlockEdges against the starts of the first and last
+// decoded windows of each series, and that it reads a row per series.
+func checkEdges(t *testing.T, s *DB, q profseries.Query) {
+	t.Helper()
+	ws, err := s.Windows(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]time.Time{}
+	for _, w := range ws {
+		k := w.Processes[0].Target.String()
+		e, ok := want[k]
+		if !ok {
+			e[0] = w.Start
+		}
+		e[1] = w.Start
+		want[k] = e
+	}
+	var edges []profseries.SeriesEdges
+	read := rowsReadBy(s, func() { edges, err = s.BlockEdges(context.Background(), q) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]time.Time{}
+	for _, e := range edges {
+		got[e.Target.String()] = [2]time.Time{e.First, e.Last}
+	}
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s from %v to %v: block edges\n%v\nwant, decoded,\n%v", q.Type, q.From, q.To, got, want)
+	}
+	if limit := int64(len(edges)) + 3; read > limit {
+		t.Errorf("block edges read %d rows for %d series, want at most %d", read, len(edges), limit)
+	}
+}
+
 // decodedSpans is the spans of the processes of the decoded blocks.
 func decodedSpans(t *testing.T, s *DB, q profseries.Query) []profseries.ProcessSpan {
 	t.Helper()
@@ -233,6 +293,7 @@ func testRecordedScrapes(t *testing.T, s *DB) {
 					t.Errorf("%s, %s per %v: read %d rows, want at most %d (series × points)", r.name, g.Name, step, read, bound)
 				}
 				before[r.name+g.Name+step.String()] = answer{points: got}
+				checkGaugesByTarget(t, s, g, r.sel, r.from, r.to, step, ws)
 			}
 		}
 		q := profseries.Query{Type: profseries.CPU, Selector: r.sel, From: r.from, To: r.to}
@@ -250,6 +311,7 @@ func testRecordedScrapes(t *testing.T, s *DB) {
 			t.Errorf("%s: process spans read %d rows, want a row per series, process and hour (and edges)", r.name, read)
 		}
 		before[r.name] = answer{spans: spans}
+		checkEdges(t, s, profseries.Query{Type: profseries.Goroutine, Selector: r.sel, From: r.from, To: r.to})
 	}
 	checkTargets(t, s, "as stored")
 
@@ -280,6 +342,7 @@ func testRecordedScrapes(t *testing.T, s *DB) {
 		from, to time.Time
 	}{{"whole hours", profEpoch, profEpoch.Add(2 * time.Hour)}, {"cut hours", profEpoch.Add(17 * time.Minute), profEpoch.Add(2*time.Hour + 3*time.Minute)}}
 	for _, r := range aligned {
+		checkEdges(t, s, profseries.Query{Type: profseries.Goroutine, From: r.from, To: r.to})
 		for _, g := range profseries.Gauges {
 			for _, step := range []time.Duration{time.Minute, 20 * time.Minute, time.Hour} {
 				got, err := s.GaugeSeries(ctx, g, all, r.from, r.to, step)
@@ -410,6 +473,7 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 				if want := profseries.GaugeSeries(ws, g, step); len(want) == 0 || !reflect.DeepEqual(got, want) {
 					t.Errorf("%s, %s per %v: got\n%+v\nwant, decoded,\n%+v", when, g.Name, step, got, want)
 				}
+				checkGaugesByTarget(t, old, g, nil, profEpoch.Add(5*time.Second), to, step, ws)
 			}
 		}
 		q := profseries.Query{Type: profseries.CPU, From: profEpoch.Add(5 * time.Second), To: to}
