@@ -287,8 +287,8 @@ func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 					return total, err
 				}
 				res, err := tx.ExecContext(ctx, rebind(`INSERT INTO prof_blocks
-					(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels)
-					SELECT ?, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels
+					(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels, scrapes)
+					SELECT ?, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels, scrapes
 					FROM prof_blocks WHERE series_id = ?`), id, s.id)
 				if err != nil {
 					tx.Rollback()

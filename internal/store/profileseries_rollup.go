@@ -22,6 +22,14 @@ import (
 // makes the query read that hour's blocks until the rollup is made again.
 // Windows, and the counts of ProfileTargets, never see rollups; retention
 // and the budget delete them with their hour.
+//
+// A rollup also records how many scrapes of its process its hour had
+// recorded (prof_gauges) when it was made (store migration 14). A query
+// checks the rollups of the hours it reads against those records, a row
+// per series, hour and process, instead of adding up every block of the
+// hours: a scrape stored late into the hour is recorded, so the counts
+// differ. Rollups made before, or of hours whose scrapes are not recorded
+// (stored before migration10), are checked against the blocks' sums.
 const (
 	resolutionHour   = int64(time.Hour)
 	resolutionRollup = -resolutionHour
@@ -97,6 +105,96 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 	return ok
 }
 
+// coveredHours is rolledUp's answer for the series ids over the whole
+// hours of [from, to), read from the rollups' records of their scrapes
+// (see the comment at the top): an hour is covered when each process
+// with scrapes recorded in it has rollups, each recording as many scrapes
+// as are recorded now, and no rollup is of a process without. Hours
+// before the series' scrapes were recorded, and hours with a rollup that
+// records no count, are checked against the blocks' sums (blockSums).
+func (ps *ProfileSeries) coveredHours(ctx context.Context, ids []uint64, from, to int64) (map[seriesHour]bool, error) {
+	type hourProcess struct{ series, hour, process int64 }
+	rolled := map[hourProcess]int64{} // each rollup's count; -1 where a shape's differs
+	unknown := map[seriesHour]bool{}
+	for part := range chunks(ids, 500) {
+		q, args := inList(`SELECT series_id, start_time, process_id, scrapes FROM prof_blocks
+			WHERE resolution = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, resolutionRollup, from, to)
+		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
+			var k hourProcess
+			var n sql.NullInt64
+			if err := rows.Scan(&k.series, &k.hour, &k.process, &n); err != nil {
+				return err
+			}
+			k.hour = floorTo(k.hour, resolutionHour)
+			if !n.Valid {
+				unknown[seriesHour{k.series, k.hour}] = true
+				return nil
+			}
+			if have, ok := rolled[k]; ok && have != n.Int64 {
+				n.Int64 = -1
+			}
+			rolled[k] = n.Int64
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read rollups: %w", err)
+		}
+	}
+	recordedFrom, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	recorded, err := ps.gaugeRows(ctx, ids, gaugeHour, max(from, ceilTo(recordedFrom, resolutionHour)), to)
+	if err != nil {
+		return nil, err
+	}
+	covered := map[seriesHour]bool{}
+	for k := range rolled {
+		covered[seriesHour{k.series, k.hour}] = true
+	}
+	counted := map[hourProcess]bool{}
+	for _, r := range recorded {
+		k := hourProcess{r.series, r.start, r.process}
+		counted[k] = true
+		if rolled[k] != r.scrapes {
+			covered[seriesHour{k.series, k.hour}] = false
+		}
+	}
+	for k := range rolled {
+		if !counted[k] {
+			covered[seriesHour{k.series, k.hour}] = false
+		}
+	}
+	// Hours the records cannot vouch for: the blocks' sums decide.
+	var check []uint64
+	lo, hi := to, from
+	for _, id := range ids {
+		for h := from; h < to; h += resolutionHour {
+			k := seriesHour{int64(id), h}
+			if unknown[k] || (h < recordedFrom && covered[k]) {
+				check = append(check, id)
+				lo, hi = min(lo, h), max(hi, h+resolutionHour)
+			}
+		}
+	}
+	if len(check) > 0 {
+		blocks, rollups, err := ps.blockSums(ctx, slices.Compact(check), lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		bySums := rolledUp(blocks, rollups)
+		for _, id := range slices.Compact(check) {
+			for h := lo; h < hi; h += resolutionHour {
+				k := seriesHour{int64(id), h}
+				if unknown[k] || (h < recordedFrom && covered[k]) {
+					covered[k] = bySums[k]
+				}
+			}
+		}
+	}
+	return covered, nil
+}
+
 // mergeQuery merges every block q chooses: the rollups of the whole hours
 // of the range that are up to date, and the blocks of the rest. It is
 // what MergedProfile, Top and Diff read; the result is the merge of the
@@ -141,11 +239,9 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 	hFrom, hTo := (from+resolutionHour-1)/resolutionHour*resolutionHour, to/resolutionHour*resolutionHour
 	var covered map[seriesHour]bool
 	if hTo > hFrom && from > 0 {
-		blocks, rollups, err := ps.blockSums(ctx, ids, hFrom, hTo)
-		if err != nil {
+		if covered, err = ps.coveredHours(ctx, ids, hFrom, hTo); err != nil {
 			return profseries.Window{}, err
 		}
-		covered = rolledUp(blocks, rollups)
 	}
 	var m profseries.Merger
 	dec := ps.decoder(ctx, q.Type)
@@ -305,6 +401,12 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		return 0, err
 	}
 	defer tx.Rollback()
+	// The scrapes recorded in each hour are read beside its blocks, with
+	// no scrape stored between (SQLite's writes run one at a time; on
+	// PostgreSQL the exclusive lock waits for every Append to end).
+	if err := ps.lock(ctx, tx, true); err != nil {
+		return 0, err
+	}
 	var typ string
 	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT type FROM prof_series WHERE id = ?`), series).Scan(&typ); err != nil {
 		return 0, err
@@ -358,32 +460,58 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		if err := rows.Err(); err != nil {
 			return 0, err
 		}
+		counts, err := ps.hourScrapes(ctx, tx, series, h)
+		if err != nil {
+			return 0, err
+		}
 		for _, k := range keys {
 			g := groups[k]
 			w, err := g.m.Window()
 			if err != nil {
 				return 0, err
 			}
-			if err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, resolutionRollup, w, g.raw); err != nil {
+			var scrapes any // NULL: the hour's scrapes are not recorded
+			if n, ok := counts[k[0]]; ok {
+				scrapes = n
+			}
+			if err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, resolutionRollup, w, g.raw, scrapes); err != nil {
 				return 0, fmt.Errorf("insert rollup: %w", err)
 			}
 			n++
 		}
 	}
 	// The rollups' bytes count in the series' summary.
-	if err := ps.lock(ctx, tx, true); err != nil {
-		return 0, err
-	}
 	if err := ps.summarize(ctx, tx, series); err != nil {
 		return 0, err
 	}
 	return n, tx.Commit()
 }
 
+// hourScrapes reads, in tx, the scrapes prof_gauges records of series in
+// the hour starting at hour, by process.
+func (ps *ProfileSeries) hourScrapes(ctx context.Context, tx *sql.Tx, series, hour int64) (map[int64]int64, error) {
+	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT process_id, scrapes FROM prof_gauges WHERE series_id = ? AND width = ? AND start_time = ?`), series, gaugeHour, hour)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var process, n int64
+		if err := rows.Scan(&process, &n); err != nil {
+			return nil, err
+		}
+		out[process] = n
+	}
+	return out, rows.Err()
+}
+
 // insertMerged stores the merged window w of a series of profile type
 // typ as the block k names at resolution res, raw the raw bytes it
-// merged; with its levels where it is one snapshot (see Levels).
-func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ string, k hourKey, res int64, w profseries.Window, raw int64) error {
+// merged, scrapes what a rollup records of its hour's scrapes (nil for a
+// window of compaction); with its levels where it is one snapshot (see
+// Levels).
+func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ string, k hourKey, res int64, w profseries.Window, raw int64, scrapes any) error {
 	var levels any // NULL where none are kept
 	read := w
 	read.Start = fromNanos(k.hour) // the window as a read finds it
@@ -395,9 +523,9 @@ func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ strin
 		return err
 	}
 	_, err = tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
-		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block, levels)
+		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels, scrapes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block, levels, scrapes)
 	return err
 }
 

@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14}
 }
 
 const migration1 = `
@@ -342,6 +342,15 @@ CREATE TABLE prof_packs (
 	data {blob} NOT NULL,
 	PRIMARY KEY (series_id, resolution, start_time)
 )
+`
+
+// migration14 records in each hourly rollup the scrapes of its process
+// its hour had recorded when it was made (see profileseries_rollup.go),
+// so that a query checks a rollup against the records of the hour's
+// scrapes instead of every block of the hour; NULL for the blocks that
+// are not rollups, and for the rollups made before.
+const migration14 = `
+ALTER TABLE prof_blocks ADD COLUMN scrapes BIGINT
 `
 
 // schemaVersion is the version a database has after all migrations.
