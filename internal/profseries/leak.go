@@ -130,9 +130,9 @@ type LeakReport struct {
 type LeakSeries struct {
 	Target Labels `json:"target"`
 	Type   string `json:"type"`
-	// Snapshots is the number of snapshots of the range; Judged the
-	// snapshots of the processes long enough to judge; Stacks the stacks
-	// tested.
+	// Snapshots is the number of snapshots read of the range (see
+	// Every); Judged the snapshots of the processes long enough to
+	// judge; Stacks the stacks tested.
 	Snapshots int `json:"snapshots"`
 	Judged    int `json:"judged"`
 	Stacks    int `json:"stacks"`
@@ -141,6 +141,10 @@ type LeakSeries struct {
 	// snapshots of processes too short to judge (see LeakOptions).
 	Compacted int `json:"compacted,omitempty"`
 	Short     int `json:"short,omitempty"`
+	// Every is the spacing of the snapshots read over a long range: the
+	// first of each process in each minute, ten minutes or hour (see
+	// leakSpacing); 0 where every snapshot was read.
+	Every time.Duration `json:"every_ns,omitempty"`
 }
 
 // A SeriesReader reads stored profile series: the store's ProfileSeries
@@ -154,8 +158,28 @@ type SeriesReader interface {
 	// decoding them.
 	ProcessSpans(ctx context.Context, q Query) ([]ProcessSpan, error)
 	// Levels reads the snapshots q chooses as Windows does, each
-	// reduced to its levels of sampleType (see LevelsOf).
-	Levels(ctx context.Context, q Query, sampleType string) ([]Levels, error)
+	// reduced to its levels of sampleType (see LevelsOf); where every
+	// is not 0, it may read only the first snapshot of each series and
+	// process per every (a minute, ten minutes or an hour), and returns
+	// the spacing it read (0 for every snapshot).
+	Levels(ctx context.Context, q Query, sampleType string, every time.Duration) ([]Levels, time.Duration, error)
+}
+
+// leakSpacing is the spacing of the snapshots FindLeaks asks for over a
+// range of span: every snapshot up to 40 minutes, then one a minute up to
+// 4 hours, one per ten minutes up to 40 hours, one an hour beyond — at
+// most about maxTrendPoints of them (240 at 10 s scrapes), which a trend
+// would bin down to anyway.
+func leakSpacing(span time.Duration) time.Duration {
+	for _, every := range []time.Duration{10 * time.Second, time.Minute, 10 * time.Minute} {
+		if span <= every*maxTrendPoints {
+			if every == 10*time.Second {
+				return 0
+			}
+			return every
+		}
+	}
+	return time.Hour
 }
 
 // FindLeaks judges every goroutine, goroutineleak and heap series sel
@@ -165,16 +189,27 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 	rep := &LeakReport{Selector: sel.String(), From: from, To: to, Alpha: o.Alpha,
 		MinGoroutines: o.MinGoroutines, MinBytes: o.MinBytes, MinPoints: o.MinPoints, MinSpan: o.MinSpan,
 		Leaks: []Leak{}, Judged: []LeakSeries{}}
+	every := leakSpacing(to.Sub(from))
 	for _, lt := range LeakTypes {
 		targets, err := r.SeriesLabels(ctx, lt.Type, sel)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range targets {
-			snapshots, err := r.Levels(ctx, Query{Type: lt.Type, Selector: Exact(t), From: from, To: to}, lt.SampleType)
+		if err != nil || len(targets) == 0 {
 			if err != nil {
 				return nil, err
 			}
+			continue
+		}
+		// Every series of the type at once, then each on its own.
+		all, spacing, err := r.Levels(ctx, Query{Type: lt.Type, Selector: sel, From: from, To: to}, lt.SampleType, every)
+		if err != nil {
+			return nil, err
+		}
+		bySeries := map[string][]Levels{}
+		for _, l := range all {
+			k := l.Processes[0].Target.String()
+			bySeries[k] = append(bySeries[k], l)
+		}
+		for _, t := range targets {
+			snapshots := bySeries[t.String()]
 			if len(snapshots) == 0 {
 				continue
 			}
@@ -182,6 +217,7 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", lt.Type, t, err)
 			}
+			judged.Every = spacing
 			rep.Leaks = append(rep.Leaks, leaks...)
 			rep.Judged = append(rep.Judged, judged)
 		}

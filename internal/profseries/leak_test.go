@@ -85,3 +85,17 @@ func TestHeapLeakOfNewGoroutines(t *testing.T) {
 		t.Errorf("the (*accessLog).request stack is not named by its own frame: %+v", user)
 	}
 }
+
+// TestLeakSpacing checks the spacing of the snapshots read for a range:
+// every one up to 40 minutes, then at most about 240 of them.
+func TestLeakSpacing(t *testing.T) {
+	for _, c := range []struct{ span, want time.Duration }{
+		{10 * time.Minute, 0}, {40 * time.Minute, 0}, {41 * time.Minute, time.Minute}, {time.Hour, time.Minute},
+		{4 * time.Hour, time.Minute}, {6 * time.Hour, 10 * time.Minute}, {24 * time.Hour, 10 * time.Minute},
+		{40 * time.Hour, 10 * time.Minute}, {7 * 24 * time.Hour, time.Hour},
+	} {
+		if got := leakSpacing(c.span); got != c.want {
+			t.Errorf("leakSpacing(%v) = %v, want %v", c.span, got, c.want)
+		}
+	}
+}

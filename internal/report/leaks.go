@@ -270,5 +270,8 @@ func LeakSeriesNote(rep *profseries.LeakReport, j profseries.LeakSeries) string 
 	if j.Short > 0 {
 		ns = append(ns, fmt.Sprintf("%d snapshots of processes too short to judge (need %d over %s)", j.Short, rep.MinPoints, spanText(rep.MinSpan)))
 	}
+	if j.Every > 0 {
+		ns = append(ns, "one snapshot read per "+spanText(j.Every)+" (the first of each), as the range is long")
+	}
 	return strings.Join(ns, "; ")
 }

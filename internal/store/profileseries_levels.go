@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"slices"
+	"time"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -16,29 +20,85 @@ import (
 // not snapshots, and have none. A block stored before migration12 has
 // none either: a read whose range holds one decodes the blocks, as
 // before.
+//
+// A read may also ask for one snapshot per minute, ten minutes or hour
+// (a long range holds more snapshots than a trend compares): the first
+// snapshot of each series and process in each bucket of that width that
+// starts in the range, which
+// the records of the scrapes (prof_gauges) name, looked up by key. It is
+// made only where every scrape of the range is recorded and stored as it
+// came, with its levels; else every snapshot is read.
 
 // Levels reads the blocks of q as Windows does, each snapshot reduced to
 // its levels of sampleType (see profseries.Levels); the windows have no
 // request counts. It reads the levels kept beside the blocks where every
 // snapshot of the range has them and sampleType is the one kept, else
-// it decodes the blocks.
-func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleType string) ([]profseries.Levels, error) {
+// it decodes the blocks. every, where not 0, asks for one snapshot per
+// that time (see above); the spacing read is returned, 0 where every
+// snapshot was.
+func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleType string, every time.Duration) ([]profseries.Levels, time.Duration, error) {
 	if kept, ok := profseries.LeakSampleType(q.Type); ok && kept == sampleType {
-		ls, err := ps.keptLevels(ctx, q)
+		if w := int64(every); slices.Contains([]int64{gaugeMinute, gaugeTenMinutes, gaugeHour}, w) {
+			ls, err := ps.spacedLevels(ctx, q, w)
+			if err == nil {
+				return ls, every, nil
+			}
+			if !errors.Is(err, errLevelsMissing) {
+				return nil, 0, err
+			}
+		}
+		ls, err := ps.keptLevels(ctx, q, 0)
 		if !errors.Is(err, errLevelsMissing) {
-			return ls, err
+			return ls, 0, err
 		}
 	}
-	return ps.decodedLevels(ctx, q, sampleType)
+	ls, err := ps.decodedLevels(ctx, q, sampleType)
+	return ls, 0, err
 }
 
 // errLevelsMissing says a snapshot of the range has no levels kept.
 var errLevelsMissing = errors.New("a snapshot's levels are not kept")
 
-// keptLevels reads the levels kept beside the blocks of q.
-func (ps *ProfileSeries) keptLevels(ctx context.Context, q profseries.Query) ([]profseries.Levels, error) {
+// spacedLevels reads the levels of the first snapshot of each bucket of
+// width every (see the comment at the top), or errLevelsMissing where the
+// range has scrapes not recorded, windows compaction made, or a snapshot
+// without levels.
+func (ps *ProfileSeries) spacedLevels(ctx context.Context, q profseries.Query, every int64) ([]profseries.Levels, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	series, err := ps.matchingSeries(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	ids := sortedIDs(series)
+	from, to := nanos(q.From), nanos(q.To)
+	recordedFrom, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if recordedFrom > from {
+		return nil, errLevelsMissing
+	}
+	for part := range chunks(ids, 500) {
+		sq, args := inList(`SELECT 1 FROM prof_blocks WHERE resolution IN (?, ?) AND start_time >= ? AND start_time < ? AND series_id IN `,
+			part, resolutionMinute, resolutionTenMinutes, from, to)
+		found := false
+		if err := ps.b.each(ctx, sq+` LIMIT 1`, args, func(*sql.Rows) error { found = true; return nil }); err != nil {
+			return nil, fmt.Errorf("read compacted blocks: %w", err)
+		}
+		if found {
+			return nil, errLevelsMissing
+		}
+	}
+	return ps.keptLevels(ctx, q, every)
+}
+
+// keptLevels reads the levels kept beside the blocks of q, of the first
+// snapshot of each bucket of width every where not 0 (see eachBlock).
+func (ps *ProfileSeries) keptLevels(ctx context.Context, q profseries.Query, every int64) ([]profseries.Levels, error) {
 	var out []profseries.Levels
-	err := ps.eachBlock(ctx, q, "levels", false, func(_ *blockDecoder, b storedBlock) error {
+	err := ps.eachBlock(ctx, q, "levels", false, every, func(_ *blockDecoder, b storedBlock) error {
 		l := profseries.Levels{Window: b.w}
 		if b.w.End.Equal(b.w.Start) {
 			if b.data == nil {
@@ -58,7 +118,7 @@ func (ps *ProfileSeries) keptLevels(ctx context.Context, q profseries.Query) ([]
 // columns.
 func (ps *ProfileSeries) decodedLevels(ctx context.Context, q profseries.Query, sampleType string) ([]profseries.Levels, error) {
 	var out []profseries.Levels
-	err := ps.eachBlock(ctx, q, "data", false, func(dec *blockDecoder, b storedBlock) error {
+	err := ps.eachBlock(ctx, q, "data", false, 0, func(dec *blockDecoder, b storedBlock) error {
 		l := profseries.Levels{Window: b.w}
 		if !b.w.End.Equal(b.w.Start) {
 			// Not judged: read only for the blocks after it.

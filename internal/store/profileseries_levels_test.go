@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,18 +67,87 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 		}
 	}
 	check("kept")
+	checkSpacedLevels(t, s, start.Add(65*time.Second), end, time.Minute)
+	// Over an hour, FindLeaks reads a snapshot a minute, says so, and
+	// still names the growing stacks.
+	rep, err := profseries.FindLeaks(ctx, s, profseries.Selector{}, end.Add(-time.Hour), end, profseries.LeakOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]bool{}
+	for _, l := range rep.Leaks {
+		types[l.Type] = true
+	}
+	for _, j := range rep.Judged {
+		if j.Every != time.Minute || j.Snapshots > 31 {
+			t.Errorf("%s %s over an hour: %d snapshots read at a spacing of %v, want one a minute", j.Type, j.Target, j.Snapshots, j.Every)
+		}
+	}
+	if !types[profseries.Goroutine] || !types[profseries.Heap] || len(rep.Judged) != 4 {
+		t.Errorf("over an hour at a snapshot a minute: leaks of types %v in %d series judged, want goroutine and heap leaks of 4", types, len(rep.Judged))
+	}
 	if _, err := s.b.db.ExecContext(ctx, s.b.q(`UPDATE prof_blocks SET levels = NULL WHERE start_time < ?`), nanos(start.Add(10*time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 	check("partly kept")
+	checkSpacedLevels(t, s, start, end, 0)
 	s.Retention = Retention{Raw: 24 * time.Hour, Minute: 48 * time.Hour, TenMinutes: 72 * time.Hour}
 	if _, err := s.ApplyRetention(ctx, start.Add(30*time.Minute+24*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	check("compacted")
+	checkSpacedLevels(t, s, start, end, 0)
 	for _, when := range []string{"kept", "partly kept", "compacted"} {
 		if found[when+" "+profseries.Goroutine] == 0 || found[when+" "+profseries.Heap] == 0 {
 			t.Errorf("leaks named by type: %v, want goroutine and heap leaks in each store", found)
+		}
+	}
+}
+
+// checkSpacedLevels checks the levels Levels reads over [from, to) when
+// asked for one snapshot a minute: those of the first snapshot of each
+// series and process in each minute, as read with the rest, where the
+// store can (want a minute), or every snapshot where it cannot (want 0).
+// A minute the range starts within is left out.
+func checkSpacedLevels(t *testing.T, s *DB, from, to time.Time, want time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	for _, lt := range profseries.LeakTypes[:1] {
+		q := profseries.Query{Type: lt.Type, From: from, To: to}
+		all, _, err := s.Levels(ctx, q, lt.SampleType, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, every, err := s.Levels(ctx, q, lt.SampleType, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if every != want {
+			t.Fatalf("%s from %s: levels read at a spacing of %v, want %v", lt.Type, from, every, want)
+		}
+		firsts := all
+		if want > 0 {
+			firsts = nil
+			seen := map[string]bool{}
+			for _, l := range all {
+				tp := l.Processes[0]
+				k := tp.Target.String() + tp.Process.BuildID + l.Start.Truncate(want).String() + time.Duration(tp.Process.Generation).String()
+				if !seen[k] && !l.Start.Truncate(want).Before(from) {
+					seen[k] = true
+					firsts = append(firsts, l)
+				}
+			}
+		}
+		order := func(a, b profseries.Levels) int {
+			if c := a.Start.Compare(b.Start); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Processes[0].Target.String(), b.Processes[0].Target.String())
+		}
+		slices.SortStableFunc(got, order)
+		slices.SortStableFunc(firsts, order)
+		if len(got) < 2 || !reflect.DeepEqual(got, firsts) {
+			t.Errorf("%s from %s at a spacing of %v: %d snapshots read, want %d (the first of each minute starting in the range)", lt.Type, from, want, len(got), len(firsts))
 		}
 	}
 }
@@ -145,9 +215,9 @@ func growLevels(p *profile.Profile, typ string, i int) {
 // window that is not a snapshot has none.
 func checkLevels(t *testing.T, s *DB, q profseries.Query, sampleType string, ws []profseries.Window, when string) {
 	t.Helper()
-	ls, err := s.Levels(context.Background(), q, sampleType)
-	if err != nil {
-		t.Fatal(err)
+	ls, every, err := s.Levels(context.Background(), q, sampleType, 0)
+	if err != nil || every != 0 {
+		t.Fatalf("%s, %s: levels read at a spacing of %v (%v), want every snapshot", when, q.Type, every, err)
 	}
 	decoded, err := s.decodedLevels(context.Background(), q, sampleType)
 	if err != nil {
