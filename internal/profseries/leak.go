@@ -209,7 +209,16 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 			bySeries[k] = append(bySeries[k], l)
 		}
 		for _, t := range targets {
-			snapshots := bySeries[t.String()]
+			snapshots, every := bySeries[t.String()], spacing
+			if every > 0 && tooFewSnapshots(snapshots, o.MinPoints) {
+				// Spaced out, a process of this series would be too
+				// short to judge (a new or restarted target): every
+				// snapshot of the series is read instead.
+				if snapshots, every, err = r.Levels(ctx, Query{Type: lt.Type, Selector: Exact(t), From: from, To: to}, lt.SampleType, 0); err != nil {
+					return nil, err
+				}
+				snapshots = slices.DeleteFunc(snapshots, func(l Levels) bool { return !slices.Equal(l.Processes[0].Target, t) })
+			}
 			if len(snapshots) == 0 {
 				continue
 			}
@@ -217,7 +226,7 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", lt.Type, t, err)
 			}
-			judged.Every = spacing
+			judged.Every = every
 			rep.Leaks = append(rep.Leaks, leaks...)
 			rep.Judged = append(rep.Judged, judged)
 		}
@@ -226,6 +235,24 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 		return nil, fmt.Errorf("%w for %s from %s to %s", ErrNoLeakData, sel, from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	return rep, nil
+}
+
+// tooFewSnapshots says snapshots is empty, or holds a process with fewer
+// than minPoints snapshots.
+func tooFewSnapshots(snapshots []Levels, minPoints int) bool {
+	if len(snapshots) == 0 {
+		return true
+	}
+	n := map[Process]int{}
+	for _, l := range snapshots {
+		n[l.Processes[0].Process]++
+	}
+	for _, c := range n {
+		if c < minPoints {
+			return true
+		}
+	}
+	return false
 }
 
 // Leaks judges the snapshots of one target's series of type typ
