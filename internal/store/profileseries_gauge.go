@@ -185,17 +185,40 @@ type gaugeRow struct {
 	duration               int64
 }
 
+// A rowGroup says how gaugeRows adds up the rows it reads, in the query:
+// not at all (the zero rowGroup), by series and process (each group's
+// first start and last end, for spans), or by series and step (the sums
+// of each step since the epoch, for gauges). A group is returned as a
+// row of its sums: its start is the step's (or the earliest row's), its
+// process 0 where grouped by step.
+type rowGroup struct {
+	byProcess bool
+	step      int64
+}
+
 // gaugeRows reads the rows of width of the series ids starting in
-// [from, to).
-func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, from, to int64) ([]gaugeRow, error) {
+// [from, to), added up by g.
+func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, from, to int64, g rowGroup) ([]gaugeRow, error) {
 	var out []gaugeRow
 	if from >= to {
 		return nil, nil
 	}
+	const sums = `MIN(first_start), MAX(last_end), SUM(scrapes), SUM(gauged), SUM(total), SUM(duration)`
+	cols, group := `series_id, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration`, ``
+	var colArgs []any
+	switch {
+	case g.byProcess:
+		cols, group = `series_id, MIN(start_time), process_id, `+sums, ` GROUP BY series_id, process_id`
+	case g.step > 0:
+		// Grouped by position: PostgreSQL would not take the step's
+		// expression, parameters and all, as the one selected.
+		cols, group = `series_id, start_time / ? * ?, 0, `+sums, ` GROUP BY 1, 2`
+		colArgs = []any{g.step, g.step}
+	}
 	for part := range chunks(ids, 500) {
-		q, args := inList(`SELECT series_id, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration FROM prof_gauges
-			WHERE width = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, width, from, to)
-		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
+		q, args := inList(`SELECT `+cols+` FROM prof_gauges
+			WHERE width = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, append(colArgs, width, from, to)...)
+		err := ps.b.each(ctx, q+group, args, func(rows *sql.Rows) error {
 			var r gaugeRow
 			if err := rows.Scan(&r.series, &r.start, &r.process, &r.first, &r.last, &r.scrapes, &r.gauged, &r.total, &r.duration); err != nil {
 				return err
@@ -213,8 +236,9 @@ func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, fro
 // recorded reads the records of the scrapes of the series ids starting
 // in [from, to), in buckets of width where whole ones fit, of a minute
 // where whole minutes fit, and as scrapes at the edges: a row per series,
-// process and bucket. width 0 reads every scrape.
-func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, width int64) ([]gaugeRow, error) {
+// process and bucket, or fewer as g adds them up. width 0 reads every
+// scrape.
+func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, width int64, g rowGroup) ([]gaugeRow, error) {
 	m1, m2 := ceilTo(from, gaugeMinute), floorTo(to, gaugeMinute)
 	if width == gaugeScrape || m1 >= m2 {
 		return ps.scrapeRows(ctx, ids, from, to)
@@ -227,7 +251,7 @@ func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, w
 	for _, part := range []struct{ width, from, to int64 }{
 		{gaugeMinute, m1, a}, {width, a, b}, {gaugeMinute, b, m2},
 	} {
-		rs, err := ps.gaugeRows(ctx, ids, part.width, part.from, part.to)
+		rs, err := ps.gaugeRows(ctx, ids, part.width, part.from, part.to, g)
 		if err != nil {
 			return nil, err
 		}
@@ -253,11 +277,11 @@ func (ps *ProfileSeries) scrapeRows(ctx context.Context, ids []uint64, from, to 
 		return nil, nil
 	}
 	lo, hi := floorTo(from, gaugeMinute), ceilTo(to, gaugeMinute)
-	scrapes, err := ps.gaugeRows(ctx, ids, gaugeScrape, lo, hi)
+	scrapes, err := ps.gaugeRows(ctx, ids, gaugeScrape, lo, hi, rowGroup{})
 	if err != nil {
 		return nil, err
 	}
-	minutes, err := ps.gaugeRows(ctx, ids, gaugeMinute, lo, hi)
+	minutes, err := ps.gaugeRows(ctx, ids, gaugeMinute, lo, hi, rowGroup{})
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +404,7 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 		addWindows(ws)
 	}
 	if lo < nanos(to) {
-		rows, err := ps.recorded(ctx, ids, lo, nanos(to), gaugeWidth(step))
+		rows, err := ps.recorded(ctx, ids, lo, nanos(to), gaugeWidth(step), rowGroup{step: int64(step)})
 		if err != nil {
 			return nil, err
 		}
@@ -444,7 +468,7 @@ func (ps *ProfileSeries) ProcessSpans(ctx context.Context, q profseries.Query) (
 		}
 	}
 	if lo < to {
-		rows, err := ps.recorded(ctx, ids, lo, to, gaugeHour)
+		rows, err := ps.recorded(ctx, ids, lo, to, gaugeHour, rowGroup{byProcess: true})
 		if err != nil {
 			return nil, err
 		}

@@ -144,7 +144,7 @@ func (ps *ProfileSeries) coveredHours(ctx context.Context, ids []uint64, from, t
 	if err != nil {
 		return nil, err
 	}
-	recorded, err := ps.gaugeRows(ctx, ids, gaugeHour, max(from, ceilTo(recordedFrom, resolutionHour)), to)
+	recorded, err := ps.gaugeRows(ctx, ids, gaugeHour, max(from, ceilTo(recordedFrom, resolutionHour)), to, rowGroup{})
 	if err != nil {
 		return nil, err
 	}
