@@ -88,4 +88,16 @@ func TestMergesKeptUntilSeriesChange(t *testing.T) {
 	if again := merged("unchanged at last", 4); again > 3 {
 		t.Errorf("merging an unchanged range again read %d rows", again)
 	}
+	// The snapshots of instants, more than are kept, do not push the
+	// range out.
+	for i := range 2 * mergesKept {
+		at := profEpoch.Add(time.Duration(i%3) * 10 * time.Second) // scrapes at 0, 10 and 20 s
+		from := at.Add(-time.Duration(i) * time.Nanosecond)         // each a range of its own
+		if _, err := reader.mergeQuery(ctx, profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(apiTarget), From: from, To: at.Add(time.Nanosecond)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := merged("after instants merged", 4); again > 3 {
+		t.Errorf("merging the range after %d instants read %d rows: the instants pushed it out", 2*mergesKept, again)
+	}
 }

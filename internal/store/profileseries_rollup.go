@@ -221,7 +221,9 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 		return w, nil
 	}
 	w, err := ps.mergeBlocks(ctx, q, series, ids)
-	if err == nil {
+	// The snapshot of an instant (findings read each series' first and
+	// last) is not kept: it would push out the ranges a page reads again.
+	if err == nil && q.To.Sub(q.From) >= time.Second {
 		ps.merges.put(q, state, w)
 	}
 	return w, err
