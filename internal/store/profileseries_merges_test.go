@@ -92,7 +92,7 @@ func TestMergesKeptUntilSeriesChange(t *testing.T) {
 	// range out.
 	for i := range 2 * mergesKept {
 		at := profEpoch.Add(time.Duration(i%3) * 10 * time.Second) // scrapes at 0, 10 and 20 s
-		from := at.Add(-time.Duration(i) * time.Nanosecond)         // each a range of its own
+		from := at.Add(-time.Duration(i) * time.Nanosecond)        // each a range of its own
 		if _, err := reader.mergeQuery(ctx, profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(apiTarget), From: from, To: at.Add(time.Nanosecond)}); err != nil {
 			t.Fatal(err)
 		}
