@@ -46,7 +46,7 @@ func openPostgres(ctx context.Context, dsn string, mode openMode) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("PostgreSQL %s: %w", where, err)
 	}
-	return newDB(&sqlDB{db: db, d: postgresDialect()}), nil
+	return newDB(ctx, &sqlDB{db: db, d: postgresDialect()})
 }
 
 // oneLineError is a connection error in one line. pgx puts each attempt

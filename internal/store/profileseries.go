@@ -48,6 +48,10 @@ type ProfileSeries struct {
 	processList *processList // see knownProcesses
 
 	merges merges // see mergeQuery
+
+	// chainsFrom is where the store's scrapes are coded in chains of
+	// chainSpan; before it, of an hour (see chainStart).
+	chainsFrom int64
 }
 
 // symbolCache remembers ids this process has seen, so a scrape that

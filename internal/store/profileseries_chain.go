@@ -15,13 +15,15 @@ import (
 type blockDecoder struct {
 	c       *profseries.Codec
 	chained bool
-	chains  map[int64]*profseries.Chain
-	packs   *packReader
+	// chainStart is where the chain of a block starting at a time starts.
+	chainStart func(int64) int64
+	chains     map[int64]*profseries.Chain
+	packs      *packReader
 }
 
 func (ps *ProfileSeries) decoder(ctx context.Context, typ string) *blockDecoder {
 	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{},
-		packs: &packReader{ctx: ctx, ps: ps}}
+		packs: &packReader{ctx: ctx, ps: ps}, chainStart: ps.chainStart}
 }
 
 func (d *blockDecoder) chain(series, resolution int64) *profseries.Chain {
@@ -93,5 +95,5 @@ func (d *blockDecoder) readFrom(from int64) int64 {
 	if !d.chained {
 		return from
 	}
-	return from / chainSpan * chainSpan
+	return d.chainStart(from)
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -118,4 +120,92 @@ func TestProfileSeriesChained(t *testing.T) {
 	pg, _ := openTestPostgres(t)
 	t.Run("SQLite", func(t *testing.T) { runChainedSuite(t, sq) })
 	t.Run("PostgreSQL", func(t *testing.T) { runChainedSuite(t, pg) })
+}
+
+// TestChainSpans checks, on both engines, that scrapes of a chained type
+// are coded in chains of ten minutes, so that a read from within a span
+// reads at most the span's blocks before it; and that a store whose
+// scrapes were coded in hour-long chains until chains_from (a store made
+// before migration 15) reads them as such, and codes ten-minute chains
+// after. Every read is checked against the scrapes as stored.
+func TestChainSpans(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			s, _ := e.open(t)
+			ctx := context.Background()
+			// An hour stored as a store before migration 15 stored it,
+			// in an hour-long chain; then the store migrated, with
+			// ten-minute chains from the next hour on.
+			hour := profEpoch.Add(time.Hour)
+			chainsFrom := func(t0 int64) {
+				t.Helper()
+				if _, err := s.b.db.ExecContext(ctx, s.b.q(`UPDATE prof_meta SET value = ? WHERE name = 'chains_from'`), t0); err != nil {
+					t.Fatal(err)
+				}
+				s.ProfileSeries.chainsFrom = t0
+			}
+			heap := leftpadProfiles(t, profseries.Heap)
+			const rounds = 2 * 360
+			want := map[time.Time]map[uint64]int64{}
+			chainsFrom(math.MaxInt64)
+			for i := range rounds {
+				if i == rounds/2 {
+					chainsFrom(nanos(hour))
+				}
+				sc := scrapeAt(apiTarget, profseries.Heap, heap[i%len(heap)], profEpoch.Add(time.Duration(i)*10*time.Second))
+				if err := s.Append(ctx, sc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			all, err := s.Windows(ctx, profseries.Query{Type: profseries.Heap, From: profEpoch, To: profEpoch.Add(2 * time.Hour)})
+			if err != nil || len(all) != rounds {
+				t.Fatalf("%d windows read from the start (%v), want %d", len(all), err, rounds)
+			}
+			for _, w := range all {
+				want[w.Start] = sampleSums(w.Samples)
+			}
+			for _, c := range []struct {
+				name     string
+				from     time.Time
+				readBack time.Duration // the most read before from
+			}{
+				{"within an hour-long chain", profEpoch.Add(45*time.Minute + 5*time.Second), 45*time.Minute + 5*time.Second},
+				{"within a ten-minute chain", hour.Add(25*time.Minute + 5*time.Second), 5*time.Minute + 5*time.Second},
+			} {
+				q := profseries.Query{Type: profseries.Heap, From: c.from, To: c.from.Add(time.Minute)}
+				var ws []profseries.Window
+				read := rowsReadBy(s, func() { ws, err = s.Windows(ctx, q) })
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if len(ws) != 6 {
+					t.Fatalf("%s: %d windows, want 6", c.name, len(ws))
+				}
+				for _, w := range ws {
+					if !reflect.DeepEqual(sampleSums(w.Samples), want[w.Start]) {
+						t.Errorf("%s: the scrape at %s read from within its chain is not the one stored", c.name, w.Start)
+					}
+				}
+				// The blocks before from in its chain, the six, and the
+				// series and processes.
+				if limit := int64(c.readBack/(10*time.Second)) + 1 + 6 + 5; read > limit {
+					t.Errorf("%s: read %d rows, want at most %d (a chain's blocks before the range)", c.name, read, limit)
+				}
+				if c.readBack < 10*time.Minute && read > 6+40 {
+					t.Errorf("%s: read %d rows: the range was read from further back than its ten-minute chain", c.name, read)
+				}
+			}
+		})
+	}
+}
+
+// sampleSums adds samples' values up by stack.
+func sampleSums(samples []profseries.Sample) map[uint64]int64 {
+	out := map[uint64]int64{}
+	for _, s := range samples {
+		for _, v := range s.Values {
+			out[s.Stack] += v
+		}
+	}
+	return out
 }

@@ -430,12 +430,13 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		// The migrations after 10 go too; the stacks' callers (migration
 		// 11), which the scrapes just stored refer to, are set aside and
 		// put back once the migrations have run again; the snapshots'
-		// levels (migration 12), the packs (13) and the rollups' counts
-		// (14) are dropped.
+		// levels (migration 12), the packs (13), the rollups' counts
+		// (14) and where ten-minute chains start (15) are dropped.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
 		`ALTER TABLE prof_blocks DROP COLUMN levels`,
 		`DROP TABLE prof_packs`, // migration 13; nothing is packed yet
 		`ALTER TABLE prof_blocks DROP COLUMN scrapes`,
+		`DELETE FROM prof_meta WHERE name = 'chains_from'`, // migration 15
 		`DELETE FROM schema_version WHERE version >= 10`,
 	} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {

@@ -45,7 +45,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 		if !last.Valid {
 			return 0, nil
 		}
-		return last.Int64 + chainSpan, nil
+		return last.Int64 + packSpan, nil
 	}
 	// A look without the lock first: most passes find nothing to pack.
 	from, err := packedTo(ps.b.db)
@@ -85,7 +85,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 			rows.Close()
 			return 0, err
 		}
-		if n := len(hours); n == 0 || floorTo(hours[n-1][0].start, chainSpan) != floorTo(b.start, chainSpan) {
+		if n := len(hours); n == 0 || floorTo(hours[n-1][0].start, packSpan) != floorTo(b.start, packSpan) {
 			hours = append(hours, nil)
 		}
 		hours[len(hours)-1] = append(hours[len(hours)-1], b)
@@ -113,7 +113,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 		if err != nil {
 			return 0, fmt.Errorf("pack series %d at %d: %w", series, hour[0].start, err)
 		}
-		h := floorTo(hour[0].start, chainSpan)
+		h := floorTo(hour[0].start, packSpan)
 		if _, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_packs (series_id, resolution, start_time, data) VALUES (?, ?, ?, ?)`), series, resolution, h, pack); err != nil {
 			return 0, err
 		}
@@ -160,7 +160,7 @@ func (r *packReader) block(series, resolution, start int64, data []byte) ([]byte
 	if err != nil || !packed {
 		return data, err
 	}
-	hour := floorTo(start, chainSpan)
+	hour := floorTo(start, packSpan)
 	p, ok := r.packs[[2]int64{series, resolution}]
 	blocks := p.blocks
 	if !ok || p.hour != hour {

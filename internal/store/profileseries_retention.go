@@ -108,9 +108,9 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 		rep.RolledUp += n
 		// Scrapes once their hour is past; one-minute windows once
 		// compaction made their hour.
-		limits := [][2]int64{{0, floorTo(nanos(now.Add(-packDelay)), chainSpan)}}
+		limits := [][2]int64{{0, floorTo(nanos(now.Add(-packDelay)), packSpan)}}
 		if r.Raw > 0 {
-			limits = append(limits, [2]int64{resolutionMinute, floorTo(nanos(now.Add(-r.Raw)), chainSpan)})
+			limits = append(limits, [2]int64{resolutionMinute, floorTo(nanos(now.Add(-r.Raw)), packSpan)})
 		}
 		for _, l := range limits {
 			if n, err = ps.pack(ctx, id, l[0], l[1]); err != nil {
@@ -177,7 +177,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	// gone (see base).
 	limit := cutoff / to * to
 	if from == 0 {
-		limit = cutoff / chainSpan * chainSpan
+		limit = cutoff / packSpan * packSpan
 	}
 	// No scrape may be coded against one compaction removes: writers wait,
 	// and then forget the blocks they stored (see checkEpoch).
@@ -280,7 +280,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		}
 	}
 	// Packs go with the last block of their hour.
-	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time <= ?`), series, from, limit-chainSpan); err != nil {
+	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time <= ?`), series, from, limit-packSpan); err != nil {
 		return 0, err
 	}
 	if err := ps.summarize(ctx, tx, series); err != nil {
@@ -295,12 +295,12 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error) {
 	var n int
 	const which = `WHERE start_time < ? AND (resolution <> 0 OR start_time < ?)`
-	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks `+which), t, t/chainSpan*chainSpan).Scan(&n); err != nil {
+	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks `+which), t, t/packSpan*packSpan).Scan(&n); err != nil {
 		return 0, err
 	}
 	// Scrapes go by whole spans, so that none left is coded against one
 	// gone (see base); coarser windows by the time asked.
-	span := t / chainSpan * chainSpan
+	span := t / packSpan * packSpan
 	if ps.b.d.name == "postgres" {
 		days, err := ps.partitions(ctx)
 		if err != nil {
@@ -322,7 +322,7 @@ func (ps *ProfileSeries) deleteBefore(ctx context.Context, t int64) (int, error)
 	}
 	// Packs go with their hour: raw scrapes by the span, windows once
 	// the last of their hour goes.
-	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE (resolution = 0 AND start_time < ?) OR start_time <= ?`), span, t-chainSpan); err != nil {
+	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_packs WHERE (resolution = 0 AND start_time < ?) OR start_time <= ?`), span, t-packSpan); err != nil {
 		return 0, err
 	}
 	if _, err := ps.b.db.ExecContext(ctx, ps.b.q(`DELETE FROM prof_requests WHERE start_time < ?`), t); err != nil {

@@ -247,12 +247,28 @@ func (ps *ProfileSeries) base(series, start, process, shape int64) (base []profs
 		return nil, false
 	case start <= l.start:
 		return nil, true
-	case l.process != process || l.shape != shape || l.start/chainSpan != start/chainSpan:
+	case l.process != process || l.shape != shape || ps.chainStart(l.start) != ps.chainStart(start):
 		return nil, false
 	}
 	return l.samples, false
 }
 
 // chainSpan is the span whose first block of a series is coded alone: a
-// reader of a block reads its series from the start of its span.
-const chainSpan = int64(time.Hour)
+// reader of a block reads its series from the start of its span, so a
+// read from within a span decodes at most a span of blocks before it. A
+// store made before migration 15 coded its chains an hour long; it
+// starts ten-minute chains at chains_from (prof_meta), the hour after its
+// newest scrape then, and reads the blocks before as hour-long chains.
+const chainSpan = int64(10 * time.Minute)
+
+// packSpan is the span of a series' blocks one pack holds (see
+// profileseries_pack.go): an hour, a whole number of chains.
+const packSpan = int64(time.Hour)
+
+// chainStart is where the chain of the block starting at t starts.
+func (ps *ProfileSeries) chainStart(t int64) int64 {
+	if t >= ps.chainsFrom {
+		return floorTo(t, chainSpan)
+	}
+	return floorTo(t, packSpan)
+}

@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15}
 }
 
 const migration1 = `
@@ -351,6 +351,16 @@ CREATE TABLE prof_packs (
 // are not rollups, and for the rollups made before.
 const migration14 = `
 ALTER TABLE prof_blocks ADD COLUMN scrapes BIGINT
+`
+
+// migration15 records where the scrapes are coded in chains of ten
+// minutes (chainSpan) rather than an hour: from the start for a new
+// store; for one that holds scrapes, from the hour after its newest (a
+// late scrape before then is still coded in the hour's chain), as its
+// blocks were coded.
+const migration15 = `
+INSERT INTO prof_meta (name, value) SELECT 'chains_from', COALESCE((MAX(start_time) / 3600000000000 + 1) * 3600000000000, 0)
+	FROM prof_blocks WHERE resolution = 0
 `
 
 // schemaVersion is the version a database has after all migrations.

@@ -35,7 +35,7 @@ func openSQLite(ctx context.Context, path string, mode openMode) (*DB, error) {
 		}
 		if mode == readOnly {
 			if have, err := schemaVersionOf(ctx, db); err == nil && have == schemaVersion() {
-				return newDB(&sqlDB{db: db, d: sqliteDialect()}), nil
+				return newDB(ctx, &sqlDB{db: db, d: sqliteDialect()})
 			}
 			// An older perfscope's store is brought up to date, as
 			// every command does, by a connection that may write.
@@ -50,7 +50,7 @@ func openSQLite(ctx context.Context, path string, mode openMode) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	return newDB(&sqlDB{db: db, d: sqliteDialect()}), nil
+	return newDB(ctx, &sqlDB{db: db, d: sqliteDialect()})
 }
 
 // sqliteDB connects to the database at path and checks that it is empty

@@ -105,8 +105,13 @@ type DB struct {
 }
 
 // newDB returns the store over the connection b.
-func newDB(b *sqlDB) *DB {
-	return &DB{BenchHistory: &BenchHistory{b: b}, RunIndex: &RunIndex{b: b}, TokenStore: &TokenStore{b: b}, ProfileSeries: newProfileSeries(b), b: b}
+func newDB(ctx context.Context, b *sqlDB) (*DB, error) {
+	ps := newProfileSeries(b)
+	if err := b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'chains_from'`).Scan(&ps.chainsFrom); err != nil {
+		b.db.Close()
+		return nil, fmt.Errorf("read the store's chains: %w", err)
+	}
+	return &DB{BenchHistory: &BenchHistory{b: b}, RunIndex: &RunIndex{b: b}, TokenStore: &TokenStore{b: b}, ProfileSeries: ps, b: b}, nil
 }
 
 // Close closes the connection every kind shares.
