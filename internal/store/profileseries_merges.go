@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -21,6 +22,56 @@ const mergesKept = 8
 type merges struct {
 	mu   sync.Mutex
 	kept []keptMerge // oldest first
+	// running are the merges being read: a second read of a range at
+	// the same state waits for the first (a page's parts read at once).
+	running []*runningMerge
+}
+
+// A runningMerge is a merge being read, as a keptMerge says it; done is
+// closed once its window and err are set.
+type runningMerge struct {
+	keptMerge
+	done chan struct{}
+	err  error
+}
+
+// same says k is the merge of q at state.
+func (k *keptMerge) same(q profseries.Query, state []int64) bool {
+	return k.typ == q.Type && k.sel == q.Selector.String() && k.from == nanos(q.From) && k.to == nanos(q.To) && slices.Equal(k.state, state)
+}
+
+// run returns the merge of q at state that read makes, reading it once
+// for every caller that asks while it is read.
+func (m *merges) run(ctx context.Context, q profseries.Query, state []int64, read func() (profseries.Window, error)) (profseries.Window, error) {
+	m.mu.Lock()
+	for _, r := range m.running {
+		if r.same(q, state) {
+			m.mu.Unlock()
+			select {
+			case <-r.done:
+				if isCanceled(r.err) && ctx.Err() == nil {
+					return read() // the first reader's request ended, not this one
+				}
+				return r.w, r.err
+			case <-ctx.Done():
+				return profseries.Window{}, ctx.Err()
+			}
+		}
+	}
+	r := &runningMerge{keptMerge: keptMerge{typ: q.Type, sel: q.Selector.String(), from: nanos(q.From), to: nanos(q.To), state: state}, done: make(chan struct{})}
+	m.running = append(m.running, r)
+	m.mu.Unlock()
+	r.w, r.err = read()
+	m.mu.Lock()
+	m.running = slices.DeleteFunc(m.running, func(o *runningMerge) bool { return o == r })
+	m.mu.Unlock()
+	close(r.done)
+	return r.w, r.err
+}
+
+// isCanceled says err is a request's context ending.
+func isCanceled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // A keptMerge is one range merged: its query, the state of its series
@@ -36,7 +87,7 @@ func (m *merges) get(q profseries.Query, state []int64) (profseries.Window, bool
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, k := range m.kept {
-		if k.typ == q.Type && k.sel == q.Selector.String() && k.from == nanos(q.From) && k.to == nanos(q.To) && slices.Equal(k.state, state) {
+		if k.same(q, state) {
 			return k.w, true
 		}
 	}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,5 +101,56 @@ func TestMergesKeptUntilSeriesChange(t *testing.T) {
 	}
 	if again := merged("after instants merged", 4); again > 3 {
 		t.Errorf("merging the range after %d instants read %d rows: the instants pushed it out", 2*mergesKept, again)
+	}
+}
+
+// TestMergesReadOnce checks that merges of one range asked at once (a
+// page's parts read together) read its blocks once, and all get the same
+// merge.
+func TestMergesReadOnce(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTestSQLite(t)
+	ps := leftpadProfiles(t, profseries.CPU)
+	for i := range 120 {
+		if err := s.Append(ctx, scrapeAt(apiTarget, profseries.CPU, ps[i%len(ps)], profEpoch.Add(time.Duration(i)*10*time.Second))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := profseries.Query{Type: profseries.CPU, From: profEpoch, To: profEpoch.Add(20 * time.Minute)}
+	other := q
+	other.From = q.From.Add(time.Second) // the same blocks, another range: read alone
+	var err error
+	once := rowsReadBy(s, func() { _, err = s.mergeQuery(ctx, other) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	const readers = 8
+	ws := make([]profseries.Window, readers)
+	errs := make([]error, readers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	read := rowsReadBy(s, func() {
+		for i := range readers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ws[i], errs[i] = s.mergeQuery(ctx, q)
+			}()
+		}
+		close(start)
+		wg.Wait()
+	})
+	for i := range readers {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if !reflect.DeepEqual(ws[i], ws[0]) {
+			t.Fatalf("reader %d got another merge", i)
+		}
+	}
+	// Each reader reads the series' state; the blocks are read once.
+	if limit := once + readers*4; read > limit {
+		t.Errorf("%d merges of one range at once read %d rows; one merge reads %d: want the blocks read once (at most %d)", readers, read, once, limit)
 	}
 }

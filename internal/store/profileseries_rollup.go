@@ -220,13 +220,16 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 	if w, ok := ps.merges.get(q, state); ok {
 		return w, nil
 	}
-	w, err := ps.mergeBlocks(ctx, q, series, ids)
-	// The snapshot of an instant (findings read each series' first and
-	// last) is not kept: it would push out the ranges a page reads again.
-	if err == nil && q.To.Sub(q.From) >= time.Second {
-		ps.merges.put(q, state, w)
-	}
-	return w, err
+	return ps.merges.run(ctx, q, state, func() (profseries.Window, error) {
+		w, err := ps.mergeBlocks(ctx, q, series, ids)
+		// The snapshot of an instant (findings read each series' first
+		// and last) is not kept: it would push out the ranges a page
+		// reads again.
+		if err == nil && q.To.Sub(q.From) >= time.Second {
+			ps.merges.put(q, state, w)
+		}
+		return w, err
+	})
 }
 
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
