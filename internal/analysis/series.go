@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/profseries"
@@ -49,31 +52,56 @@ var seriesKinds = map[string]string{
 // service's own. A type with nothing stored in the range is Missing.
 func FromSeries(ctx context.Context, src SeriesReader, sel profseries.Selector, from, to time.Time) (Input, error) {
 	set := profiles.Set{Profiles: map[string]*profile.Profile{}, KindSeconds: map[string]float64{}, Target: "profiles scraped from " + sel.String()}
-	var start, end time.Time
-	for typ, kind := range seriesKinds {
-		q := profseries.Query{Type: typ, Selector: sel, From: from, To: to}
-		spans, err := src.ProcessSpans(ctx, q)
-		if err != nil {
-			return Input{}, err
-		}
-		if len(spans) == 0 {
-			set.Missing = append(set.Missing, profiles.ProfileError{Kind: kind, Error: fmt.Sprintf("nothing scraped from %s between %s and %s", sel, from.Format(time.RFC3339), to.Format(time.RFC3339))})
-			continue
-		}
-		p, err := src.MergedProfile(ctx, q)
-		if err != nil {
-			return Input{}, err
-		}
-		set.Profiles[kind] = p
-		first, last := profseries.Spanned(spans)
-		if typ == profseries.CPU {
-			start, end = first, last
-		}
-		set.KindSeconds[kind] = last.Sub(first).Seconds()
+	// Each type, and the goroutines, read at once.
+	type typeRead struct {
+		kind        string
+		profile     *profile.Profile
+		first, last time.Time
+		missing     string
 	}
-	if err := goroutines(ctx, src, sel, from, to, &set); err != nil {
+	types := slices.Sorted(maps.Keys(seriesKinds))
+	reads := make([]typeRead, len(types))
+	var gs profiles.Set // the goroutines' part
+	gs.Profiles = map[string]*profile.Profile{}
+	g, gctx := errgroup.WithContext(ctx)
+	for i, typ := range types {
+		r := &reads[i]
+		r.kind = seriesKinds[typ]
+		g.Go(func() error {
+			q := profseries.Query{Type: typ, Selector: sel, From: from, To: to}
+			spans, err := src.ProcessSpans(gctx, q)
+			if err != nil {
+				return err
+			}
+			if len(spans) == 0 {
+				r.missing = fmt.Sprintf("nothing scraped from %s between %s and %s", sel, from.Format(time.RFC3339), to.Format(time.RFC3339))
+				return nil
+			}
+			if r.profile, err = src.MergedProfile(gctx, q); err != nil {
+				return err
+			}
+			r.first, r.last = profseries.Spanned(spans)
+			return nil
+		})
+	}
+	g.Go(func() error { return goroutines(gctx, src, sel, from, to, &gs) })
+	if err := g.Wait(); err != nil {
 		return Input{}, err
 	}
+	var start, end time.Time
+	for i, r := range reads {
+		if r.missing != "" {
+			set.Missing = append(set.Missing, profiles.ProfileError{Kind: r.kind, Error: r.missing})
+			continue
+		}
+		set.Profiles[r.kind] = r.profile
+		if types[i] == profseries.CPU {
+			start, end = r.first, r.last
+		}
+		set.KindSeconds[r.kind] = r.last.Sub(r.first).Seconds()
+	}
+	maps.Copy(set.Profiles, gs.Profiles)
+	set.Missing = append(set.Missing, gs.Missing...)
 	if start.IsZero() {
 		start, end = from, to
 	}
@@ -88,23 +116,30 @@ func goroutines(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 	if err != nil {
 		return err
 	}
+	edges = slices.DeleteFunc(edges, func(e profseries.SeriesEdges) bool { return !e.Last.After(e.First) }) // one snapshot
+	// Each series' two snapshots, a few series at once.
+	snapshots := make([][2]*profile.Profile, len(edges))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for k, e := range edges {
+		g.Go(func() error {
+			exact := profseries.Exact(e.Target)
+			for i, at := range []time.Time{e.First, e.Last} {
+				p, err := src.MergedProfile(gctx, profseries.Query{Type: profseries.Goroutine, Selector: exact, From: at, To: at.Add(time.Nanosecond)})
+				if err != nil {
+					return err
+				}
+				snapshots[k][i] = p
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	var starts, ends []*profile.Profile
-	for _, e := range edges {
-		if !e.Last.After(e.First) {
-			continue // one snapshot
-		}
-		exact := profseries.Exact(e.Target)
-		for i, at := range []time.Time{e.First, e.Last} {
-			p, err := src.MergedProfile(ctx, profseries.Query{Type: profseries.Goroutine, Selector: exact, From: at, To: at.Add(time.Nanosecond)})
-			if err != nil {
-				return err
-			}
-			if i == 0 {
-				starts = append(starts, p)
-			} else {
-				ends = append(ends, p)
-			}
-		}
+	for _, s := range snapshots {
+		starts, ends = append(starts, s[0]), append(ends, s[1])
 	}
 	if len(starts) == 0 {
 		why := "fewer than two goroutine snapshots of any series in the range"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/perfscope/perfscope/internal/analysis"
 	"github.com/perfscope/perfscope/internal/profiles"
@@ -248,20 +249,48 @@ func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.S
 	targets := distinctTargets(spans)
 	step := profseries.StepFor(rq.from, rq.to, chartPoints, scrapeInterval)
 	releases := web.Releases(profseries.Versions(spans, versionLabel))
-	for _, g := range profseries.Gauges {
-		pts, err := d.cfg.Store.GaugeSeries(ctx, g, rq.sel, rq.from, rq.to, step)
-		if err != nil {
-			return err
-		}
-		p.Charts = append(p.Charts, web.NewTimeChart(web.GaugeLine{Gauge: g, Points: pts, Step: step, Targets: targets}, rq.from, rq.to, releases))
-	}
 	query := profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}
 	p.Download = "/api/v1/profiles/merge?" + url.Values{"query": {q.Target}, "type": {q.Type}, "from": {stampOf(rq.from)}, "to": {stampOf(rq.to)}}.Encode()
 	p.NowVsHour = nowVsHour(q, rq)
 	p.VersionVsPrevious, p.VersionNote = versionVsPrevious(q, rq, spans)
 
-	top, err := d.cfg.Store.Top(ctx, query, profiles.ByFlat, 0)
-	if errors.Is(err, store.ErrNoProfiles) {
+	// The page's parts read the store at once: the charts, the range's
+	// profile and what depends on it, and the findings.
+	g, gctx := errgroup.WithContext(ctx)
+	charts := make([]web.TimeChart, len(profseries.Gauges))
+	for i, gauge := range profseries.Gauges {
+		g.Go(func() error {
+			pts, err := d.cfg.Store.GaugeSeries(gctx, gauge, rq.sel, rq.from, rq.to, step)
+			charts[i] = web.NewTimeChart(web.GaugeLine{Gauge: gauge, Points: pts, Step: step, Targets: targets}, rq.from, rq.to, releases)
+			return err
+		})
+	}
+	empty := false
+	g.Go(func() error {
+		top, err := d.cfg.Store.Top(gctx, query, profiles.ByFlat, 0)
+		if errors.Is(err, store.ErrNoProfiles) {
+			empty = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return d.fillRange(gctx, p, q, rq, query, top, step, releases)
+	})
+	var findings *analysis.Result
+	var findingsErr error
+	g.Go(func() error {
+		findings, findingsErr = d.RangeFindings(gctx, rq.sel, rq.from, rq.to)
+		if errors.Is(findingsErr, ErrNotFound) {
+			return nil
+		}
+		return findingsErr
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	p.Charts = append(p.Charts, charts...)
+	if empty {
 		p.Empty = "No " + q.Type + " profiles of " + rq.sel.String() + " were scraped from " + p.From + " to " + p.To + "."
 		if nf, nt, ok := profseries.NearestRange(spans, rq.from, rq.to); ok {
 			nq := q
@@ -270,9 +299,18 @@ func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.S
 		}
 		return nil
 	}
-	if err != nil {
-		return err
+	if findingsErr != nil {
+		p.FindingsNote = "No profiles in the range to diagnose."
+	} else {
+		p.Findings, p.CompilerSkipped = findings.Findings, findings.CompilerSkipped
 	}
+	return nil
+}
+
+// fillRange fills what the service page shows of the range's profile,
+// top its table: the comparison, the flame graph's addresses and the
+// function's series.
+func (d *Dashboard) fillRange(ctx context.Context, p *web.ServicePage, q web.ServiceQuery, rq resolvedQuery, query profseries.Query, top *profiles.FuncTable, step time.Duration, releases []web.Release) error {
 	p.Top = web.NewTopTable(top, q)
 	var base *[2]time.Time
 	if rq.compare {
@@ -301,15 +339,6 @@ func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.S
 			return err
 		}
 		p.Function = web.NewFunctionView(q, pts, step, rq.from, rq.to, releases, problem)
-	}
-	res, err := d.RangeFindings(ctx, rq.sel, rq.from, rq.to)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		p.FindingsNote = "No profiles in the range to diagnose."
-	case err != nil:
-		return err
-	default:
-		p.Findings, p.CompilerSkipped = res.Findings, res.CompilerSkipped
 	}
 	return nil
 }
