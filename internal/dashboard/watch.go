@@ -62,19 +62,27 @@ func (d *Dashboard) Services(ctx context.Context, since string) (*web.ServicesPa
 	}
 	targets := serviceTargets(stored, health)
 	step := profseries.StepFor(from, now, sparkPoints, scrapeInterval)
-	// Each gauge is read for every target at once, the series of a
-	// target's versions added up as the list joins them.
+	// Each gauge is read for every target in one read, the gauges at
+	// once; the series of a target's versions are added up as the list
+	// joins them.
 	target := func(ls profseries.Labels) string { return withoutLabel(ls, versionLabel).String() }
-	for _, g := range profseries.Gauges {
-		points, err := d.cfg.Store.GaugeSeriesBy(ctx, g, nil, from, now, step, target)
-		if err != nil {
-			return nil, err
-		}
+	points := make([]map[string][]profseries.GaugePoint, len(profseries.Gauges))
+	eg, ectx := errgroup.WithContext(ctx)
+	for i, g := range profseries.Gauges {
+		eg.Go(func() (err error) {
+			points[i], err = d.cfg.Store.GaugeSeriesBy(ectx, g, nil, from, now, step, target)
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	for k, g := range profseries.Gauges {
 		for i := range targets {
 			t := &targets[i]
 			line := web.GaugeLine{Gauge: g, Step: step}
 			if slices.Contains(t.Types, g.Type) {
-				line.Points = points[t.Labels.String()]
+				line.Points = points[k][t.Labels.String()]
 			}
 			t.Gauges = append(t.Gauges, line)
 		}

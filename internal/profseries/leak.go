@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/perfscope/perfscope/internal/profiles"
 )
 
@@ -189,52 +191,74 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 	rep := &LeakReport{Selector: sel.String(), From: from, To: to, Alpha: o.Alpha,
 		MinGoroutines: o.MinGoroutines, MinBytes: o.MinBytes, MinPoints: o.MinPoints, MinSpan: o.MinSpan,
 		Leaks: []Leak{}, Judged: []LeakSeries{}}
-	every := leakSpacing(to.Sub(from))
-	for _, lt := range LeakTypes {
-		targets, err := r.SeriesLabels(ctx, lt.Type, sel)
-		if err != nil || len(targets) == 0 {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		// Every series of the type at once, then each on its own.
-		all, spacing, err := r.Levels(ctx, Query{Type: lt.Type, Selector: sel, From: from, To: to}, lt.SampleType, every)
-		if err != nil {
-			return nil, err
-		}
-		bySeries := map[string][]Levels{}
-		for _, l := range all {
-			k := l.Processes[0].Target.String()
-			bySeries[k] = append(bySeries[k], l)
-		}
-		for _, t := range targets {
-			snapshots, every := bySeries[t.String()], spacing
-			if every > 0 && tooFewSnapshots(snapshots, o.MinPoints) {
-				// Spaced out, a process of this series would be too
-				// short to judge (a new or restarted target): every
-				// snapshot of the series is read instead.
-				if snapshots, every, err = r.Levels(ctx, Query{Type: lt.Type, Selector: Exact(t), From: from, To: to}, lt.SampleType, 0); err != nil {
-					return nil, err
-				}
-				snapshots = slices.DeleteFunc(snapshots, func(l Levels) bool { return !slices.Equal(l.Processes[0].Target, t) })
-			}
-			if len(snapshots) == 0 {
-				continue
-			}
-			leaks, judged, err := leaksOf(t, lt.Type, lt.SampleType, snapshots, r.Symbols(ctx), o)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", lt.Type, t, err)
-			}
-			judged.Every = every
-			rep.Leaks = append(rep.Leaks, leaks...)
-			rep.Judged = append(rep.Judged, judged)
-		}
+	// The types are read and judged at once.
+	type typeLeaks struct {
+		leaks  []Leak
+		judged []LeakSeries
+	}
+	byType := make([]typeLeaks, len(LeakTypes))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, lt := range LeakTypes {
+		g.Go(func() (err error) {
+			byType[i].leaks, byType[i].judged, err = findTypeLeaks(gctx, r, lt.Type, lt.SampleType, sel, from, to, o)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, t := range byType {
+		rep.Leaks = append(rep.Leaks, t.leaks...)
+		rep.Judged = append(rep.Judged, t.judged...)
 	}
 	if len(rep.Judged) == 0 {
 		return nil, fmt.Errorf("%w for %s from %s to %s", ErrNoLeakData, sel, from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	return rep, nil
+}
+
+// findTypeLeaks is FindLeaks for the series of one type: each judged on
+// its snapshots over the range, read at the spacing of the range (see
+// leakSpacing), every series of the type in one read.
+func findTypeLeaks(ctx context.Context, r SeriesReader, typ, sampleType string, sel Selector, from, to time.Time, o LeakOptions) ([]Leak, []LeakSeries, error) {
+	targets, err := r.SeriesLabels(ctx, typ, sel)
+	if err != nil || len(targets) == 0 {
+		return nil, nil, err
+	}
+	all, spacing, err := r.Levels(ctx, Query{Type: typ, Selector: sel, From: from, To: to}, sampleType, leakSpacing(to.Sub(from)))
+	if err != nil {
+		return nil, nil, err
+	}
+	bySeries := map[string][]Levels{}
+	for _, l := range all {
+		k := l.Processes[0].Target.String()
+		bySeries[k] = append(bySeries[k], l)
+	}
+	var leaks []Leak
+	var judged []LeakSeries
+	for _, t := range targets {
+		snapshots, every := bySeries[t.String()], spacing
+		if every > 0 && tooFewSnapshots(snapshots, o.MinPoints) {
+			// Spaced out, a process of this series would be too short
+			// to judge (a new or restarted target): every snapshot of
+			// the series is read instead.
+			if snapshots, every, err = r.Levels(ctx, Query{Type: typ, Selector: Exact(t), From: from, To: to}, sampleType, 0); err != nil {
+				return nil, nil, err
+			}
+			snapshots = slices.DeleteFunc(snapshots, func(l Levels) bool { return !slices.Equal(l.Processes[0].Target, t) })
+		}
+		if len(snapshots) == 0 {
+			continue
+		}
+		ls, j, err := leaksOf(t, typ, sampleType, snapshots, r.Symbols(ctx), o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %w", typ, t, err)
+		}
+		j.Every = every
+		leaks = append(leaks, ls...)
+		judged = append(judged, j)
+	}
+	return leaks, judged, nil
 }
 
 // tooFewSnapshots says snapshots is empty, or holds a process with fewer
