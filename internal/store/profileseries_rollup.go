@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
@@ -233,7 +235,8 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 }
 
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
-// they are read (see mergeQuery).
+// they are read (see mergeQuery): the series in two halves at once, each
+// merged as read, then the halves merged.
 func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, series map[int64]profseries.Labels, ids []uint64) (profseries.Window, error) {
 	processes, err := ps.knownProcesses(ctx)
 	if err != nil {
@@ -248,7 +251,41 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 			return profseries.Window{}, err
 		}
 	}
+	halves := [][]uint64{ids[:len(ids)/2], ids[len(ids)/2:]}
+	var parts [2]profseries.Merger
+	g, gctx := errgroup.WithContext(ctx)
+	for i, half := range halves {
+		if len(half) > 0 {
+			g.Go(func() error { return ps.mergePart(gctx, &parts[i], q, series, processes, covered, half) })
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return profseries.Window{}, err
+	}
 	var m profseries.Merger
+	for i := range parts {
+		if parts[i].Windows() == 0 {
+			continue
+		}
+		w, err := parts[i].Window()
+		if err != nil {
+			return profseries.Window{}, err
+		}
+		if err := m.Add(w); err != nil {
+			return profseries.Window{}, err
+		}
+	}
+	if m.Windows() == 0 {
+		return profseries.Window{}, fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	return m.Window()
+}
+
+// mergePart adds to m the blocks of the series ids (ascending) in q's
+// range, the rollups of the hours covered standing in for their blocks.
+func (ps *ProfileSeries) mergePart(ctx context.Context, m *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, covered map[seriesHour]bool, ids []uint64) error {
+	from, to := nanos(q.From), nanos(q.To)
+	hFrom, hTo := (from+resolutionHour-1)/resolutionHour*resolutionHour, to/resolutionHour*resolutionHour
 	dec := ps.decoder(ctx, q.Type)
 	var spanFrom int64 // the start of the span being read
 	add := func(rows *sql.Rows) error {
@@ -270,7 +307,7 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 		}
 		w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
 			Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
-		return dec.add(&m, seriesID, resolution, w, data)
+		return dec.add(m, seriesID, resolution, w, data)
 	}
 	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
 	for part := range chunks(ids, 500) {
@@ -290,14 +327,11 @@ func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, se
 			spanFrom = sp.from
 			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, readFrom, sp.to)
 			if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
-				return profseries.Window{}, fmt.Errorf("read profile blocks: %w", err)
+				return fmt.Errorf("read profile blocks: %w", err)
 			}
 		}
 	}
-	if m.Windows() == 0 {
-		return profseries.Window{}, fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
-	}
-	return m.Window()
+	return nil
 }
 
 // A span is a time range to read the blocks of, for some series.
