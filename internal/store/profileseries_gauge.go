@@ -185,6 +185,24 @@ type gaugeRow struct {
 	duration               int64
 }
 
+// compactedIn says whether any of the series ids has a window compaction
+// made (of a minute or ten) starting in [from, to): a read of a key or
+// two per series.
+func (ps *ProfileSeries) compactedIn(ctx context.Context, ids []uint64, from, to int64) (bool, error) {
+	for part := range chunks(ids, 500) {
+		sq, args := inList(`SELECT 1 FROM prof_blocks WHERE resolution IN (?, ?) AND start_time >= ? AND start_time < ? AND series_id IN `,
+			part, resolutionMinute, resolutionTenMinutes, from, to)
+		found := false
+		if err := ps.b.each(ctx, sq+` LIMIT 1`, args, func(*sql.Rows) error { found = true; return nil }); err != nil {
+			return false, fmt.Errorf("read compacted blocks: %w", err)
+		}
+		if found {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // A rowGroup says how gaugeRows adds up the rows it reads, in the query:
 // not at all (the zero rowGroup), by series and process (each group's
 // first start and last end, for spans), or by series and step (the sums
@@ -241,7 +259,7 @@ func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, fro
 func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, width int64, g rowGroup) ([]gaugeRow, error) {
 	m1, m2 := ceilTo(from, gaugeMinute), floorTo(to, gaugeMinute)
 	if width == gaugeScrape || m1 >= m2 {
-		return ps.scrapeRows(ctx, ids, from, to)
+		return ps.scrapeRows(ctx, ids, from, to, g)
 	}
 	a, b := ceilTo(m1, width), floorTo(m2, width)
 	if a >= b {
@@ -258,7 +276,7 @@ func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, w
 		out = append(out, rs...)
 	}
 	for _, edge := range [][2]int64{{from, m1}, {m2, to}} {
-		rs, err := ps.scrapeRows(ctx, ids, edge[0], edge[1])
+		rs, err := ps.scrapeRows(ctx, ids, edge[0], edge[1], g)
 		if err != nil {
 			return nil, err
 		}
@@ -271,12 +289,21 @@ func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, w
 // by one, where they are still stored as they came; a minute whose
 // scrapes were compacted (its rows of width 0 are gone, or fewer than its
 // minute's count) is read as its minute, when the minute starts in the
-// range, as decoding reads its merged window.
-func (ps *ProfileSeries) scrapeRows(ctx context.Context, ids []uint64, from, to int64) ([]gaugeRow, error) {
+// range, as decoding reads its merged window. Where the range holds no
+// compacted minute, the rows are added up as g says.
+func (ps *ProfileSeries) scrapeRows(ctx context.Context, ids []uint64, from, to int64, g rowGroup) ([]gaugeRow, error) {
 	if from >= to {
 		return nil, nil
 	}
 	lo, hi := floorTo(from, gaugeMinute), ceilTo(to, gaugeMinute)
+	// Where no minute was compacted, the scrapes' rows are the scrapes,
+	// added up as g says.
+	if compacted, err := ps.compactedIn(ctx, ids, lo, hi); err != nil || !compacted {
+		if err != nil {
+			return nil, err
+		}
+		return ps.gaugeRows(ctx, ids, gaugeScrape, from, to, g)
+	}
 	scrapes, err := ps.gaugeRows(ctx, ids, gaugeScrape, lo, hi, rowGroup{})
 	if err != nil {
 		return nil, err

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -80,16 +78,11 @@ func (ps *ProfileSeries) spacedLevels(ctx context.Context, q profseries.Query, e
 	if recordedFrom > from {
 		return nil, errLevelsMissing
 	}
-	for part := range chunks(ids, 500) {
-		sq, args := inList(`SELECT 1 FROM prof_blocks WHERE resolution IN (?, ?) AND start_time >= ? AND start_time < ? AND series_id IN `,
-			part, resolutionMinute, resolutionTenMinutes, from, to)
-		found := false
-		if err := ps.b.each(ctx, sq+` LIMIT 1`, args, func(*sql.Rows) error { found = true; return nil }); err != nil {
-			return nil, fmt.Errorf("read compacted blocks: %w", err)
+	if compacted, err := ps.compactedIn(ctx, ids, from, to); err != nil || compacted {
+		if err != nil {
+			return nil, err
 		}
-		if found {
-			return nil, errLevelsMissing
-		}
+		return nil, errLevelsMissing
 	}
 	return ps.keptLevels(ctx, q, every)
 }
