@@ -351,6 +351,21 @@ func gaugeWidth(step time.Duration) int64 {
 	return gaugeScrape
 }
 
+// recordedSeries returns the series q chooses, their ids in order, and
+// when all of them have their scrapes recorded (recordedFrom).
+func (ps *ProfileSeries) recordedSeries(ctx context.Context, q profseries.Query) (map[int64]profseries.Labels, []uint64, int64, error) {
+	if err := q.Check(); err != nil {
+		return nil, nil, 0, err
+	}
+	series, err := ps.matchingSeries(ctx, q)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ids := sortedIDs(series)
+	from, err := ps.recordedFrom(ctx, ids)
+	return series, ids, from, err
+}
+
 // recordedFrom returns the latest recorded_from of the series ids: from
 // then, every one of them has its scrapes recorded.
 func (ps *ProfileSeries) recordedFrom(ctx context.Context, ids []uint64) (int64, error) {
@@ -408,15 +423,7 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 		addWindows(ws)
 		return points(), nil
 	}
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	series, err := ps.matchingSeries(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	ids := sortedIDs(series)
-	lo, err := ps.recordedFrom(ctx, ids)
+	series, ids, lo, err := ps.recordedSeries(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -62,19 +62,11 @@ var errLevelsMissing = errors.New("a snapshot's levels are not kept")
 // range has scrapes not recorded, windows compaction made, or a snapshot
 // without levels.
 func (ps *ProfileSeries) spacedLevels(ctx context.Context, q profseries.Query, every int64) ([]profseries.Levels, error) {
-	if err := q.Check(); err != nil {
-		return nil, err
-	}
-	series, err := ps.matchingSeries(ctx, q)
+	_, ids, recordedFrom, err := ps.recordedSeries(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	ids := sortedIDs(series)
 	from, to := nanos(q.From), nanos(q.To)
-	recordedFrom, err := ps.recordedFrom(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	if recordedFrom > from {
 		return nil, errLevelsMissing
 	}
