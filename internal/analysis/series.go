@@ -24,6 +24,9 @@ type SeriesReader interface {
 	// BlockEdges lists, per series a query chooses, the starts of its
 	// first and last scrapes in the range, without reading them.
 	BlockEdges(ctx context.Context, q profseries.Query) ([]profseries.SeriesEdges, error)
+	// MergedAt merges the scrapes of type typ each point names (its
+	// series, at its instant) into one profile.
+	MergedAt(ctx context.Context, typ string, points []profseries.SeriesInstant) (*profile.Profile, error)
 	// SeriesLabels lists the label sets of the series of one type that
 	// a selector chooses.
 	SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error)
@@ -117,43 +120,36 @@ func goroutines(ctx context.Context, src SeriesReader, sel profseries.Selector, 
 		return err
 	}
 	edges = slices.DeleteFunc(edges, func(e profseries.SeriesEdges) bool { return !e.Last.After(e.First) }) // one snapshot
-	// Each series' two snapshots, a few series at once.
-	snapshots := make([][2]*profile.Profile, len(edges))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for k, e := range edges {
-		g.Go(func() error {
-			exact := profseries.Exact(e.Target)
-			for i, at := range []time.Time{e.First, e.Last} {
-				p, err := src.MergedProfile(gctx, profseries.Query{Type: profseries.Goroutine, Selector: exact, From: at, To: at.Add(time.Nanosecond)})
-				if err != nil {
-					return err
-				}
-				snapshots[k][i] = p
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	var starts, ends []*profile.Profile
-	for _, s := range snapshots {
-		starts, ends = append(starts, s[0]), append(ends, s[1])
-	}
-	if len(starts) == 0 {
+	if len(edges) == 0 {
 		why := "fewer than two goroutine snapshots of any series in the range"
 		set.Missing = append(set.Missing,
 			profiles.ProfileError{Kind: run.KindGoroutineStart, Error: why},
 			profiles.ProfileError{Kind: run.KindGoroutineEnd, Error: why})
 		return nil
 	}
-	for kind, ps := range map[string][]*profile.Profile{run.KindGoroutineStart: starts, run.KindGoroutineEnd: ends} {
-		p, err := profile.Merge(ps)
-		if err != nil {
-			return errors.New("merge goroutine snapshots: " + err.Error())
-		}
-		set.Profiles[kind] = p
+	// The first snapshots merged into one profile, the last into another,
+	// both at once.
+	kinds := []string{run.KindGoroutineStart, run.KindGoroutineEnd}
+	merged := make([]*profile.Profile, len(kinds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range kinds {
+		g.Go(func() (err error) {
+			points := make([]profseries.SeriesInstant, len(edges))
+			for k, e := range edges {
+				points[k] = profseries.SeriesInstant{Target: e.Target, At: e.First}
+				if i == 1 {
+					points[k].At = e.Last
+				}
+			}
+			merged[i], err = src.MergedAt(gctx, profseries.Goroutine, points)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return errors.New("merge goroutine snapshots: " + err.Error())
+	}
+	for i, kind := range kinds {
+		set.Profiles[kind] = merged[i]
 	}
 	return nil
 }

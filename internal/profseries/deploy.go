@@ -526,3 +526,10 @@ type SeriesEdges struct {
 	Target      Labels
 	First, Last time.Time
 }
+
+// A SeriesInstant names the scrape of one series that starts at one
+// instant.
+type SeriesInstant struct {
+	Target Labels
+	At     time.Time
+}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -69,4 +73,34 @@ func (ps *ProfileSeries) BlockEdges(ctx context.Context, q profseries.Query) ([]
 		}
 	}
 	return out, nil
+}
+
+// MergedAt merges the blocks of type typ that start at each point's
+// instant in the series of exactly its labels (the series' snapshot
+// then) into one profile, built once: what findings read of the first
+// and last goroutines of many series.
+func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []profseries.SeriesInstant) (*profile.Profile, error) {
+	var m profseries.Merger
+	for _, p := range points {
+		q := profseries.Query{Type: typ, Selector: profseries.Exact(p.Target), From: p.At, To: p.At.Add(time.Nanosecond)}
+		err := ps.eachBlock(ctx, q, "data", false, 0, func(dec *blockDecoder, b storedBlock) error {
+			samples, err := dec.samples(b.series, b.resolution, nanos(b.w.Start), b.data)
+			if err != nil || !slices.Equal(b.w.Processes[0].Target, p.Target) {
+				return err // another series the labels choose too
+			}
+			b.w.Samples = samples
+			return m.Add(b.w)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if m.Windows() == 0 {
+		return nil, fmt.Errorf("%w for %s at the instants asked", ErrNoProfiles, typ)
+	}
+	w, err := m.Window()
+	if err != nil {
+		return nil, err
+	}
+	return profseries.BuildProfile(w, readSymbols{ctx, ps})
 }

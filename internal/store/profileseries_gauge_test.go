@@ -147,6 +147,28 @@ func checkEdges(t *testing.T, s *DB, q profseries.Query) {
 	if limit := int64(len(edges)) + 3; read > limit {
 		t.Errorf("block edges read %d rows for %d series, want at most %d", read, len(edges), limit)
 	}
+	// The last snapshots merged at once are those merged one by one.
+	var points []profseries.SeriesInstant
+	var each []*profile.Profile
+	for _, e := range edges {
+		points = append(points, profseries.SeriesInstant{Target: e.Target, At: e.Last})
+		p, err := s.MergedProfile(context.Background(), profseries.Query{Type: q.Type, Selector: profseries.Exact(e.Target), From: e.Last, To: e.Last.Add(time.Nanosecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		each = append(each, p)
+	}
+	merged, err := s.MergedAt(context.Background(), q.Type, points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneByOne, err := profile.Merge(each)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalSums(stackSums(merged), stackSums(oneByOne)) || merged.DurationNanos != oneByOne.DurationNanos {
+		t.Errorf("%s: the last snapshots of %d series merged at once differ from their merge one by one", q.Type, len(points))
+	}
 }
 
 // decodedSpans is the spans of the processes of the decoded blocks.
