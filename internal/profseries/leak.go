@@ -229,15 +229,20 @@ func findTypeLeaks(ctx context.Context, r SeriesReader, typ, sampleType string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	bySeries := map[string][]Levels{}
-	for _, l := range all {
+	// Grouped by series: each series' snapshots copied once.
+	bySeries := map[string][]int{}
+	for i, l := range all {
 		k := l.Processes[0].Target.String()
-		bySeries[k] = append(bySeries[k], l)
+		bySeries[k] = append(bySeries[k], i)
 	}
 	var leaks []Leak
 	var judged []LeakSeries
 	for _, t := range targets {
-		snapshots, every := bySeries[t.String()], spacing
+		at := bySeries[t.String()]
+		snapshots, every := make([]Levels, len(at)), spacing
+		for k, i := range at {
+			snapshots[k] = all[i]
+		}
 		if every > 0 && tooFewSnapshots(snapshots, o.MinPoints) {
 			// Spaced out, a process of this series would be too short
 			// to judge (a new or restarted target): every snapshot of
@@ -311,7 +316,7 @@ func Leaks(target Labels, typ string, windows []Window, src SymbolSource, o Leak
 func leaksOf(target Labels, typ, sampleType string, snapshots []Levels, src SymbolSource, o LeakOptions) ([]Leak, LeakSeries, error) {
 	o = o.withDefaults()
 	js := LeakSeries{Target: target, Type: typ, Snapshots: len(snapshots)}
-	var snaps []Levels
+	snaps := make([]Levels, 0, len(snapshots))
 	compacted := 0
 	for _, w := range snapshots {
 		if w.End.Equal(w.Start) {

@@ -105,7 +105,13 @@ type DB struct {
 }
 
 // newDB returns the store over the connection b.
+// idleConns is how many connections a store keeps open between reads:
+// a page reads its parts at once, and a connection opened anew reads the
+// schema and warms its page cache again.
+const idleConns = 8
+
 func newDB(ctx context.Context, b *sqlDB) (*DB, error) {
+	b.db.SetMaxIdleConns(idleConns)
 	ps := newProfileSeries(b)
 	if err := b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'chains_from'`).Scan(&ps.chainsFrom); err != nil {
 		b.db.Close()
