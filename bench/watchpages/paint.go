@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -61,8 +62,15 @@ func paint(ctx context.Context, base string, f fleet, n int, tmp string) error {
 			if err == nil {
 				err = chromedp.Do(sctx, chromedp.Navigate(m.url))
 			}
-			if err == nil {
+			for err == nil {
 				_, err = chromedp.Run(sctx, chromedp.Poll[bool](m.poll, chromedp.WithPollingInterval(10*time.Millisecond)))
+				// A page that replaces its document while it loads
+				// (pprof's does) takes the poll's context with it: poll
+				// the new one.
+				if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") || sctx.Err() != nil {
+					break
+				}
+				err = nil
 			}
 			d := time.Since(t0)
 			stop()
