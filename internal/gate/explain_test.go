@@ -194,7 +194,11 @@ func BenchmarkAlloc(b *testing.B) {
 `
 	r.commitSource("alloc_test.go", strings.Replace(src, "GROW", "", 1), "first")
 	r.commitSource("alloc_test.go", strings.Replace(src, "GROW", "other = make([]byte, 128)", 1), "grow allocates")
-	cfg := Config{Measure: MeasureTime, Rounds: 3, MaxRounds: 3, Benchtime: "100x",
+	// The testing package reports whole bytes an operation: over 100
+	// operations, a runtime allocation of 100 bytes in one round made
+	// its B/op differ from the others', and three rounds that differ
+	// cannot tell a change. Over 10,000 it takes 10,000 bytes.
+	cfg := Config{Measure: MeasureTime, Rounds: 3, MaxRounds: 3, Benchtime: "10000x",
 		Thresholds: map[string]float64{"allocs/op": 0, "B/op": 0}}
 	rep, _, err := Measure(context.Background(), bench.GateOptions{Dir: r.dir, BaseRef: "HEAD~1"}, cfg, nil)
 	if err != nil {
