@@ -190,7 +190,7 @@ func FunctionSeries(windows []Window, src SymbolSource, function, sampleType str
 	if !found {
 		// Shares of 0 would read as "never ran": say the name matched
 		// nothing instead.
-		return nil, fmt.Errorf("%w: %q appears in none of the %d scrapes of the range; give the full name as top shows it (package path and all)", ErrNoFunction, function, len(windows))
+		return nil, fmt.Errorf("%w: %q appears in none of the scrapes of the range; give the full name as top shows it (package path and all)", ErrNoFunction, function)
 	}
 	return points, nil
 }

@@ -789,8 +789,49 @@ func (ps *ProfileSeries) Top(ctx context.Context, q profseries.Query, order prof
 	return profseries.Top(w, readSymbols{ctx, ps}, q.SampleType, order, n)
 }
 
-// FunctionSeries is one function's share of q.SampleType per step.
+// FunctionSeries is one function's share of q.SampleType per step. At
+// steps of whole ten minutes over scrapes whose records are kept, each
+// step is merged as read, rollups standing in for what they cover (see
+// mergeSteps), and its scrapes are counted from the records; otherwise
+// every scrape is decoded.
 func (ps *ProfileSeries) FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error) {
+	if step <= 0 || int64(step)%resolutionTenMinutes != 0 {
+		return ps.functionSeriesOfScrapes(ctx, q, function, step)
+	}
+	series, ids, recordedFrom, err := ps.recordedSeries(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if recordedFrom > nanos(q.From) {
+		return ps.functionSeriesOfScrapes(ctx, q, function, step)
+	}
+	ws, err := ps.mergeSteps(ctx, q, series, ids, int64(step))
+	if err != nil {
+		return nil, err
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	pts, err := profseries.FunctionSeries(ws, readSymbols{ctx, ps}, function, q.SampleType, step)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ps.recorded(ctx, ids, nanos(q.From), nanos(q.To), gaugeWidth(step), rowGroup{step: int64(step)})
+	if err != nil {
+		return nil, err
+	}
+	scrapes := map[int64]int{}
+	for _, r := range rows {
+		scrapes[r.start] += int(r.scrapes)
+	}
+	for i := range pts {
+		pts[i].Scrapes = scrapes[pts[i].Start.UnixNano()]
+	}
+	return pts, nil
+}
+
+// functionSeriesOfScrapes is FunctionSeries from every scrape decoded.
+func (ps *ProfileSeries) functionSeriesOfScrapes(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error) {
 	ws, err := ps.windows(ctx, q)
 	if err != nil {
 		return nil, err

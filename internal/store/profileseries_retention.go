@@ -63,17 +63,19 @@ const budgetStep = int64(time.Hour)
 
 // A RetentionReport says what ApplyRetention did.
 type RetentionReport struct {
-	Compacted int   // blocks merged into coarser windows
-	RolledUp  int   // hourly rollups made (see resolutionRollup)
-	Packed    int   // blocks moved into packs (see profileseries_pack.go)
-	Deleted   int   // blocks deleted for age or budget
-	Collected int   // stacks no block refers to any more, removed
-	Bytes     int64 // bytes of blocks and symbols after
+	Compacted int // blocks merged into coarser windows
+	RolledUp  int // hourly rollups made (see rollupLevels)
+	// RolledUpTen counts the ten-minute rollups made.
+	RolledUpTen int
+	Packed      int   // blocks moved into packs (see profileseries_pack.go)
+	Deleted     int   // blocks deleted for age or budget
+	Collected   int   // stacks no block refers to any more, removed
+	Bytes       int64 // bytes of blocks and symbols after
 }
 
 // ApplyRetention compacts and deletes what r keeps no longer at time now
 // (a parameter, so that a month can be simulated), rolls up the hours
-// that ended (see resolutionRollup), drops the oldest data
+// and ten minutes that ended (see rollupLevels), drops the oldest data
 // while over the budget, and removes the symbols no block needs any more.
 // Each series' compaction is one transaction: a crash leaves each window
 // either merged or not.
@@ -101,11 +103,13 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 			}
 			rep.Compacted += n
 		}
-		n, err := ps.rollUp(ctx, id, now)
+		made, err := ps.rollUp(ctx, id, now)
 		if err != nil {
 			return rep, fmt.Errorf("retention: roll up series %d: %w", id, err)
 		}
-		rep.RolledUp += n
+		rep.RolledUp += made[0]
+		rep.RolledUpTen += made[1]
+		var n int
 		// Scrapes once their hour is past; one-minute windows once
 		// compaction made their hour.
 		limits := [][2]int64{{0, floorTo(nanos(now.Add(-packDelay)), packSpan)}}

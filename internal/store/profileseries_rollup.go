@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -16,34 +17,65 @@ import (
 // Rollups: beside the blocks a series keeps at its resolutions, each whole
 // hour of it is also kept merged into one block per process and shape, at
 // resolution -resolutionHour, so that a merge over days reads one block an
-// hour instead of hundreds. A rollup starts where the first block it
-// merged starts (so a merge of rollups spans what the blocks span). A rollup is only ever a shortcut: it records
-// the sums of duration and raw bytes of the blocks it merged (which
-// compaction keeps), and a query uses it only while the hour's blocks
-// still sum to the same, so a scrape stored late into a rolled-up hour
-// makes the query read that hour's blocks until the rollup is made again.
-// Windows, and the counts of ProfileTargets, never see rollups; retention
-// and the budget delete them with their hour.
+// hour instead of hundreds; and each whole ten minutes of the last day, at
+// resolution -resolutionTenMinutes, so that the edges of a range and the
+// hours not rolled up yet read one block per ten minutes instead of sixty
+// (see rollupLevels). A rollup starts where the first block it merged
+// starts (so a merge of rollups spans what the blocks span). A rollup is
+// only ever a shortcut: it records the sums of duration and raw bytes of
+// the blocks it merged (which compaction keeps), and a query uses it only
+// while its bucket's blocks still sum to the same, so a scrape stored late
+// into a rolled-up bucket makes the query read that bucket's blocks until
+// the rollup is made again. Windows, and the counts of ProfileTargets,
+// never see rollups; retention and the budget delete them with their
+// hour, and ten-minute rollups once their day is past.
 //
-// A rollup also records how many scrapes of its process its hour had
-// recorded (prof_gauges) when it was made (store migration 14). A query
-// checks the rollups of the hours it reads against those records, a row
-// per series, hour and process, instead of adding up every block of the
-// hours: a scrape stored late into the hour is recorded, so the counts
-// differ. Rollups made before, or of hours whose scrapes are not recorded
-// (stored before migration10), are checked against the blocks' sums.
+// A rollup also records how many scrapes of its process its bucket had
+// recorded (prof_gauges, whose buckets include an hour and ten minutes)
+// when it was made (store migration 14). A query checks the rollups of the
+// buckets it reads against those records, a row per series, bucket and
+// process, instead of adding up every block of the buckets: a scrape
+// stored late into the bucket is recorded, so the counts differ. Rollups
+// made before, or of buckets whose scrapes are not recorded (stored before
+// migration10), are checked against the blocks' sums.
 const (
-	resolutionHour   = int64(time.Hour)
+	resolutionHour = int64(time.Hour)
+	// resolutionRollup is the resolution of hourly rollups.
 	resolutionRollup = -resolutionHour
-	// rollupDelay is how long after its end an hour is rolled up: the
-	// scrapes of its last seconds are stored by then.
-	rollupDelay = 10 * time.Minute
-	// rollupLookback is how far before a series' newest rollup its
-	// rollups are checked again, for scrapes stored late.
-	rollupLookback = 24 * time.Hour
 )
 
-// hourKey is one hour of one series' blocks of one process and shape
+// A rollupLevel is one width of rollups.
+type rollupLevel struct {
+	// width is the bucket a rollup merges, from a multiple of it since
+	// the epoch.
+	width int64
+	// delay is how long after its end a bucket is rolled up: the
+	// scrapes of its last seconds are stored by then.
+	delay time.Duration
+	// lookback is how far before a series' newest rollup its rollups
+	// are checked again, for scrapes stored late.
+	lookback time.Duration
+	// keep is how long after its start a rollup is kept; 0 while its
+	// blocks are.
+	keep time.Duration
+}
+
+// resolution is the resolution the level's rollups are stored at.
+func (l rollupLevel) resolution() int64 { return -l.width }
+
+var (
+	rollupHours = rollupLevel{width: resolutionHour, delay: 10 * time.Minute, lookback: 24 * time.Hour}
+	// Ten-minute rollups are kept for a day and a little more, so that
+	// the ranges of the last day (a day ago to now, the default pages)
+	// find them at both edges; older ranges read up to an hour of
+	// blocks at each edge. They are made only of buckets whose scrapes
+	// are recorded (see covered).
+	rollupTens = rollupLevel{width: resolutionTenMinutes, delay: time.Minute, lookback: time.Hour, keep: 25 * time.Hour}
+	// rollupLevels are the levels, widest first.
+	rollupLevels = []rollupLevel{rollupHours, rollupTens}
+)
+
+// hourKey is one bucket of one series' blocks of one process and shape
 // (for a block, its start).
 type hourKey struct{ series, hour, process, shape int64 }
 
@@ -51,16 +83,17 @@ type hourKey struct{ series, hour, process, shape int64 }
 type hourSums struct{ duration, raw int64 }
 
 // blockSums reads, for the series ids and blocks starting in [from, to),
-// the sums of each hour's blocks at their resolutions, and of its rollups.
-func (ps *ProfileSeries) blockSums(ctx context.Context, ids []uint64, from, to int64) (blocks, rollups map[hourKey]hourSums, err error) {
+// the sums of each bucket of level's width of their blocks at their
+// resolutions, and of the level's rollups.
+func (ps *ProfileSeries) blockSums(ctx context.Context, ids []uint64, level rollupLevel, from, to int64) (blocks, rollups map[hourKey]hourSums, err error) {
 	blocks, rollups = map[hourKey]hourSums{}, map[hourKey]hourSums{}
 	for part := range chunks(ids, 500) {
-		// The hour as a literal: PostgreSQL takes two parameters for two
-		// expressions, and would not group by the one selected.
-		const hour = `start_time / 3600000000000` // resolutionHour
-		q, args := inList(`SELECT series_id, resolution < 0, process_id, shape_id, `+hour+`, SUM(duration), SUM(raw_bytes)
-			FROM prof_blocks WHERE start_time >= ? AND start_time < ? AND series_id IN `, part, from, to)
-		q += ` GROUP BY series_id, resolution < 0, process_id, shape_id, ` + hour
+		// Grouped by position: PostgreSQL would not take the bucket's
+		// expression, parameters and all, as the one selected.
+		q, args := inList(`SELECT series_id, resolution < 0, process_id, shape_id, start_time / ?, SUM(duration), SUM(raw_bytes)
+			FROM prof_blocks WHERE resolution IN (?, ?, ?, ?) AND start_time >= ? AND start_time < ? AND series_id IN `, part,
+			level.width, int64(0), resolutionMinute, resolutionTenMinutes, level.resolution(), from, to)
+		q += ` GROUP BY 1, 2, 3, 4, 5`
 		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
 			var k hourKey
 			var rollup bool
@@ -68,7 +101,7 @@ func (ps *ProfileSeries) blockSums(ctx context.Context, ids []uint64, from, to i
 			if err := rows.Scan(&k.series, &rollup, &k.process, &k.shape, &k.hour, &s.duration, &s.raw); err != nil {
 				return err
 			}
-			k.hour *= resolutionHour
+			k.hour *= level.width
 			if rollup {
 				rollups[k] = s
 			} else {
@@ -83,12 +116,12 @@ func (ps *ProfileSeries) blockSums(ctx context.Context, ids []uint64, from, to i
 	return blocks, rollups, nil
 }
 
-// seriesHour is one hour of one series.
+// seriesHour is one bucket of one series (an hour, or ten minutes).
 type seriesHour struct{ series, hour int64 }
 
-// rolledUp returns the hours of [from, to) whose rollups merge exactly the
-// blocks stored in them: every process and shape the hour has blocks of
-// has a rollup with the same sums, and no other rollup.
+// rolledUp returns the buckets whose rollups merge exactly the blocks
+// stored in them: every process and shape the bucket has blocks of has a
+// rollup with the same sums, and no other rollup.
 func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 	ok := map[seriesHour]bool{}
 	for k := range rollups {
@@ -107,27 +140,29 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 	return ok
 }
 
-// coveredHours is rolledUp's answer for the series ids over the whole
-// hours of [from, to), read from the rollups' records of their scrapes
-// (see the comment at the top): an hour is covered when each process
-// with scrapes recorded in it has rollups, each recording as many scrapes
-// as are recorded now, and no rollup is of a process without. Hours
-// before the series' scrapes were recorded, and hours with a rollup that
-// records no count, are checked against the blocks' sums (blockSums).
-func (ps *ProfileSeries) coveredHours(ctx context.Context, ids []uint64, from, to int64) (map[seriesHour]bool, error) {
+// covered is rolledUp's answer for the series ids over the whole buckets
+// of level's width in [from, to), read from the rollups' records of their
+// scrapes (see the comment at the top): a bucket is covered when each
+// process with scrapes recorded in it has rollups, each recording as many
+// scrapes as are recorded now, and no rollup is of a process without. A
+// bucket with scrapes recorded and no rollup is in the map, not covered.
+// Buckets before the series' scrapes were recorded, and buckets with a
+// rollup that records no count, are checked against the blocks' sums
+// (blockSums).
+func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollupLevel, from, to int64) (map[seriesHour]bool, error) {
 	type hourProcess struct{ series, hour, process int64 }
 	rolled := map[hourProcess]int64{} // each rollup's count; -1 where a shape's differs
 	unknown := map[seriesHour]bool{}
 	for part := range chunks(ids, 500) {
 		q, args := inList(`SELECT series_id, start_time, process_id, scrapes FROM prof_blocks
-			WHERE resolution = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, resolutionRollup, from, to)
+			WHERE resolution = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, level.resolution(), from, to)
 		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
 			var k hourProcess
 			var n sql.NullInt64
 			if err := rows.Scan(&k.series, &k.hour, &k.process, &n); err != nil {
 				return err
 			}
-			k.hour = floorTo(k.hour, resolutionHour)
+			k.hour = floorTo(k.hour, level.width)
 			if !n.Valid {
 				unknown[seriesHour{k.series, k.hour}] = true
 				return nil
@@ -146,7 +181,7 @@ func (ps *ProfileSeries) coveredHours(ctx context.Context, ids []uint64, from, t
 	if err != nil {
 		return nil, err
 	}
-	recorded, err := ps.gaugeRows(ctx, ids, gaugeHour, max(from, ceilTo(recordedFrom, resolutionHour)), to, rowGroup{})
+	recorded, err := ps.gaugeRows(ctx, ids, level.width, max(from, ceilTo(recordedFrom, level.width)), to, rowGroup{})
 	if err != nil {
 		return nil, err
 	}
@@ -167,26 +202,26 @@ func (ps *ProfileSeries) coveredHours(ctx context.Context, ids []uint64, from, t
 			covered[seriesHour{k.series, k.hour}] = false
 		}
 	}
-	// Hours the records cannot vouch for: the blocks' sums decide.
+	// Buckets the records cannot vouch for: the blocks' sums decide.
 	var check []uint64
 	lo, hi := to, from
 	for _, id := range ids {
-		for h := from; h < to; h += resolutionHour {
+		for h := from; h < to; h += level.width {
 			k := seriesHour{int64(id), h}
 			if unknown[k] || (h < recordedFrom && covered[k]) {
 				check = append(check, id)
-				lo, hi = min(lo, h), max(hi, h+resolutionHour)
+				lo, hi = min(lo, h), max(hi, h+level.width)
 			}
 		}
 	}
 	if len(check) > 0 {
-		blocks, rollups, err := ps.blockSums(ctx, slices.Compact(check), lo, hi)
+		blocks, rollups, err := ps.blockSums(ctx, slices.Compact(check), level, lo, hi)
 		if err != nil {
 			return nil, err
 		}
 		bySums := rolledUp(blocks, rollups)
 		for _, id := range slices.Compact(check) {
-			for h := lo; h < hi; h += resolutionHour {
+			for h := lo; h < hi; h += level.width {
 				k := seriesHour{int64(id), h}
 				if unknown[k] || (h < recordedFrom && covered[k]) {
 					covered[k] = bySums[k]
@@ -197,11 +232,11 @@ func (ps *ProfileSeries) coveredHours(ctx context.Context, ids []uint64, from, t
 	return covered, nil
 }
 
-// mergeQuery merges every block q chooses: the rollups of the whole hours
-// of the range that are up to date, and the blocks of the rest. It is
-// what MergedProfile, Top and Diff read; the result is the merge of the
-// windows Windows returns. A range merged lately is not read again while
-// its series are as they were (see merges).
+// mergeQuery merges every block q chooses: the rollups of the whole
+// buckets of the range that are up to date, and the blocks of the rest.
+// It is what MergedProfile, Top and Diff read; the result is the merge of
+// the windows Windows returns. A range merged lately is not read again
+// while its series are as they were (see merges).
 func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (profseries.Window, error) {
 	if err := q.Check(); err != nil {
 		return profseries.Window{}, err
@@ -234,58 +269,132 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 	})
 }
 
+// A coverage is which buckets of a level's width have up-to-date rollups
+// (see covered).
+type coverage struct {
+	level   rollupLevel
+	covered map[seriesHour]bool
+}
+
+// coverages reads which buckets of [from, to) of the series ids can be
+// read as rollups of the levels whose width divides step (all for 0): the
+// whole hours, then the whole ten minutes of what the hours leave (the
+// range's edges, hours not rolled up).
+func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, step int64) ([]coverage, error) {
+	var out []coverage
+	if from <= 0 {
+		return nil, nil
+	}
+	for _, level := range rollupLevels {
+		if step > 0 && step%level.width != 0 {
+			continue
+		}
+		c := coverage{level: level, covered: map[seriesHour]bool{}}
+		for _, sp := range plan(ids, out, from, to) {
+			if sp.res != 0 {
+				continue
+			}
+			lo, hi := ceilTo(sp.from, level.width), floorTo(sp.to, level.width)
+			if lo >= hi {
+				continue
+			}
+			cov, err := ps.covered(ctx, sp.series, level, lo, hi)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(c.covered, cov)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
-// they are read (see mergeQuery): the series in two halves at once, each
-// merged as read, then the halves merged.
+// they are read (see mergeQuery).
 func (ps *ProfileSeries) mergeBlocks(ctx context.Context, q profseries.Query, series map[int64]profseries.Labels, ids []uint64) (profseries.Window, error) {
-	processes, err := ps.knownProcesses(ctx)
+	ws, err := ps.mergeSteps(ctx, q, series, ids, 0)
 	if err != nil {
 		return profseries.Window{}, err
 	}
+	if len(ws) == 0 {
+		return profseries.Window{}, fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	return ws[0], nil
+}
+
+// mergeSteps merges the blocks of series (ids, ascending) in q's range as
+// they are read, in steps of step since the epoch (0: one step, the
+// range), in order of time; a step with no block is left out. The series
+// are read in two halves at once, each merged as read, then the halves
+// merged. Rollups stand in for the buckets they cover where their width
+// divides step.
+func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, series map[int64]profseries.Labels, ids []uint64, step int64) ([]profseries.Window, error) {
+	processes, err := ps.knownProcesses(ctx)
+	if err != nil {
+		return nil, err
+	}
 	from, to := nanos(q.From), nanos(q.To)
-	// The whole hours of the range, where rollups can stand in.
-	hFrom, hTo := (from+resolutionHour-1)/resolutionHour*resolutionHour, to/resolutionHour*resolutionHour
-	var covered map[seriesHour]bool
-	if hTo > hFrom && from > 0 {
-		if covered, err = ps.coveredHours(ctx, ids, hFrom, hTo); err != nil {
-			return profseries.Window{}, err
-		}
+	levels, err := ps.coverages(ctx, ids, from, to, step)
+	if err != nil {
+		return nil, err
 	}
 	halves := [][]uint64{ids[:len(ids)/2], ids[len(ids)/2:]}
-	var parts [2]profseries.Merger
+	var parts [2]map[int64]*profseries.Merger
 	g, gctx := errgroup.WithContext(ctx)
 	for i, half := range halves {
+		parts[i] = map[int64]*profseries.Merger{}
+		into := func(start int64) *profseries.Merger {
+			k := int64(0)
+			if step > 0 {
+				k = floorTo(start, step)
+			}
+			m := parts[i][k]
+			if m == nil {
+				m = &profseries.Merger{}
+				parts[i][k] = m
+			}
+			return m
+		}
 		if len(half) > 0 {
-			g.Go(func() error { return ps.mergePart(gctx, &parts[i], q, series, processes, covered, half) })
+			g.Go(func() error { return ps.mergePart(gctx, into, q, series, processes, levels, half) })
 		}
 	}
 	if err := g.Wait(); err != nil {
-		return profseries.Window{}, err
+		return nil, err
 	}
-	var m profseries.Merger
+	steps := map[int64]*profseries.Merger{}
 	for i := range parts {
-		if parts[i].Windows() == 0 {
-			continue
+		for k, part := range parts[i] {
+			w, err := part.Window()
+			if err != nil {
+				return nil, err
+			}
+			m := steps[k]
+			if m == nil {
+				m = &profseries.Merger{}
+				steps[k] = m
+			}
+			if err := m.Add(w); err != nil {
+				return nil, err
+			}
 		}
-		w, err := parts[i].Window()
+	}
+	out := make([]profseries.Window, 0, len(steps))
+	for _, k := range slices.Sorted(maps.Keys(steps)) {
+		w, err := steps[k].Window()
 		if err != nil {
-			return profseries.Window{}, err
+			return nil, err
 		}
-		if err := m.Add(w); err != nil {
-			return profseries.Window{}, err
-		}
+		out = append(out, w)
 	}
-	if m.Windows() == 0 {
-		return profseries.Window{}, fmt.Errorf("%w for %s %s from %s to %s", ErrNoProfiles, q.Type, q.Selector, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
-	}
-	return m.Window()
+	return out, nil
 }
 
-// mergePart adds to m the blocks of the series ids (ascending) in q's
-// range, the rollups of the hours covered standing in for their blocks.
-func (ps *ProfileSeries) mergePart(ctx context.Context, m *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, covered map[seriesHour]bool, ids []uint64) error {
+// mergePart adds the blocks of the series ids (ascending) in q's range to
+// the merger into returns for each block's start, the rollups of the
+// buckets levels cover standing in for their blocks.
+func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, ids []uint64) error {
 	from, to := nanos(q.From), nanos(q.To)
-	hFrom, hTo := (from+resolutionHour-1)/resolutionHour*resolutionHour, to/resolutionHour*resolutionHour
 	dec := ps.decoder(ctx, q.Type)
 	var spanFrom int64 // the start of the span being read
 	add := func(rows *sql.Rows) error {
@@ -297,35 +406,26 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, m *profseries.Merger, q 
 		if start < spanFrom {
 			return dec.skip(seriesID, resolution, start, data)
 		}
-		rollup := resolution < 0
-		if rollup != covered[seriesHour{seriesID, start / resolutionHour * resolutionHour}] {
-			return nil // read the other way
-		}
 		shape, err := ps.shape(ctx, shapeID)
 		if err != nil {
 			return err
 		}
 		w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
 			Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
-		return dec.add(m, seriesID, resolution, w, data)
+		return dec.add(into(start), seriesID, resolution, w, data)
 	}
 	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
 	for part := range chunks(ids, 500) {
-		// Blocks outside the covered hours (the edges of the range, and
-		// hours whose rollups are missing or out of date, as runs of
-		// hours) and the rollups of the covered ones, in order of time.
-		spans := uncovered(part, covered, from, to)
-		if len(covered) > 0 {
-			spans = append(spans, span{series: part, from: hFrom, to: hTo, rollups: true})
-		}
+		// The spans of blocks and of rollups, in order of time.
+		spans := plan(part, levels, from, to)
 		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, sp := range spans {
-			res, readFrom := atResolutions, dec.readFrom(sp.from)
-			if sp.rollups {
-				res, readFrom = `resolution < 0`, sp.from
+			res, args, readFrom := atResolutions, []any{}, dec.readFrom(sp.from)
+			if sp.res != 0 {
+				res, args, readFrom = `resolution = ?`, []any{sp.res}, sp.from
 			}
 			spanFrom = sp.from
-			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, readFrom, sp.to)
+			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, append(args, readFrom, sp.to)...)
 			if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
 				return fmt.Errorf("read profile blocks: %w", err)
 			}
@@ -334,39 +434,48 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, m *profseries.Merger, q 
 	return nil
 }
 
-// A span is a time range to read the blocks of, for some series.
+// A span is a time range to read, for some series: their blocks at
+// their resolutions (res 0), or their rollups of resolution res.
 type span struct {
 	series   []uint64
 	from, to int64
-	rollups  bool // the span's rollups, not its blocks
+	res      int64
 }
 
-// uncovered returns the ranges of [from, to) to read blocks of: per
-// series, the runs of hours no up-to-date rollup covers; series with the
-// same runs share a span.
-func uncovered(ids []uint64, covered map[seriesHour]bool, from, to int64) []span {
-	type run struct{ from, to int64 }
-	bySeries := map[run]*span{}
-	var order []run
+// plan returns the spans of [from, to) to read for each of the series
+// ids: each bucket of the widest level that covers it as that level's
+// rollups, the rest as blocks; series with the same spans share them.
+// levels are widest first.
+func plan(ids []uint64, levels []coverage, from, to int64) []span {
+	type piece struct{ from, to, res int64 }
+	bySeries := map[piece]*span{}
+	var order []piece
 	for _, id := range ids {
-		var runs []run
+		var pieces []piece
 		for t := from; t < to; {
-			next := min(to, (t/resolutionHour+1)*resolutionHour)
-			if !covered[seriesHour{int64(id), t / resolutionHour * resolutionHour}] || next-t < resolutionHour {
-				if n := len(runs); n > 0 && runs[n-1].to == t {
-					runs[n-1].to = next
-				} else {
-					runs = append(runs, run{t, next})
+			p := piece{from: t, to: to}
+			for _, c := range levels {
+				w := c.level.width
+				if t%w == 0 && t+w <= to && c.covered[seriesHour{int64(id), t}] {
+					p.to, p.res = t+w, c.level.resolution()
+					break
 				}
+				// Blocks up to the next bucket of the finest level.
+				p.to = min(to, floorTo(t, w)+w)
 			}
-			t = next
+			if n := len(pieces); n > 0 && pieces[n-1].to == t && pieces[n-1].res == p.res {
+				pieces[n-1].to = p.to
+			} else {
+				pieces = append(pieces, p)
+			}
+			t = p.to
 		}
-		for _, r := range runs {
-			s := bySeries[r]
+		for _, p := range pieces {
+			s := bySeries[p]
 			if s == nil {
-				s = &span{from: r.from, to: r.to}
-				bySeries[r] = s
-				order = append(order, r)
+				s = &span{from: p.from, to: p.to, res: p.res}
+				bySeries[p] = s
+				order = append(order, p)
 			}
 			s.series = append(s.series, id)
 		}
@@ -396,140 +505,182 @@ func (ps *ProfileSeries) processes(ctx context.Context) (map[int64]profseries.Pr
 	return out, nil
 }
 
-// rollUp makes the rollups of one series' whole hours that end
-// rollupDelay before now and have none, or one out of date: those since
-// rollupLookback before its newest rollup, or all when it has none. One
-// transaction: a crash leaves the series' rollups as they were.
-func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time) (int, error) {
-	limit := nanos(now.Add(-rollupDelay)) / resolutionHour * resolutionHour
-	var newest sql.NullInt64
-	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT MAX(start_time) FROM prof_blocks WHERE series_id = ? AND resolution = ?`),
-		series, resolutionRollup).Scan(&newest); err != nil {
-		return 0, err
-	}
-	from := int64(1)
-	if newest.Valid {
-		from = max(1, newest.Int64-int64(rollupLookback))
-	}
-	if from >= limit {
-		return 0, nil
-	}
-	blocks, rollups, err := ps.blockSums(ctx, []uint64{uint64(series)}, from, limit)
-	if err != nil {
-		return 0, err
-	}
-	ok := rolledUp(blocks, rollups)
-	var hours []int64
-	for h, good := range ok {
-		if !good {
-			hours = append(hours, h.hour)
+// rollUp makes the rollups of one series' whole buckets at each level
+// (see rollupLevels) that end the level's delay before now and have none,
+// or one out of date: those since the level's lookback before its newest
+// rollup, or all it keeps when it has none; and deletes the rollups past
+// their keep. It returns how many it made at each level. One transaction:
+// a crash leaves the series' rollups as they were.
+func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time) ([]int, error) {
+	made := make([]int, len(rollupLevels))
+	stale := make([][]int64, len(rollupLevels))
+	expired := make([]int64, len(rollupLevels)) // delete the level's rollups before
+	work := false
+	for i, level := range rollupLevels {
+		limit := floorTo(nanos(now.Add(-level.delay)), level.width)
+		first := int64(1)
+		if level.keep > 0 {
+			first = ceilTo(nanos(now.Add(-level.keep)), level.width)
 		}
-	}
-	for k := range blocks {
-		if _, seen := ok[seriesHour{k.series, k.hour}]; !seen {
-			ok[seriesHour{k.series, k.hour}] = false
-			hours = append(hours, k.hour)
+		var oldest, newest sql.NullInt64
+		if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT MIN(start_time), MAX(start_time) FROM prof_blocks WHERE series_id = ? AND resolution = ?`),
+			series, level.resolution()).Scan(&oldest, &newest); err != nil {
+			return made, err
 		}
+		if level.keep > 0 && oldest.Valid && oldest.Int64 < first {
+			expired[i], work = first, true
+		}
+		from := first
+		if newest.Valid {
+			from = max(from, ceilTo(newest.Int64-int64(level.lookback), level.width))
+		}
+		if from >= limit {
+			continue
+		}
+		blocks, rollups, err := ps.blockSums(ctx, []uint64{uint64(series)}, level, from, limit)
+		if err != nil {
+			return made, err
+		}
+		ok := rolledUp(blocks, rollups)
+		for h, good := range ok {
+			if !good {
+				stale[i] = append(stale[i], h.hour)
+			}
+		}
+		for k := range blocks {
+			if _, seen := ok[seriesHour{k.series, k.hour}]; !seen {
+				ok[seriesHour{k.series, k.hour}] = false
+				stale[i] = append(stale[i], k.hour)
+			}
+		}
+		slices.Sort(stale[i])
+		work = work || len(stale[i]) > 0
 	}
-	if len(hours) == 0 {
-		return 0, nil
+	if !work {
+		return made, nil
 	}
-	slices.Sort(hours)
 	tx, err := ps.b.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return made, err
 	}
 	defer tx.Rollback()
-	// The scrapes recorded in each hour are read beside its blocks, with
-	// no scrape stored between (SQLite's writes run one at a time; on
-	// PostgreSQL the exclusive lock waits for every Append to end).
+	// The scrapes recorded in each bucket are read beside its blocks,
+	// with no scrape stored between (SQLite's writes run one at a time;
+	// on PostgreSQL the exclusive lock waits for every Append to end).
 	if err := ps.lock(ctx, tx, true); err != nil {
-		return 0, err
+		return made, err
 	}
 	var typ string
 	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT type FROM prof_series WHERE id = ?`), series).Scan(&typ); err != nil {
-		return 0, err
+		return made, err
 	}
-	n := 0
-	for _, h := range hours {
-		dec := ps.decoder(ctx, typ)
-		if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
-			series, resolutionRollup, h, h+resolutionHour); err != nil {
-			return 0, err
-		}
-		type group struct {
-			m     profseries.Merger
-			raw   int64
-			start int64
-		}
-		groups := map[[2]int64]*group{}
-		var keys [][2]int64
-		rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT resolution, start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
-			WHERE series_id = ? AND `+atResolutions+` AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, h, h+resolutionHour)
-		if err != nil {
-			return 0, err
-		}
-		for rows.Next() {
-			var resolution, start, end, duration, process, shapeID, raw int64
-			var data []byte
-			if err := rows.Scan(&resolution, &start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
-				rows.Close()
-				return 0, err
+	for i, level := range rollupLevels {
+		if expired[i] > 0 {
+			if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time < ?`),
+				series, level.resolution(), expired[i]); err != nil {
+				return made, err
 			}
-			shape, err := ps.shape(ctx, shapeID)
+		}
+		for _, h := range stale[i] {
+			n, err := ps.makeRollups(ctx, tx, series, typ, level, h)
 			if err != nil {
-				rows.Close()
-				return 0, err
+				return made, err
 			}
-			k := [2]int64{process, shapeID}
-			g := groups[k]
-			if g == nil {
-				g = &group{start: start}
-				groups[k] = g
-				keys = append(keys, k)
-			}
-			if err := dec.add(&g.m, series, resolution, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape}, data); err != nil {
-				rows.Close()
-				return 0, err
-			}
-			g.raw += raw
-			g.start = min(g.start, start)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		counts, err := ps.hourScrapes(ctx, tx, series, h)
-		if err != nil {
-			return 0, err
-		}
-		for _, k := range keys {
-			g := groups[k]
-			w, err := g.m.Window()
-			if err != nil {
-				return 0, err
-			}
-			var scrapes any // NULL: the hour's scrapes are not recorded
-			if n, ok := counts[k[0]]; ok {
-				scrapes = n
-			}
-			if err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, resolutionRollup, w, g.raw, scrapes); err != nil {
-				return 0, fmt.Errorf("insert rollup: %w", err)
-			}
-			n++
+			made[i] += n
 		}
 	}
 	// The rollups' bytes count in the series' summary.
 	if err := ps.summarize(ctx, tx, series); err != nil {
-		return 0, err
+		return made, err
 	}
-	return n, tx.Commit()
+	return made, tx.Commit()
 }
 
-// hourScrapes reads, in tx, the scrapes prof_gauges records of series in
-// the hour starting at hour, by process.
-func (ps *ProfileSeries) hourScrapes(ctx context.Context, tx *sql.Tx, series, hour int64) (map[int64]int64, error) {
-	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT process_id, scrapes FROM prof_gauges WHERE series_id = ? AND width = ? AND start_time = ?`), series, gaugeHour, hour)
+// makeRollups makes, in tx, the rollups of level of one series of type
+// typ for the bucket starting at h, one per process and shape of its
+// blocks, in place of those it had; it returns how many.
+func (ps *ProfileSeries) makeRollups(ctx context.Context, tx *sql.Tx, series int64, typ string, level rollupLevel, h int64) (int, error) {
+	dec := ps.decoder(ctx, typ)
+	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
+		series, level.resolution(), h, h+level.width); err != nil {
+		return 0, err
+	}
+	type group struct {
+		m     profseries.Merger
+		raw   int64
+		start int64
+	}
+	groups := map[[2]int64]*group{}
+	var keys [][2]int64
+	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT resolution, start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
+		WHERE series_id = ? AND `+atResolutions+` AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, dec.readFrom(h), h+level.width)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var resolution, start, end, duration, process, shapeID, raw int64
+		var data []byte
+		if err := rows.Scan(&resolution, &start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if start < h {
+			// A block of the chain before the bucket, read only so
+			// that the bucket's can be.
+			if err := dec.skip(series, resolution, start, data); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			continue
+		}
+		shape, err := ps.shape(ctx, shapeID)
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		k := [2]int64{process, shapeID}
+		g := groups[k]
+		if g == nil {
+			g = &group{start: start}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		if err := dec.add(&g.m, series, resolution, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape}, data); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		g.raw += raw
+		g.start = min(g.start, start)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	counts, err := ps.bucketScrapes(ctx, tx, series, level.width, h)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range keys {
+		g := groups[k]
+		w, err := g.m.Window()
+		if err != nil {
+			return 0, err
+		}
+		var scrapes any // NULL: the bucket's scrapes are not recorded
+		if n, ok := counts[k[0]]; ok {
+			scrapes = n
+		}
+		if err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, level.resolution(), w, g.raw, scrapes); err != nil {
+			return 0, fmt.Errorf("insert rollup: %w", err)
+		}
+	}
+	return len(keys), nil
+}
+
+// bucketScrapes reads, in tx, the scrapes prof_gauges records of series
+// in the bucket of width starting at start, by process.
+func (ps *ProfileSeries) bucketScrapes(ctx context.Context, tx *sql.Tx, series, width, start int64) (map[int64]int64, error) {
+	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT process_id, scrapes FROM prof_gauges WHERE series_id = ? AND width = ? AND start_time = ?`), series, width, start)
 	if err != nil {
 		return nil, err
 	}

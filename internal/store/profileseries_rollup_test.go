@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/profiles"
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
@@ -121,6 +122,42 @@ func testMergeAsRead(t *testing.T, s *DB) {
 		t.Errorf("a range before the restart: restarts %+v (%v), want none", m, err)
 	}
 
+	// A range that cuts hours reads the ten-minute rollups of its edges
+	// where whole ten minutes fit, and their records: 79 rows, where
+	// the 47 scrapes of each target's edges made it 109.
+	if rep.RolledUpTen != 2*len(types)*21+len(types) { // 21 buckets each, and the restart's twice
+		t.Errorf("%d ten-minute rollups made, want one per series, ten minutes and process: %d", rep.RolledUpTen, 2*len(types)*21+len(types))
+	}
+	cut := profseries.Query{Type: profseries.CPU, From: profEpoch.Add(13 * time.Minute), To: profEpoch.Add(2*time.Hour + 47*time.Minute)}
+	if n := check(t, "cut hours, not merged before", cut); n > 90 {
+		t.Errorf("merging 2 h 34 min of 2 targets read %d rows, want the rollups' and a few scrapes'", n)
+	}
+
+	// One function's series at steps of ten minutes and of an hour
+	// merges each step as read, rollups standing in: the same points as
+	// from every scrape, counts of scrapes included.
+	top, err := s.Top(ctx, profseries.Query{Type: profseries.CPU, From: profEpoch, To: end}, profiles.ByFlat, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := top.Rows[0].Function
+	for _, r := range ranges {
+		for _, step := range []time.Duration{10 * time.Minute, time.Hour} {
+			fq := profseries.Query{Type: profseries.CPU, Selector: r.sel, From: r.from, To: r.to}
+			want, err := s.functionSeriesOfScrapes(ctx, fq, fn, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.FunctionSeries(ctx, fq, fn, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s of %s per %v: merged as read %+v, from every scrape %+v", fn, r.name, step, got, want)
+			}
+		}
+	}
+
 	// A scrape stored late into the first hour: the hour's rollup is out
 	// of date, so the merge reads the hour's blocks, until retention
 	// makes the rollup again.
@@ -155,6 +192,19 @@ func testMergeAsRead(t *testing.T, s *DB) {
 	if n := check(t, "whole hours, rollups without counts, a late scrape", noCounts); n < 60 {
 		t.Errorf("rollups without counts, after a late scrape: the merge read %d rows: it used the rollup out of date", n)
 	}
+	// Ten-minute rollups go once their day is past; the hours' stay.
+	if _, err := s.ApplyRetention(ctx, end.Add(27*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var tens, hours int
+	if err := s.b.db.QueryRowContext(ctx, s.b.q(`SELECT SUM(CASE WHEN resolution = ? THEN 1 ELSE 0 END), SUM(CASE WHEN resolution = ? THEN 1 ELSE 0 END) FROM prof_blocks`),
+		-int64(10*time.Minute), -int64(time.Hour)).Scan(&tens, &hours); err != nil {
+		t.Fatal(err)
+	}
+	if tens != 0 || hours == 0 {
+		t.Errorf("a day later: %d ten-minute rollups and %d hourly ones, want none and some", tens, hours)
+	}
+	check(t, "cut hours, a day later", profseries.Query{Type: profseries.CPU, From: profEpoch.Add(11 * time.Minute), To: profEpoch.Add(2*time.Hour + 49*time.Minute)})
 	targets, err := s.ProfileTargets(ctx, profseries.CPU, all)
 	if err != nil {
 		t.Fatal(err)
