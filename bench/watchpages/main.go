@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
 )
 
 func main() {
@@ -75,6 +76,15 @@ func run(ctx context.Context, targets, hours int, cache, dir string, n, rounds i
 	if populateOnly {
 		return nil
 	}
+	restore, err := asLive(ctx, dsn, time.Now(), f.End)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := restore(); err != nil {
+			fmt.Fprintln(os.Stderr, "watchpages: make the rollups again:", err)
+		}
+	}()
 	var srv *server
 	if cpuprofile != "" {
 		srv, err = serveHere(ctx, tmp, dsn, cpuprofile)

@@ -225,7 +225,7 @@ net/http.(*conn).serve); a step in which it was never sampled shows 0%.`,
 		Example: `  perfscope query function --db scrape.db --since 6h --step 10m github.com/perfscope/perfscope/examples/leftpad.leftpad '{job="leftpad"}'`,
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if step <= 0 {
+			if step < 0 {
 				return usagef("--step %s: must be positive", step)
 			}
 			st, q, err := f.query(cmd, selectorArg(args[1:]))
@@ -233,6 +233,9 @@ net/http.(*conn).serve); a step in which it was never sampled shows 0%.`,
 				return err
 			}
 			defer st.Close()
+			if step == 0 {
+				step = profseries.SeriesStep(q.From, q.To)
+			}
 			pts, err := st.FunctionSeries(cmd.Context(), q, args[0], step)
 			if err != nil {
 				return queryError(err)
@@ -241,7 +244,7 @@ net/http.(*conn).serve); a step in which it was never sampled shows 0%.`,
 		},
 	}
 	f.register(c.Flags())
-	c.Flags().DurationVar(&step, "step", time.Minute, "the length of each step")
+	c.Flags().DurationVar(&step, "step", 0, "the length of each step (default: the range in about 240 steps, as the dashboard draws it: 1h in 20s, 24h in 10m)")
 	addFormatFlag(c, &f.format, report.Formats()...)
 	return c
 }

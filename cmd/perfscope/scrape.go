@@ -191,16 +191,26 @@ func (f *scrapeFlags) start(cmd *cobra.Command, db string) (*store.DB, *scrape.S
 	return st, sc, nil
 }
 
-// retentionEvery is how often the scraper applies retention.
-const retentionEvery = 10 * time.Minute
+// retentionEvery is how often the scraper applies retention; between,
+// it makes the rollups of what ended every rollUpEvery.
+const retentionEvery, rollUpEvery = 10 * time.Minute, time.Minute
 
 // keepRetention applies the store's retention now and every
-// retentionEvery until ctx is done.
+// retentionEvery, and makes its rollups every rollUpEvery between, until
+// ctx is done.
 func keepRetention(ctx context.Context, st *store.DB, logf func(string, ...any)) {
-	tick := time.NewTicker(retentionEvery)
+	tick := time.NewTicker(rollUpEvery)
 	defer tick.Stop()
+	var last time.Time
 	for {
-		if _, err := st.ApplyRetention(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		var err error
+		if now := time.Now(); now.Sub(last) >= retentionEvery {
+			_, err = st.ApplyRetention(ctx, now)
+			last = now
+		} else {
+			_, _, err = st.RollUp(ctx, now)
+		}
+		if err != nil && ctx.Err() == nil {
 			logf("retention: %v", err)
 		}
 		select {

@@ -106,8 +106,8 @@ func (d *Dashboard) Top(ctx context.Context, v url.Values) (*profiles.FuncTable,
 	return t, seriesError(err)
 }
 
-// Function is the share of the function name per step (default 1m) over
-// the range of the query (ProfileQuery); never nil.
+// Function is the share of the function name per step over the range of
+// the query (ProfileQuery), by default profseries.SeriesStep's; never nil.
 func (d *Dashboard) Function(ctx context.Context, v url.Values) ([]profseries.FunctionPoint, error) {
 	q, err := ProfileQuery(v)
 	if err != nil {
@@ -117,7 +117,7 @@ func (d *Dashboard) Function(ctx context.Context, v url.Values) ([]profseries.Fu
 	if name == "" {
 		return nil, BadInput("name: give the function's full name")
 	}
-	step := time.Minute
+	step := profseries.SeriesStep(q.From, q.To)
 	if s := v.Get("step"); s != "" {
 		if step, err = time.ParseDuration(s); err != nil || step <= 0 {
 			return nil, BadInput("step " + strconv.Quote(s) + ": give a positive duration (10s, 1m)")

@@ -24,9 +24,9 @@ import (
 const (
 	// servicesSince is the default range of the services' sparklines.
 	servicesSince = "6h"
-	// sparkPoints and chartPoints are about how many steps a sparkline
-	// and a chart of the service page have.
-	sparkPoints, chartPoints = 60, 240
+	// sparkPoints is about how many steps a sparkline has (a chart of the
+	// service page has profseries.SeriesStep's).
+	sparkPoints = 60
 	// scrapeInterval is the scraper's default interval: the finest step
 	// worth drawing.
 	scrapeInterval = 10 * time.Second
@@ -255,7 +255,7 @@ func (d *Dashboard) spans(ctx context.Context, typ string, sel profseries.Select
 // stored series.
 func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.ServiceQuery, rq resolvedQuery, spans []profseries.Span) error {
 	targets := distinctTargets(spans)
-	step := profseries.StepFor(rq.from, rq.to, chartPoints, scrapeInterval)
+	step := profseries.SeriesStep(rq.from, rq.to)
 	releases := web.Releases(profseries.Versions(spans, versionLabel))
 	query := profseries.Query{Type: q.Type, Selector: rq.sel, From: rq.from, To: rq.to}
 	p.Download = "/api/v1/profiles/merge?" + url.Values{"query": {q.Target}, "type": {q.Type}, "from": {stampOf(rq.from)}, "to": {stampOf(rq.to)}}.Encode()

@@ -161,6 +161,17 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// SeriesSteps is about how many steps SeriesStep divides a range into.
+const SeriesSteps = 240
+
+// SeriesStep is the step of a series over [from, to) where none is asked:
+// about SeriesSteps steps of at least 10 s, the scraper's default interval
+// (an hour in steps of 20 s, a day in steps of ten minutes), as the
+// service page draws them.
+func SeriesStep(from, to time.Time) time.Duration {
+	return StepFor(from, to, SeriesSteps, 10*time.Second)
+}
+
 // StepFor chooses the step of a series over [from, to) so that it has
 // about points steps, rounded up to a whole number of interval (the scrape
 // interval), at least one interval; a step of a minute or more is rounded

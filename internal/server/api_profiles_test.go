@@ -121,6 +121,20 @@ func testProfileSeriesAPI(t *testing.T, st *store.DB) {
 		}
 	})
 
+	t.Run("function", func(t *testing.T) {
+		// No step asked: an hour in steps of 20 s, as the page draws
+		// it; the three scrapes 10 s apart fall in two of them.
+		code, b := get("/api/v1/profiles/function?type=allocs&since=1h&name=" + url.QueryEscape("strings.(*Replacer).build") + "&query=" + sel)
+		var got struct{ Points []profseries.FunctionPoint }
+		if err := json.Unmarshal(b, &got); code != http.StatusOK || err != nil {
+			t.Fatalf("%d (%v): %s", code, err, b)
+		}
+		pts := got.Points
+		if len(pts) != 2 || pts[1].Start.Sub(pts[0].Start) != 20*time.Second || pts[0].Scrapes+pts[1].Scrapes != 3 || pts[0].CumShare <= 0 {
+			t.Errorf("want two steps of 20 s holding the 3 scrapes, the function's share in them; got %s", b)
+		}
+	})
+
 	t.Run("findings", func(t *testing.T) {
 		code, b := get("/api/v1/profiles/findings?format=text&query=" + sel)
 		if code != http.StatusOK || !strings.Contains(string(b), "perfscope report: profiles scraped from") || !strings.Contains(string(b), "(built-per-call)") {

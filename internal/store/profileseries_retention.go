@@ -103,7 +103,7 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 			}
 			rep.Compacted += n
 		}
-		made, err := ps.rollUp(ctx, id, now)
+		made, err := ps.rollUp(ctx, id, now, 0)
 		if err != nil {
 			return rep, fmt.Errorf("retention: roll up series %d: %w", id, err)
 		}
@@ -159,6 +159,34 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 		}
 		rep.Collected += c
 	}
+}
+
+// rollUpRecent is how far back RollUp checks rollups again for scrapes
+// stored late; ApplyRetention checks as far as each level says.
+const rollUpRecent = time.Hour
+
+// RollUp makes the rollups of every series that ApplyRetention would
+// make at time now (see rollupLevels), checking those of the last
+// rollUpRecent only, and nothing else: a scraper runs it between passes
+// of retention, so that the ten minutes just ended are read as one block
+// a series soon after they end. It returns how many rollups it made of an
+// hour and of ten minutes.
+func (ps *ProfileSeries) RollUp(ctx context.Context, now time.Time) (hours, tens int, err error) {
+	var series []int64
+	if err := ps.b.each(ctx, `SELECT id FROM prof_series ORDER BY id`, nil, func(rows *sql.Rows) error {
+		series = append(series, 0)
+		return rows.Scan(&series[len(series)-1])
+	}); err != nil {
+		return 0, 0, fmt.Errorf("roll up: %w", err)
+	}
+	for _, id := range series {
+		made, err := ps.rollUp(ctx, id, now, rollUpRecent)
+		if err != nil {
+			return hours, tens, fmt.Errorf("roll up series %d: %w", id, err)
+		}
+		hours, tens = hours+made[0], tens+made[1]
+	}
+	return hours, tens, nil
 }
 
 // compact merges the blocks of one series at resolution from that end

@@ -70,7 +70,7 @@ var (
 	// find them at both edges; older ranges read up to an hour of
 	// blocks at each edge. They are made only of buckets whose scrapes
 	// are recorded (see covered).
-	rollupTens = rollupLevel{width: resolutionTenMinutes, delay: time.Minute, lookback: time.Hour, keep: 25 * time.Hour}
+	rollupTens = rollupLevel{width: resolutionTenMinutes, delay: time.Minute, lookback: 25 * time.Hour, keep: 25 * time.Hour}
 	// rollupLevels are the levels, widest first.
 	rollupLevels = []rollupLevel{rollupHours, rollupTens}
 )
@@ -509,9 +509,10 @@ func (ps *ProfileSeries) processes(ctx context.Context) (map[int64]profseries.Pr
 // (see rollupLevels) that end the level's delay before now and have none,
 // or one out of date: those since the level's lookback before its newest
 // rollup, or all it keeps when it has none; and deletes the rollups past
-// their keep. It returns how many it made at each level. One transaction:
-// a crash leaves the series' rollups as they were.
-func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time) ([]int, error) {
+// their keep. recent, where not 0, checks rollups again only that far
+// back. It returns how many it made at each level. One transaction: a
+// crash leaves the series' rollups as they were.
+func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time, recent time.Duration) ([]int, error) {
 	made := make([]int, len(rollupLevels))
 	stale := make([][]int64, len(rollupLevels))
 	expired := make([]int64, len(rollupLevels)) // delete the level's rollups before
@@ -531,29 +532,19 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 			expired[i], work = first, true
 		}
 		from := first
-		if newest.Valid {
-			from = max(from, ceilTo(newest.Int64-int64(level.lookback), level.width))
+		if back := level.lookback; newest.Valid {
+			if recent > 0 {
+				back = min(back, recent)
+			}
+			from = max(from, ceilTo(newest.Int64-int64(back), level.width))
 		}
 		if from >= limit {
 			continue
 		}
-		blocks, rollups, err := ps.blockSums(ctx, []uint64{uint64(series)}, level, from, limit)
-		if err != nil {
+		var err error
+		if stale[i], err = ps.staleBuckets(ctx, series, level, from, limit); err != nil {
 			return made, err
 		}
-		ok := rolledUp(blocks, rollups)
-		for h, good := range ok {
-			if !good {
-				stale[i] = append(stale[i], h.hour)
-			}
-		}
-		for k := range blocks {
-			if _, seen := ok[seriesHour{k.series, k.hour}]; !seen {
-				ok[seriesHour{k.series, k.hour}] = false
-				stale[i] = append(stale[i], k.hour)
-			}
-		}
-		slices.Sort(stale[i])
 		work = work || len(stale[i]) > 0
 	}
 	if !work {
@@ -594,6 +585,50 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		return made, err
 	}
 	return made, tx.Commit()
+}
+
+// staleBuckets returns the buckets of level's width in [from, limit) of
+// one series that have blocks and no rollups, or rollups out of date, in
+// order: those its scrapes are recorded in by their records (see
+// covered), those before by the blocks' sums.
+func (ps *ProfileSeries) staleBuckets(ctx context.Context, series int64, level rollupLevel, from, limit int64) ([]int64, error) {
+	ids := []uint64{uint64(series)}
+	recordedFrom, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	split := min(limit, max(from, ceilTo(recordedFrom, level.width)))
+	var out []int64
+	if from < split {
+		blocks, rollups, err := ps.blockSums(ctx, ids, level, from, split)
+		if err != nil {
+			return nil, err
+		}
+		ok := rolledUp(blocks, rollups)
+		for k := range blocks {
+			if _, seen := ok[seriesHour{k.series, k.hour}]; !seen {
+				ok[seriesHour{k.series, k.hour}] = false
+			}
+		}
+		for k, good := range ok {
+			if !good {
+				out = append(out, k.hour)
+			}
+		}
+	}
+	if split < limit {
+		cov, err := ps.covered(ctx, ids, level, split, limit)
+		if err != nil {
+			return nil, err
+		}
+		for k, good := range cov {
+			if !good {
+				out = append(out, k.hour)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // makeRollups makes, in tx, the rollups of level of one series of type

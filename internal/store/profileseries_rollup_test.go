@@ -168,12 +168,24 @@ func testMergeAsRead(t *testing.T, s *DB) {
 	if n := check(t, "whole hours, a late scrape", q); n < 30 {
 		t.Errorf("after a late scrape, the merge read %d rows: it used the rollup out of date", n)
 	}
-	if _, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil {
-		t.Fatal(err)
+	// Retention makes the hour's rollup and its ten minutes' again, and
+	// no other.
+	if rep, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil || rep.RolledUp != 1 || rep.RolledUpTen != 1 {
+		t.Errorf("rolled up again: %d hourly and %d ten-minute rollups made (%v), want 1 and 1", rep.RolledUp, rep.RolledUpTen, err)
 	}
 	if n := check(t, "whole hours, rolled up again", q); n > 30 {
 		t.Errorf("after retention, the merge read %d rows, want the rollups'", n)
 	}
+	// RollUp, what a scraper runs between passes of retention, makes
+	// again the rollups of a scrape stored late into the last hour.
+	late = scrapeAt(apiTarget, profseries.CPU, leftpadProfiles(t, profseries.CPU)[2], end.Add(-5*time.Minute+3*time.Second))
+	if err := s.Append(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	if hours, tens, err := s.RollUp(ctx, end.Add(time.Hour)); err != nil || hours != 1 || tens != 1 {
+		t.Errorf("RollUp after a late scrape: %d hourly and %d ten-minute rollups made (%v), want 1 and 1", hours, tens, err)
+	}
+	check(t, "the last hour, rolled up again", profseries.Query{Type: profseries.CPU, From: end.Add(-time.Hour), To: end})
 	// Rollups made before they recorded their hours' scrapes (store
 	// migration 14) are checked against the blocks' sums instead: used
 	// while up to date, passed over after a late scrape.

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/store"
+)
+
+// The populated store ends ahead of now, every hour and ten minutes of it
+// rolled up. A live one is not: a scraper (perfscope scrape, or serve
+// with scrape targets) makes rollups a minute at most apart, of an hour
+// ten minutes after it ends and of ten minutes a minute after they end.
+// asLive deletes the rollups such a scraper would not have made yet at
+// now, at the slowest (ten-minute buckets ending up to 12 minutes before
+// now, hours up to 71 minutes), so that the pages read the last minutes
+// of the range as a live store has them; restore makes them again, for
+// the next run that reuses the store (as populating made them, at its end).
+func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func() error, err error) {
+	makeRollups := func(at time.Time) error {
+		st, err := store.Open(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		t0 := time.Now()
+		hours, tens, err := st.RollUp(ctx, at)
+		if hours+tens > 0 {
+			fmt.Printf("rollups made as at %s: %d of an hour, %d of ten minutes, in %s\n", at.Format(time.TimeOnly), hours, tens, time.Since(t0).Round(time.Second))
+		}
+		return err
+	}
+	// What the slowest scraper would have made (a run stopped before it
+	// made them again may have left some out).
+	if err := makeRollups(now.Add(-time.Minute)); err != nil {
+		return nil, err
+	}
+	db, rebind, err := openSQL(dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	tens, hours := int64(10*time.Minute), int64(time.Hour)
+	cut := []struct{ res, from int64 }{
+		{-tens, (now.Add(-12*time.Minute).UnixNano()/tens + 1) * tens},
+		{-hours, (now.Add(-71*time.Minute).UnixNano()/hours + 1) * hours},
+	}
+	var n int64
+	for _, c := range cut {
+		r, err := db.ExecContext(ctx, rebind(`DELETE FROM prof_blocks WHERE resolution = ? AND start_time >= ?`), c.res, c.from)
+		if err != nil {
+			return nil, fmt.Errorf("delete the rollups not made yet: %w", err)
+		}
+		k, _ := r.RowsAffected()
+		n += k
+	}
+	fmt.Printf("as a live store at %s: %d rollups not made yet deleted (ten minutes from %s, hours from %s)\n",
+		now.Format(time.TimeOnly), n, time.Unix(0, cut[0].from).Format(time.TimeOnly), time.Unix(0, cut[1].from).Format(time.TimeOnly))
+	return func() error { return makeRollups(end) }, nil
+}
