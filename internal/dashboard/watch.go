@@ -61,7 +61,11 @@ func (d *Dashboard) Services(ctx context.Context, since string) (*web.ServicesPa
 		health = d.cfg.Scraper.Targets()
 	}
 	targets := serviceTargets(stored, health)
-	step := profseries.StepFor(from, now, sparkPoints, scrapeInterval)
+	// Whole steps, the last the one now is in: each point is one of the
+	// store's sums (see sparkStep), none read scrape by scrape at the
+	// range's edges.
+	step := sparkStep(from, now)
+	from, to := wholeSteps(from, step), wholeSteps(now.Add(step-1), step)
 	// Each gauge is read for every target in one read, the gauges at
 	// once; the series of a target's versions are added up as the list
 	// joins them.
@@ -70,7 +74,7 @@ func (d *Dashboard) Services(ctx context.Context, since string) (*web.ServicesPa
 	eg, ectx := errgroup.WithContext(ctx)
 	for i, g := range profseries.Gauges {
 		eg.Go(func() (err error) {
-			points[i], err = d.cfg.Store.GaugeSeriesBy(ectx, g, nil, from, now, step, target)
+			points[i], err = d.cfg.Store.GaugeSeriesBy(ectx, g, nil, from, to, step, target)
 			return err
 		})
 	}
@@ -87,7 +91,24 @@ func (d *Dashboard) Services(ctx context.Context, since string) (*web.ServicesPa
 			t.Gauges = append(t.Gauges, line)
 		}
 	}
-	return web.NewServicesPage(since, from, now, targets, d.cfg.Scraper != nil), nil
+	return web.NewServicesPage(since, from, to, now, targets, d.cfg.Scraper != nil), nil
+}
+
+// sparkStep is the step of the services' sparklines over [from, to):
+// about sparkPoints of them, and an hour rather than part of one over ten
+// minutes, so that a step is a bucket the store keeps the sums of (ten
+// minutes, an hour) or a whole number of them, never a part.
+func sparkStep(from, to time.Time) time.Duration {
+	step := profseries.StepFor(from, to, sparkPoints, scrapeInterval)
+	if step > 10*time.Minute && step < time.Hour {
+		step = time.Hour
+	}
+	return step
+}
+
+// wholeSteps is t rounded down to a multiple of step since the epoch.
+func wholeSteps(t time.Time, step time.Duration) time.Time {
+	return time.Unix(0, t.UnixNano()/int64(step)*int64(step))
 }
 
 // serviceTargets joins the stored series, by label set less the version

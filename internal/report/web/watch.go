@@ -100,9 +100,9 @@ type RangeLink struct {
 // Presets are the ranges the pickers offer, as durations ago.
 var Presets = []string{"15m", "1h", "6h", "24h", "7d"}
 
-// NewServicesPage lays out the services page: one row per target, the
-// sparklines over [from, to).
-func NewServicesPage(since string, from, to time.Time, targets []ServiceTarget, scraper bool) *ServicesPage {
+// NewServicesPage lays out the services page at time now: one row per
+// target, the sparklines over [from, to).
+func NewServicesPage(since string, from, to, now time.Time, targets []ServiceTarget, scraper bool) *ServicesPage {
 	p := &ServicesPage{Since: since, Scraper: scraper}
 	for _, r := range Presets {
 		p.Ranges = append(p.Ranges, RangeLink{Label: r, Href: ServicesPath + "?since=" + url.QueryEscape(r), Here: r == since})
@@ -122,7 +122,7 @@ func NewServicesPage(since string, from, to time.Time, targets []ServiceTarget, 
 				last = t.Health.LastScrape
 			}
 		}
-		row.LastScrape = ago(to, last)
+		row.LastScrape = ago(now, last)
 		for _, g := range t.Gauges {
 			s := Spark{Name: g.Gauge.Name, Latest: "no data"}
 			if !slices.Contains(t.Types, g.Gauge.Type) {
