@@ -46,6 +46,7 @@ type profileSeries interface {
 	analysis.SeriesReader
 	profseries.SeriesReader
 	ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]store.ProfileTarget, error)
+	SeriesSpans(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Span, error)
 	Merge(ctx context.Context, q profseries.Query) (*store.Merged, error)
 	Top(ctx context.Context, q profseries.Query, order profiles.Order, n int) (*profiles.FuncTable, error)
 	FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error)

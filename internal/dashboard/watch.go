@@ -237,12 +237,12 @@ func (d *Dashboard) Service(ctx context.Context, q web.ServiceQuery) (*web.Servi
 		return p, BadInput(p.Problem)
 	}
 	p := web.NewServicePage(q, rq.from, rq.to)
-	spans, err := d.spans(ctx, q.Type, rq.sel)
+	spans, err := d.cfg.Store.SeriesSpans(ctx, q.Type, rq.sel)
 	if err != nil {
 		return nil, err
 	}
 	if len(spans) == 0 {
-		all, err := d.spans(ctx, "", rq.sel)
+		all, err := d.cfg.Store.SeriesSpans(ctx, "", rq.sel)
 		if err != nil {
 			return nil, err
 		}
@@ -258,19 +258,6 @@ func (d *Dashboard) Service(ctx context.Context, q web.ServiceQuery) (*web.Servi
 	return p, nil
 }
 
-// spans lists the time the stored series of typ ("" every type) that sel
-// chooses cover.
-func (d *Dashboard) spans(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Span, error) {
-	ts, err := d.cfg.Store.ProfileTargets(ctx, typ, sel)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]profseries.Span, len(ts))
-	for i, t := range ts {
-		out[i] = profseries.Span{Labels: t.Labels, First: t.First, Last: t.Last}
-	}
-	return out, nil
-}
 
 // fillService reads what the service page shows of a query that names
 // stored series.
@@ -286,10 +273,14 @@ func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.S
 	// The page's parts read the store at once: the charts, the range's
 	// profile and what depends on it, and the findings.
 	g, gctx := errgroup.WithContext(ctx)
+	// The charts read whole steps, as the services' sparklines do: the
+	// first and last point are their steps' sums, not a part of them
+	// read scrape by scrape.
 	charts := make([]web.TimeChart, len(profseries.Gauges))
+	chartFrom, chartTo := wholeSteps(rq.from, step), wholeSteps(rq.to.Add(step-1), step)
 	for i, gauge := range profseries.Gauges {
 		g.Go(func() error {
-			pts, err := d.cfg.Store.GaugeSeries(gctx, gauge, rq.sel, rq.from, rq.to, step)
+			pts, err := d.cfg.Store.GaugeSeries(gctx, gauge, rq.sel, chartFrom, chartTo, step)
 			charts[i] = web.NewTimeChart(web.GaugeLine{Gauge: gauge, Points: pts, Step: step, Targets: targets}, rq.from, rq.to, releases)
 			return err
 		})

@@ -152,7 +152,9 @@ type LeakSeries struct {
 // A SeriesReader reads stored profile series: the store's ProfileSeries
 // is one.
 type SeriesReader interface {
-	SeriesLabels(ctx context.Context, typ string, sel Selector) ([]Labels, error)
+	// SeriesSpans lists the series of type typ that sel chooses, each
+	// with the first start and last end of its blocks.
+	SeriesSpans(ctx context.Context, typ string, sel Selector) ([]Span, error)
 	Windows(ctx context.Context, q Query) ([]Window, error)
 	Symbols(ctx context.Context) SymbolSource
 	// ProcessSpans lists, per series q chooses and process, the time
@@ -221,9 +223,21 @@ func FindLeaks(ctx context.Context, r SeriesReader, sel Selector, from, to time.
 // its snapshots over the range, read at the spacing of the range (see
 // leakSpacing), every series of the type in one read.
 func findTypeLeaks(ctx context.Context, r SeriesReader, typ, sampleType string, sel Selector, from, to time.Time, o LeakOptions) ([]Leak, []LeakSeries, error) {
-	targets, err := r.SeriesLabels(ctx, typ, sel)
-	if err != nil || len(targets) == 0 {
+	spans, err := r.SeriesSpans(ctx, typ, sel)
+	if err != nil {
 		return nil, nil, err
+	}
+	// Only the series with blocks starting in the range: one that ended
+	// before it (the previous version of a deployed target) has nothing
+	// to judge, nor to read again below.
+	var targets []Labels
+	for _, sp := range spans {
+		if !sp.Last.Before(from) && sp.First.Before(to) {
+			targets = append(targets, sp.Labels)
+		}
+	}
+	if len(targets) == 0 {
+		return nil, nil, nil
 	}
 	all, spacing, err := r.Levels(ctx, Query{Type: typ, Selector: sel, From: from, To: to}, sampleType, leakSpacing(to.Sub(from)))
 	if err != nil {

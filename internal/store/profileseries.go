@@ -853,6 +853,21 @@ func (ps *ProfileSeries) Diff(ctx context.Context, base, head profseries.Query) 
 	return profseries.Diff(bw, hw, readSymbols{ctx, ps}, head.SampleType)
 }
 
+// SeriesSpans lists the stored series of type typ ("" for every type)
+// that sel chooses: their label sets, and the first start and last end
+// of their blocks.
+func (ps *ProfileSeries) SeriesSpans(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Span, error) {
+	ts, err := ps.ProfileTargets(ctx, typ, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]profseries.Span, len(ts))
+	for i, t := range ts {
+		out[i] = profseries.Span{Labels: t.Labels, First: t.First, Last: t.Last}
+	}
+	return out, nil
+}
+
 // SeriesLabels lists the label sets of the stored series of type typ that
 // sel chooses.
 func (ps *ProfileSeries) SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error) {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,17 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 			}
 		}
 	}
+	// A target that stopped two hours before: nothing in the ranges.
+	gone := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "127.0.0.1:3"})
+	for _, typ := range []string{profseries.Goroutine, profseries.Heap} {
+		for i, p := range leftpadProfiles(t, typ)[:3] {
+			sc := scrapeAt(gone, typ, p, start.Add(-2*time.Hour+time.Duration(i)*10*time.Second))
+			sc.End = sc.Start
+			if err := s.Append(ctx, sc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	end := start.Add(snapshots * 10 * time.Second)
 	ranges := [][2]time.Time{{start, end}, {start.Add(7*time.Minute + 5*time.Second), end}, {start.Add(20 * time.Minute), end.Add(-3 * time.Minute)}}
 	found := map[string]int{}
@@ -70,9 +82,15 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 	checkSpacedLevels(t, s, start.Add(65*time.Second), end, time.Minute)
 	// Over an hour, FindLeaks reads a snapshot a minute, says so, and
 	// still names the growing stacks.
-	rep, err := profseries.FindLeaks(ctx, s, profseries.Selector{}, end.Add(-time.Hour), end, profseries.LeakOptions{})
+	// One read of levels a type: the target that stopped before the
+	// range is not read again, snapshot by snapshot.
+	counted := &countingLevels{DB: s}
+	rep, err := profseries.FindLeaks(ctx, counted, profseries.Selector{}, end.Add(-time.Hour), end, profseries.LeakOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := counted.reads.Load(); n != 2 {
+		t.Errorf("over an hour: %d reads of levels, want one for goroutines and one for heap", n)
 	}
 	types := map[string]bool{}
 	for _, l := range rep.Leaks {
@@ -255,4 +273,15 @@ func checkLevels(t *testing.T, s *DB, q profseries.Query, sampleType string, ws 
 			t.Fatalf("%s, %s: window of the levels %+v, want %+v", when, q.Type, l.Window, w)
 		}
 	}
+}
+
+// countingLevels counts the reads of levels through it.
+type countingLevels struct {
+	*DB
+	reads atomic.Int32
+}
+
+func (c *countingLevels) Levels(ctx context.Context, q profseries.Query, sampleType string, every time.Duration) ([]profseries.Levels, time.Duration, error) {
+	c.reads.Add(1)
+	return c.DB.Levels(ctx, q, sampleType, every)
 }
