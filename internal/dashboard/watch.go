@@ -258,7 +258,6 @@ func (d *Dashboard) Service(ctx context.Context, q web.ServiceQuery) (*web.Servi
 	return p, nil
 }
 
-
 // fillService reads what the service page shows of a query that names
 // stored series.
 func (d *Dashboard) fillService(ctx context.Context, p *web.ServicePage, q web.ServiceQuery, rq resolvedQuery, spans []profseries.Span) error {
