@@ -493,10 +493,15 @@ func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, colu
 		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, `+column+` FROM prof_blocks
 			WHERE `+atResolutions+` AND start_time >= ? AND start_time < ? AND series_id IN `, part, readFrom, nanos(q.To))
 		if every > 0 {
-			// A bucket's first scrape, looked up by its key.
+			// A bucket's first scrape, looked up by its key. The end of
+			// the range bounds it through an expression: on the
+			// column itself, SQLite would carry the bound over to the
+			// block's start time and seek the block by that range
+			// (every block of the series before it) instead of by
+			// its whole key.
 			sq, args = inList(`SELECT b.series_id, b.resolution, b.start_time, b.end_time, b.duration, b.process_id, b.shape_id, b.`+column+`
 				FROM prof_gauges g JOIN prof_blocks b ON b.series_id = g.series_id AND b.resolution = 0 AND b.start_time = g.first_start AND b.process_id = g.process_id
-				WHERE g.width = ? AND g.start_time >= ? AND g.start_time < ? AND b.start_time < ? AND g.series_id IN `,
+				WHERE g.width = ? AND g.start_time >= ? AND g.start_time < ? AND g.first_start + 0 < ? AND g.series_id IN `,
 				part, every, ceilTo(from, every), nanos(q.To), nanos(q.To))
 			sq += ` ORDER BY b.start_time`
 		} else {
