@@ -359,6 +359,7 @@ func reuse(ctx context.Context, dsn, meta string, f fleet) (fleet, error) {
 		{`UPDATE prof_series SET first_time = first_time + ?, last_time = last_time + ? WHERE blocks > 0`, []any{ns, ns}},
 		{`UPDATE prof_series SET recorded_from = recorded_from + ? WHERE recorded_from > 0`, []any{ns}},
 		{`UPDATE prof_meta SET value = value + ? WHERE name = 'chains_from' AND value > 0`, []any{ns}},
+		{`UPDATE prof_meta SET value = value + ? WHERE name = 'compacted_to' AND value > 0`, []any{ns}},
 	} {
 		if _, err := tx.ExecContext(ctx, rebind(q.sql), q.args...); err != nil {
 			return f, fmt.Errorf("move the cached store by %s: %w", d, err)

@@ -31,3 +31,24 @@ func TestSparkStep(t *testing.T) {
 		}
 	}
 }
+
+// TestChartStep checks the service page's steps: SeriesStep's for a few
+// series, a minute at least for many.
+func TestChartStep(t *testing.T) {
+	now := time.Date(2026, 11, 27, 20, 7, 40, 0, time.UTC)
+	for _, c := range []struct {
+		since  time.Duration
+		series int
+		want   time.Duration
+	}{
+		{time.Hour, 1, 20 * time.Second},
+		{time.Hour, manySeries, 20 * time.Second},
+		{time.Hour, manySeries + 1, time.Minute},
+		{15 * time.Minute, 100, time.Minute},
+		{24 * time.Hour, 100, 10 * time.Minute},
+	} {
+		if got := chartStep(now.Add(-c.since), now, c.series); got != c.want {
+			t.Errorf("%v of %d series: step %v, want %v", c.since, c.series, got, c.want)
+		}
+	}
+}

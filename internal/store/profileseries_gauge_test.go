@@ -453,12 +453,14 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		// 11), which the scrapes just stored refer to, are set aside and
 		// put back once the migrations have run again; the snapshots'
 		// levels (migration 12), the packs (13), the rollups' counts
-		// (14) and where ten-minute chains start (15) are dropped.
+		// (14), where ten-minute chains start (15) and where compaction reached (16)
+		// are dropped.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
 		`ALTER TABLE prof_blocks DROP COLUMN levels`,
 		`DROP TABLE prof_packs`, // migration 13; nothing is packed yet
 		`ALTER TABLE prof_blocks DROP COLUMN scrapes`,
-		`DELETE FROM prof_meta WHERE name = 'chains_from'`, // migration 15
+		`DELETE FROM prof_meta WHERE name = 'chains_from'`,  // migration 15
+		`DELETE FROM prof_meta WHERE name = 'compacted_to'`, // migration 16
 		`DELETE FROM schema_version WHERE version >= 10`,
 	} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {
@@ -525,5 +527,65 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		decodedGauges(t, old, profseries.HeapInUse, nil, profEpoch.Add(2*time.Hour), end, 10*time.Minute)
 	}); late*4 > blocks {
 		t.Errorf("the ten minutes recorded read %d rows, decoding them %d: want the records", late, blocks)
+	}
+}
+
+// TestCompactedTo checks, on both engines, the time compaction has
+// reached (prof_meta's compacted_to): every window compaction made starts
+// before it, a store made before has it from its windows (migration 16),
+// and no read past it looks for windows.
+func TestCompactedTo(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			s, _ := e.open(t)
+			ctx := context.Background()
+			end := appendRounds(t, s, profEpoch, 240, 240) // 2 hours
+			reached := func() int64 {
+				t.Helper()
+				var v int64
+				if err := s.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'compacted_to'`).Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			if v := reached(); v != 0 {
+				t.Errorf("nothing compacted yet, compaction reached %v", fromNanos(v))
+			}
+			s.Retention = Retention{Raw: time.Hour, Minute: 24 * time.Hour, TenMinutes: 48 * time.Hour}
+			if _, err := s.ApplyRetention(ctx, end.Add(30*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			var newest int64
+			if err := s.b.db.QueryRowContext(ctx, s.b.q(`SELECT MAX(start_time) FROM prof_blocks WHERE resolution = ?`), resolutionMinute).Scan(&newest); err != nil {
+				t.Fatal(err)
+			}
+			v := reached()
+			if newest >= v || v > nanos(end) {
+				t.Errorf("compaction reached %v, its newest window starts at %v", fromNanos(v), fromNanos(newest))
+			}
+			_, ids, _, err := s.recordedSeries(ctx, profseries.Query{Type: profseries.CPU, From: profEpoch, To: end})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := s.b.rowsRead.Load()
+			if c, err := s.compactedIn(ctx, ids, v, nanos(end)); err != nil || c {
+				t.Errorf("past where compaction reached: compacted %v (%v)", c, err)
+			}
+			if n := s.b.rowsRead.Load() - before; n != 1 {
+				t.Errorf("past where compaction reached, %d rows read to know nothing is compacted, want 1", n)
+			}
+			if c, err := s.compactedIn(ctx, ids, newest, nanos(end)); err != nil || !c {
+				t.Errorf("from the newest window: compacted %v (%v), want true", c, err)
+			}
+			// Migration 16 finds the same from the windows.
+			for _, stmt := range []string{`DELETE FROM prof_meta WHERE name = 'compacted_to'`, migration16} {
+				if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := reached(); got != newest+1 {
+				t.Errorf("migration 16: compaction reached %v, want just after the newest window, %v", fromNanos(got), fromNanos(newest+1))
+			}
+		})
 	}
 }

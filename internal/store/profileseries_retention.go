@@ -299,6 +299,10 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time < ?`), series, from, limit); err != nil {
 		return 0, err
 	}
+	// Every window made starts before limit (see compactedIn).
+	if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_meta SET value = ? WHERE name = 'compacted_to' AND value < ?`), limit, limit); err != nil {
+		return 0, err
+	}
 	if from == 0 {
 		// Request counts and records of single scrapes are kept per
 		// scrape only.

@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16}
 }
 
 const migration1 = `
@@ -361,6 +361,14 @@ ALTER TABLE prof_blocks ADD COLUMN scrapes BIGINT
 const migration15 = `
 INSERT INTO prof_meta (name, value) SELECT 'chains_from', COALESCE((MAX(start_time) / 3600000000000 + 1) * 3600000000000, 0)
 	FROM prof_blocks WHERE resolution = 0
+`
+
+// migration16 records the time before which every window compaction
+// made starts (see compactedIn): the end of the newest it made, where it
+// made any.
+const migration16 = `
+INSERT INTO prof_meta (name, value) SELECT 'compacted_to', COALESCE(MAX(start_time) + 1, 0)
+	FROM prof_blocks WHERE resolution IN (60000000000, 600000000000)
 `
 
 // schemaVersion is the version a database has after all migrations.
