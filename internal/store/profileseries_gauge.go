@@ -261,28 +261,25 @@ func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, fro
 }
 
 // recorded reads the records of the scrapes of the series ids starting
-// in [from, to), in buckets of width where whole ones fit, of a minute
-// where whole minutes fit, and as scrapes at the edges: a row per series,
-// process and bucket, or fewer as g adds them up. width 0 reads every
-// scrape.
+// in [from, to), in buckets of width where whole ones fit, of the next
+// narrower widths (ten minutes, a minute) where whole ones of them fit
+// towards the range's edges, and as scrapes at the edges: a row per
+// series, process and bucket, or fewer as g adds them up. width 0 reads
+// every scrape.
 func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, width int64, g rowGroup) ([]gaugeRow, error) {
 	m1, m2 := ceilTo(from, gaugeMinute), floorTo(to, gaugeMinute)
 	if width == gaugeScrape || m1 >= m2 {
 		return ps.scrapeRows(ctx, ids, from, to, g)
 	}
-	a, b := ceilTo(m1, width), floorTo(m2, width)
-	if a >= b {
-		a, b = m1, m1
-	}
-	var out []gaugeRow
-	for _, part := range []struct{ width, from, to int64 }{
-		{gaugeMinute, m1, a}, {width, a, b}, {gaugeMinute, b, m2},
-	} {
-		rs, err := ps.gaugeRows(ctx, ids, part.width, part.from, part.to, g)
-		if err != nil {
-			return nil, err
+	var widths []int64 // a minute up to width
+	for _, w := range gaugeWidths {
+		if w >= gaugeMinute && w <= width {
+			widths = append(widths, w)
 		}
-		out = append(out, rs...)
+	}
+	out, err := ps.recordedIn(ctx, ids, m1, m2, widths, g)
+	if err != nil {
+		return nil, err
 	}
 	for _, edge := range [][2]int64{{from, m1}, {m2, to}} {
 		rs, err := ps.scrapeRows(ctx, ids, edge[0], edge[1], g)
@@ -292,6 +289,35 @@ func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, w
 		out = append(out, rs...)
 	}
 	return out, nil
+}
+
+// recordedIn reads the records of [from, to), whole buckets of widths[0]
+// (ascending widths, each a multiple of the one before): the whole
+// buckets of the widest width, and of narrower ones in what that leaves
+// at each edge.
+func (ps *ProfileSeries) recordedIn(ctx context.Context, ids []uint64, from, to int64, widths []int64, g rowGroup) ([]gaugeRow, error) {
+	last := len(widths) - 1
+	w := widths[last]
+	if last == 0 {
+		return ps.gaugeRows(ctx, ids, w, from, to, g)
+	}
+	a, b := ceilTo(from, w), floorTo(to, w)
+	if a >= b {
+		return ps.recordedIn(ctx, ids, from, to, widths[:last], g)
+	}
+	before, err := ps.recordedIn(ctx, ids, from, a, widths[:last], g)
+	if err != nil {
+		return nil, err
+	}
+	whole, err := ps.gaugeRows(ctx, ids, w, a, b, g)
+	if err != nil {
+		return nil, err
+	}
+	after, err := ps.recordedIn(ctx, ids, b, to, widths[:last], g)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(before, whole...), after...), nil
 }
 
 // scrapeRows reads the records of the scrapes starting in [from, to) one

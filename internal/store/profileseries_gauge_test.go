@@ -300,13 +300,16 @@ func testRecordedScrapes(t *testing.T, s *DB) {
 				}
 				// Two series of the type, their processes (web's two),
 				// a row per bucket of the width the step fits, and
-				// the edges' minutes and scrapes.
+				// at each edge the narrower buckets up to it (at most
+				// five of ten minutes and nine of a minute) and scrapes.
 				w := gaugeWidth(step)
 				buckets := int64(r.to.Sub(r.from))/max(w, int64(30*time.Second)) + 1
 				edges := int64(2 * 4)
 				switch {
-				case w > gaugeMinute:
-					edges += 2 * w / gaugeMinute
+				case w == gaugeHour:
+					edges += 2 * (5 + 9)
+				case w == gaugeTenMinutes:
+					edges += 2 * 9
 				case w == gaugeScrape:
 					edges += int64(r.to.Sub(r.from)/time.Minute) + 2
 				}
