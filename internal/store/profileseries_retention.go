@@ -35,7 +35,7 @@ type Retention struct {
 // Measured on the leftpad example with every default type
 // (bench/scrape/size, an hour recorded and replayed to a day), a target
 // takes about 6.5 MiB a day at full resolution once its hours are packed
-// and 160 MiB once 60 days are kept, so the budget holds about 51 such
+// and 162 MiB once 60 days are kept (rollups included), so the budget holds about 50 such
 // targets for the whole 60 days (a little fewer with the symbols a live
 // service keeps adding, estimated at about 1.9 MiB a day more); beyond
 // that it drops the oldest hours first. It is the floor under a disk that
