@@ -448,20 +448,42 @@ type span struct {
 // levels are widest first.
 func plan(ids []uint64, levels []coverage, from, to int64) []span {
 	type piece struct{ from, to, res int64 }
+	// The buckets each level covers, per series, in order: a run of
+	// blocks goes up to the next of them.
+	starts := make([]map[int64][]int64, len(levels))
+	for i, c := range levels {
+		starts[i] = map[int64][]int64{}
+		for k, ok := range c.covered {
+			if ok {
+				starts[i][k.series] = append(starts[i][k.series], k.hour)
+			}
+		}
+		for _, s := range starts[i] {
+			slices.Sort(s)
+		}
+	}
 	bySeries := map[piece]*span{}
 	var order []piece
 	for _, id := range ids {
 		var pieces []piece
 		for t := from; t < to; {
 			p := piece{from: t, to: to}
+			covered := false
 			for _, c := range levels {
 				w := c.level.width
 				if t%w == 0 && t+w <= to && c.covered[seriesHour{int64(id), t}] {
-					p.to, p.res = t+w, c.level.resolution()
+					p.to, p.res, covered = t+w, c.level.resolution(), true
 					break
 				}
-				// Blocks up to the next bucket of the finest level.
-				p.to = min(to, floorTo(t, w)+w)
+			}
+			if !covered {
+				// Blocks up to the next bucket a level covers.
+				for i := range levels {
+					s := starts[i][int64(id)]
+					if j, _ := slices.BinarySearch(s, t+1); j < len(s) {
+						p.to = min(p.to, s[j])
+					}
+				}
 			}
 			if n := len(pieces); n > 0 && pieces[n-1].to == t && pieces[n-1].res == p.res {
 				pieces[n-1].to = p.to
