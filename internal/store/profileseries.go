@@ -876,13 +876,10 @@ func (ps *ProfileSeries) SeriesSpans(ctx context.Context, typ string, sel profse
 // SeriesLabels lists the label sets of the stored series of type typ that
 // sel chooses.
 func (ps *ProfileSeries) SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error) {
-	ts, err := ps.ProfileTargets(ctx, typ, sel)
-	if err != nil {
-		return nil, err
+	spans, err := ps.SeriesSpans(ctx, typ, sel)
+	out := make([]profseries.Labels, len(spans))
+	for i, sp := range spans {
+		out[i] = sp.Labels
 	}
-	out := make([]profseries.Labels, len(ts))
-	for i, t := range ts {
-		out[i] = t.Labels
-	}
-	return out, nil
+	return out, err
 }
