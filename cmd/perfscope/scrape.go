@@ -208,7 +208,7 @@ func keepRetention(ctx context.Context, st *store.DB, logf func(string, ...any))
 			_, err = st.ApplyRetention(ctx, now)
 			last = now
 		} else {
-			_, _, err = st.RollUp(ctx, now)
+			_, err = st.RollUp(ctx, now)
 		}
 		if err != nil && ctx.Err() == nil {
 			logf("retention: %v", err)

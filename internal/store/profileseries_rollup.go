@@ -52,8 +52,9 @@ type rollupLevel struct {
 	// delay is how long after its end a bucket is rolled up: the
 	// scrapes of its last seconds are stored by then.
 	delay time.Duration
-	// lookback is how far before a series' newest rollup its rollups
-	// are checked again, for scrapes stored late.
+	// lookback is how far back rollups are checked again, for scrapes
+	// stored late: before a series' newest rollup, or before now for a
+	// level that keeps its rollups a while only (keep).
 	lookback time.Duration
 	// keep is how long after its start a rollup is kept; 0 while its
 	// blocks are.
@@ -71,8 +72,12 @@ var (
 	// blocks at each edge. They are made only of buckets whose scrapes
 	// are recorded (see covered).
 	rollupTens = rollupLevel{width: resolutionTenMinutes, delay: time.Minute, lookback: 25 * time.Hour, keep: 25 * time.Hour}
+	// Minute rollups are kept two hours, so that a range of the last
+	// hour or so reads at its edges at most a minute of scrapes beside
+	// them (a range ending now: up to two and a half).
+	rollupMinutes = rollupLevel{width: resolutionMinute, delay: 30 * time.Second, lookback: 2 * time.Hour, keep: 2 * time.Hour}
 	// rollupLevels are the levels, widest first.
-	rollupLevels = []rollupLevel{rollupHours, rollupTens}
+	rollupLevels = []rollupLevel{rollupHours, rollupTens, rollupMinutes}
 )
 
 // hourKey is one bucket of one series' blocks of one process and shape
@@ -553,11 +558,17 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 		if level.keep > 0 && oldest.Valid && oldest.Int64 < first {
 			expired[i], work = first, true
 		}
+		back := level.lookback
+		if recent > 0 {
+			back = min(back, recent)
+		}
 		from := first
-		if back := level.lookback; newest.Valid {
-			if recent > 0 {
-				back = min(back, recent)
-			}
+		switch {
+		case level.keep > 0:
+			// What is kept is checked back from now: after a pause
+			// of the scraper, the rollups it missed are made.
+			from = max(from, ceilTo(limit-int64(back), level.width))
+		case newest.Valid:
 			from = max(from, ceilTo(newest.Int64-int64(back), level.width))
 		}
 		if from >= limit {

@@ -124,13 +124,18 @@ func testMergeAsRead(t *testing.T, s *DB) {
 
 	// A range that cuts hours reads the ten-minute rollups of its edges
 	// where whole ten minutes fit, and their records: 79 rows, where
-	// the 47 scrapes of each target's edges made it 109.
+	// the 47 scrapes of each target's edges made it 109. (Its edges are
+	// older than the minute rollups kept, which scrapes two minutes apart
+	// would not make fewer rows.)
 	if rep.RolledUpTen != 2*len(types)*21+len(types) { // 21 buckets each, and the restart's twice
 		t.Errorf("%d ten-minute rollups made, want one per series, ten minutes and process: %d", rep.RolledUpTen, 2*len(types)*21+len(types))
 	}
-	cut := profseries.Query{Type: profseries.CPU, From: profEpoch.Add(13 * time.Minute), To: profEpoch.Add(2*time.Hour + 47*time.Minute)}
+	if rep.RolledUpMinute != 2*len(types)*30 { // the last of the two hours kept holds data: 30 minutes with a scrape
+		t.Errorf("%d minute rollups made, want one per series and minute with a scrape of the two hours kept: %d", rep.RolledUpMinute, 2*len(types)*30)
+	}
+	cut := profseries.Query{Type: profseries.CPU, From: profEpoch.Add(13 * time.Minute), To: profEpoch.Add(2*time.Hour + 27*time.Minute)}
 	if n := check(t, "cut hours, not merged before", cut); n > 90 {
-		t.Errorf("merging 2 h 34 min of 2 targets read %d rows, want the rollups' and a few scrapes'", n)
+		t.Errorf("merging 2 h 14 min of 2 targets read %d rows, want the rollups' and a few scrapes'", n)
 	}
 
 	// One function's series at steps of ten minutes and of an hour
@@ -170,8 +175,9 @@ func testMergeAsRead(t *testing.T, s *DB) {
 	}
 	// Retention makes the hour's rollup and its ten minutes' again, and
 	// no other.
-	if rep, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil || rep.RolledUp != 1 || rep.RolledUpTen != 1 {
-		t.Errorf("rolled up again: %d hourly and %d ten-minute rollups made (%v), want 1 and 1", rep.RolledUp, rep.RolledUpTen, err)
+	if rep, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil || rep.RolledUp != 1 || rep.RolledUpTen != 1 || rep.RolledUpMinute != 0 {
+		t.Errorf("rolled up again: %d hourly, %d ten-minute and %d minute rollups made (%v), want 1, 1 and none (minutes are kept two hours)",
+			rep.RolledUp, rep.RolledUpTen, rep.RolledUpMinute, err)
 	}
 	if n := check(t, "whole hours, rolled up again", q); n > 30 {
 		t.Errorf("after retention, the merge read %d rows, want the rollups'", n)
@@ -182,8 +188,11 @@ func testMergeAsRead(t *testing.T, s *DB) {
 	if err := s.Append(ctx, late); err != nil {
 		t.Fatal(err)
 	}
-	if hours, tens, err := s.RollUp(ctx, end.Add(time.Hour)); err != nil || hours != 1 || tens != 1 {
-		t.Errorf("RollUp after a late scrape: %d hourly and %d ten-minute rollups made (%v), want 1 and 1", hours, tens, err)
+	// Ten minutes after the end, the last hour is not over: its ten
+	// minutes and its minute are made again.
+	if rep, err := s.RollUp(ctx, end.Add(10*time.Minute)); err != nil || rep.RolledUp != 0 || rep.RolledUpTen != 1 || rep.RolledUpMinute != 1 {
+		t.Errorf("RollUp after a late scrape: %d hourly, %d ten-minute and %d minute rollups made (%v), want none, 1 and 1",
+			rep.RolledUp, rep.RolledUpTen, rep.RolledUpMinute, err)
 	}
 	check(t, "the last hour, rolled up again", profseries.Query{Type: profseries.CPU, From: end.Add(-time.Hour), To: end})
 	// Rollups made before they recorded their hours' scrapes (store
