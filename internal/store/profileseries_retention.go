@@ -297,7 +297,7 @@ func (ps *ProfileSeries) compact(ctx context.Context, series, from, to, cutoff i
 		if err != nil {
 			return 0, err
 		}
-		if err := ps.insertMerged(ctx, tx, typ, hourKey{series, k.window, k.process, k.shape}, to, m, g.raw, nil); err != nil {
+		if _, err := ps.insertMerged(ctx, tx, typ, hourKey{series, k.window, k.process, k.shape}, to, m, g.raw, nil); err != nil {
 			return 0, fmt.Errorf("insert window: %w", err)
 		}
 	}

@@ -598,23 +598,27 @@ func (ps *ProfileSeries) rollUp(ctx context.Context, series int64, now time.Time
 	if err := tx.QueryRowContext(ctx, ps.b.q(`SELECT type FROM prof_series WHERE id = ?`), series).Scan(&typ); err != nil {
 		return made, err
 	}
+	var total blockDelta
 	for i, level := range rollupLevels {
 		if expired[i] > 0 {
-			if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time < ?`),
-				series, level.resolution(), expired[i]); err != nil {
+			d, err := ps.deleteRollups(ctx, tx, series, level.resolution(), 0, expired[i])
+			if err != nil {
 				return made, err
 			}
+			total.blocks, total.bytes = total.blocks+d.blocks, total.bytes+d.bytes
 		}
 		for _, h := range stale[i] {
-			n, err := ps.makeRollups(ctx, tx, series, typ, level, h)
+			n, d, err := ps.makeRollups(ctx, tx, series, typ, level, h)
 			if err != nil {
 				return made, err
 			}
 			made[i] += n
+			total.blocks, total.bytes = total.blocks+d.blocks, total.bytes+d.bytes
 		}
 	}
-	// The rollups' bytes count in the series' summary.
-	if err := ps.summarize(ctx, tx, series); err != nil {
+	// The rollups count in the series' summary: its blocks and bytes (a
+	// rollup changes no time it spans nor the scrapes it counts).
+	if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_series SET blocks = blocks + ?, bytes = bytes + ? WHERE id = ?`), total.blocks, total.bytes, series); err != nil {
 		return made, err
 	}
 	return made, tx.Commit()
@@ -666,12 +670,12 @@ func (ps *ProfileSeries) staleBuckets(ctx context.Context, series int64, level r
 
 // makeRollups makes, in tx, the rollups of level of one series of type
 // typ for the bucket starting at h, one per process and shape of its
-// blocks, in place of those it had; it returns how many.
-func (ps *ProfileSeries) makeRollups(ctx context.Context, tx *sql.Tx, series int64, typ string, level rollupLevel, h int64) (int, error) {
+// blocks, in place of those it had; it returns how many, and what that
+// adds to the series' summary.
+func (ps *ProfileSeries) makeRollups(ctx context.Context, tx *sql.Tx, series int64, typ string, level rollupLevel, h int64) (made int, delta blockDelta, err error) {
 	dec := ps.decoder(ctx, typ)
-	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
-		series, level.resolution(), h, h+level.width); err != nil {
-		return 0, err
+	if delta, err = ps.deleteRollups(ctx, tx, series, level.resolution(), h, h+level.width); err != nil {
+		return 0, delta, err
 	}
 	type group struct {
 		m     profseries.Merger
@@ -683,28 +687,28 @@ func (ps *ProfileSeries) makeRollups(ctx context.Context, tx *sql.Tx, series int
 	rows, err := tx.QueryContext(ctx, ps.b.q(`SELECT resolution, start_time, end_time, duration, process_id, shape_id, raw_bytes, data FROM prof_blocks
 		WHERE series_id = ? AND `+atResolutions+` AND start_time >= ? AND start_time < ? ORDER BY start_time`), series, dec.readFrom(h), h+level.width)
 	if err != nil {
-		return 0, err
+		return 0, delta, err
 	}
 	for rows.Next() {
 		var resolution, start, end, duration, process, shapeID, raw int64
 		var data []byte
 		if err := rows.Scan(&resolution, &start, &end, &duration, &process, &shapeID, &raw, &data); err != nil {
 			rows.Close()
-			return 0, err
+			return 0, delta, err
 		}
 		if start < h {
 			// A block of the chain before the bucket, read only so
 			// that the bucket's can be.
 			if err := dec.skip(series, resolution, start, data); err != nil {
 				rows.Close()
-				return 0, err
+				return 0, delta, err
 			}
 			continue
 		}
 		shape, err := ps.shape(ctx, shapeID)
 		if err != nil {
 			rows.Close()
-			return 0, err
+			return 0, delta, err
 		}
 		k := [2]int64{process, shapeID}
 		g := groups[k]
@@ -715,34 +719,56 @@ func (ps *ProfileSeries) makeRollups(ctx context.Context, tx *sql.Tx, series int
 		}
 		if err := dec.add(&g.m, series, resolution, profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape}, data); err != nil {
 			rows.Close()
-			return 0, err
+			return 0, delta, err
 		}
 		g.raw += raw
 		g.start = min(g.start, start)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, err
+		return 0, delta, err
 	}
 	counts, err := ps.bucketScrapes(ctx, tx, series, level.width, h)
 	if err != nil {
-		return 0, err
+		return 0, delta, err
 	}
 	for _, k := range keys {
 		g := groups[k]
 		w, err := g.m.Window()
 		if err != nil {
-			return 0, err
+			return 0, delta, err
 		}
 		var scrapes any // NULL: the bucket's scrapes are not recorded
 		if n, ok := counts[k[0]]; ok {
 			scrapes = n
 		}
-		if err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, level.resolution(), w, g.raw, scrapes); err != nil {
-			return 0, fmt.Errorf("insert rollup: %w", err)
+		n, err := ps.insertMerged(ctx, tx, typ, hourKey{series, g.start, k[0], k[1]}, level.resolution(), w, g.raw, scrapes)
+		if err != nil {
+			return 0, delta, fmt.Errorf("insert rollup: %w", err)
 		}
+		delta.blocks++
+		delta.bytes += n
 	}
-	return len(keys), nil
+	return len(keys), delta, nil
+}
+
+// A blockDelta is what a change to a series' blocks adds to its summary.
+type blockDelta struct{ blocks, bytes int64 }
+
+// deleteRollups deletes, in tx, the rollups of series at resolution res
+// starting in [from, to), and returns what that takes from its summary.
+func (ps *ProfileSeries) deleteRollups(ctx context.Context, tx *sql.Tx, series, res, from, to int64) (blockDelta, error) {
+	var d blockDelta
+	if err := tx.QueryRowContext(ctx, ps.b.q(ps.lengthFn(`SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM prof_blocks
+		WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`)), series, res, from, to).Scan(&d.blocks, &d.bytes); err != nil {
+		return d, err
+	}
+	if d.blocks == 0 {
+		return d, nil
+	}
+	_, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
+		series, res, from, to)
+	return blockDelta{-d.blocks, -d.bytes}, err
 }
 
 // bucketScrapes reads, in tx, the scrapes prof_gauges records of series
@@ -768,8 +794,8 @@ func (ps *ProfileSeries) bucketScrapes(ctx context.Context, tx *sql.Tx, series, 
 // typ as the block k names at resolution res, raw the raw bytes it
 // merged, scrapes what a rollup records of its hour's scrapes (nil for a
 // window of compaction); with its levels where it is one snapshot (see
-// Levels).
-func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ string, k hourKey, res int64, w profseries.Window, raw int64, scrapes any) error {
+// Levels). It returns the bytes of the block.
+func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ string, k hourKey, res int64, w profseries.Window, raw int64, scrapes any) (int64, error) {
 	var levels any // NULL where none are kept
 	read := w
 	read.Start = fromNanos(k.hour) // the window as a read finds it
@@ -778,13 +804,13 @@ func (ps *ProfileSeries) insertMerged(ctx context.Context, tx *sql.Tx, typ strin
 	}
 	block, err := ps.codec().Encode(w.Samples, len(w.Shape.SampleTypes), w.Shape.Period)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	_, err = tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
 		(series_id, resolution, start_time, end_time, duration, process_id, shape_id, samples, raw_bytes, data, levels, scrapes)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		k.series, res, k.hour, nanos(w.End), int64(w.Duration), k.process, k.shape, len(w.Samples), raw, block, levels, scrapes)
-	return err
+	return int64(len(block)), err
 }
 
 // scanStoredBlock reads a row of start_time, end_time, duration,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"reflect"
 	"testing"
 	"time"
@@ -195,6 +196,7 @@ func testMergeAsRead(t *testing.T, s *DB) {
 			rep.RolledUp, rep.RolledUpTen, rep.RolledUpMinute, err)
 	}
 	check(t, "the last hour, rolled up again", profseries.Query{Type: profseries.CPU, From: end.Add(-time.Hour), To: end})
+	checkSummaries(t, s, "after rollups made again")
 	// Rollups made before they recorded their hours' scrapes (store
 	// migration 14) are checked against the blocks' sums instead: used
 	// while up to date, passed over after a late scrape.
@@ -226,6 +228,7 @@ func testMergeAsRead(t *testing.T, s *DB) {
 		t.Errorf("a day later: %d ten-minute rollups and %d hourly ones, want none and some", tens, hours)
 	}
 	check(t, "cut hours, a day later", profseries.Query{Type: profseries.CPU, From: profEpoch.Add(11 * time.Minute), To: profEpoch.Add(2*time.Hour + 49*time.Minute)})
+	checkSummaries(t, s, "a day later")
 	targets, err := s.ProfileTargets(ctx, profseries.CPU, all)
 	if err != nil {
 		t.Fatal(err)
@@ -234,5 +237,45 @@ func testMergeAsRead(t *testing.T, s *DB) {
 		if want := int64(rounds); tg.Labels.Get("team") == "web" && tg.Scrapes > want {
 			t.Errorf("%s: %d scrapes counted, rollups among them", tg.Labels, tg.Scrapes)
 		}
+	}
+}
+
+// checkSummaries checks that the summaries of the series (prof_series)
+// are those summarize computes from their blocks.
+func checkSummaries(t *testing.T, s *DB, when string) {
+	t.Helper()
+	ctx := context.Background()
+	read := func(q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}) [][6]int64 {
+		rows, err := q.QueryContext(ctx, `SELECT id, first_time, last_time, scrapes, blocks, bytes FROM prof_series ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out [][6]int64
+		for rows.Next() {
+			var r [6]int64
+			if err := rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	kept := read(s.b.db)
+	tx, err := s.b.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := s.lock(ctx, tx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.summarize(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if want := read(tx); !reflect.DeepEqual(kept, want) {
+		t.Errorf("%s: the series' summaries (id, first, last, scrapes, blocks, bytes)\n%v\nare not their blocks'\n%v", when, kept, want)
 	}
 }
