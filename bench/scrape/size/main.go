@@ -84,8 +84,7 @@ func run(hours float64, dir string) error {
 	// The blocks as each scrape was stored, then once retention packed
 	// the hours that ended (an hour later: every hour of the span), with
 	// the rollups it made apart: hourly ones, kept as long as their hour,
-	// ten-minute ones, kept for a day (all of this day's), and minute ones,
-	// kept two hours (the last hour's: the day ended an hour before).
+	// and ten-minute ones, kept for a day (all of this day's).
 	end := epoch.Add(time.Duration(rounds) * r.Interval)
 	apart := map[string]int64{}
 	for _, typ := range sim.Types {
@@ -99,8 +98,8 @@ func run(hours float64, dir string) error {
 		return err
 	}
 	fmt.Printf("retention an hour after the last scrape packed %d of %d blocks in %s (the rollups included)\n\n", rep.Packed, rounds*len(sim.Types), time.Since(packing).Round(time.Millisecond))
-	var rows, raw, blocks, apartAll, rollups, tens, minutes int64
-	fmt.Printf("%-10s %10s %12s %10s %8s %8s %10s %8s %10s %10s %10s\n", "type", "rows", "raw pprof", "packed", "B/row", "% raw", "apart", "B/row", "hourly", "10-minute", "minute")
+	var rows, raw, blocks, apartAll, rollups, tens int64
+	fmt.Printf("%-10s %10s %12s %10s %8s %8s %10s %8s %10s %10s\n", "type", "rows", "raw pprof", "packed", "B/row", "% raw", "apart", "B/row", "hourly", "10-minute")
 	for _, typ := range sim.Types {
 		b, err := packedBytes(db, typ)
 		if err != nil {
@@ -114,14 +113,10 @@ func run(hours float64, dir string) error {
 		if err != nil {
 			return err
 		}
-		rm, err := typeBytes(db, `prof_blocks`, typ, fmt.Sprint(`resolution = `, -int64(time.Minute)))
-		if err != nil {
-			return err
-		}
 		t := tallies[typ]
-		fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d %10d %10d\n", typ, t.rows, t.raw, b, float64(b)/float64(t.rows), 100*float64(b)/float64(t.raw),
-			apart[typ], float64(apart[typ])/float64(t.rows), ru, rt, rm)
-		rows, raw, blocks, apartAll, rollups, tens, minutes = rows+t.rows, raw+t.raw, blocks+b, apartAll+apart[typ], rollups+ru, tens+rt, minutes+rm
+		fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d %10d\n", typ, t.rows, t.raw, b, float64(b)/float64(t.rows), 100*float64(b)/float64(t.raw),
+			apart[typ], float64(apart[typ])/float64(t.rows), ru, rt)
+		rows, raw, blocks, apartAll, rollups, tens = rows+t.rows, raw+t.raw, blocks+b, apartAll+apart[typ], rollups+ru, tens+rt
 	}
 	symbols, err := symbolBytes(db)
 	if err != nil {
@@ -132,14 +127,13 @@ func run(hours float64, dir string) error {
 		return err
 	}
 	total := blocks + symbols
-	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d %10d %10d\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw),
-		apartAll, float64(apartAll)/float64(rows), rollups, tens, minutes)
+	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%% %10d %8.2f %10d %10d\n", "blocks", rows, raw, blocks, float64(blocks)/float64(rows), 100*float64(blocks)/float64(raw),
+		apartAll, float64(apartAll)/float64(rows), rollups, tens)
 	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (%d rows of stacks, label sets included)\n", "symbols", "", "", symbols, float64(symbols)/float64(rows), 100*float64(symbols)/float64(raw), stacks)
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all", rows, raw, total, float64(total)/float64(rows), 100*float64(total)/float64(raw))
 	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (the hourly rollups retention keeps to answer whole hours)\n", "rollups", "", "", rollups, float64(rollups)/float64(rows), 100*float64(rollups)/float64(raw))
 	fmt.Printf("%-10s %10d %12d %10d %8.2f %7.2f%%\n", "all+rollup", rows, raw, total+rollups, float64(total+rollups)/float64(rows), 100*float64(total+rollups)/float64(raw))
 	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (the ten-minute rollups of the last day, kept for a day: the same bytes whatever the days kept)\n", "10-minute", "", "", tens, float64(tens)/float64(rows), 100*float64(tens)/float64(raw))
-	fmt.Printf("%-10s %10s %12s %10d %8.2f %7.2f%%   (the minute rollups of the last hour; kept two hours, twice that at most)\n", "minute", "", "", minutes, float64(minutes)/float64(rows), 100*float64(minutes)/float64(raw))
 	perDay := func(b int64) float64 { return float64(b) / hours * 24 }
 	fmt.Printf("\nper target per day at full resolution: %s (blocks %s, symbols %s)\n", mb(perDay(total)), mb(perDay(blocks)), mb(perDay(symbols)))
 
@@ -161,9 +155,9 @@ func run(hours float64, dir string) error {
 	ret := store.DefaultRetention
 	days := func(d time.Duration) float64 { return d.Hours() / 24 }
 	steady := days(ret.Raw)*perDay(byRes[0]) + (days(ret.Minute)-days(ret.Raw))*perDay(byRes[1]) +
-		(days(ret.TenMinutes)-days(ret.Minute))*perDay(byRes[2]) + float64(symbols) + perDay(tens) + 2*float64(minutes)
+		(days(ret.TenMinutes)-days(ret.Minute))*perDay(byRes[2]) + float64(symbols) + perDay(tens)
 	fmt.Printf("per target per day of blocks and packs, with the hourly rollups: %s at 10 s, %s in 1-minute windows, %s in 10-minute windows\n", mb(perDay(byRes[0])), mb(perDay(byRes[1])), mb(perDay(byRes[2])))
-	fmt.Printf("one target under the default retention (%.0f d raw, to %.0f d 1-min, to %.0f d 10-min), once full: %s (symbols counted once, as replayed; a day of ten-minute rollups, two hours of minute ones)\n",
+	fmt.Printf("one target under the default retention (%.0f d raw, to %.0f d 1-min, to %.0f d 10-min), once full: %s (symbols counted once, as replayed; a day of ten-minute rollups)\n",
 		days(ret.Raw), days(ret.Minute), days(ret.TenMinutes), mb(steady))
 	fmt.Printf("%d such targets fit the default %d GiB budget\n", int(math.Floor(float64(ret.Budget)/steady)), ret.Budget>>30)
 	st.Close()
