@@ -8,18 +8,17 @@ import (
 	"github.com/perfscope/perfscope/internal/store"
 )
 
-// The populated store ends ahead of now, every hour, ten minutes and
-// minute of it rolled up (as far as each is kept). A live one is not: a
-// scraper (perfscope scrape, or serve with scrape targets) makes rollups
-// a minute at most apart, of an hour ten minutes after it ends, of ten
-// minutes a minute after they end and of a minute 30 s after it ends.
+// The populated store ends ahead of now, every hour and ten minutes of it
+// rolled up. A live one is not: a scraper (perfscope scrape, or serve
+// with scrape targets) makes rollups a minute at most apart, of an hour
+// ten minutes after it ends and of ten minutes a minute after they end.
 // asLive makes the rollups such a scraper would have made by now
-// (retention applied a minute ago, the slowest it runs), and
-// deletes those it would not have made yet, at the slowest (minutes
-// ending less than 1.5 minutes before now, ten minutes less than 12,
-// hours less than 71), so that the pages read the last minutes of a range
-// as a live store has them; restore makes them again, for the next run
-// that reuses the store (as populating made them, at its end).
+// (retention applied a minute ago, the slowest it runs), and deletes
+// those it would not have made yet, at the slowest (ten minutes ending
+// less than 12 minutes before now, hours less than 71), so that the pages
+// read the last minutes of a range as a live store has them; restore
+// makes them again, for the next run that reuses the store (as
+// populating made them, at its end).
 func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func() error, err error) {
 	makeRollups := func(at time.Time) error {
 		st, err := store.Open(ctx, dsn)
@@ -29,9 +28,9 @@ func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func()
 		defer st.Close()
 		t0 := time.Now()
 		rep, err := st.ApplyRetention(ctx, at)
-		if rep.RolledUp+rep.RolledUpTen+rep.RolledUpMinute > 0 {
-			fmt.Printf("rollups made as at %s: %d of an hour, %d of ten minutes, %d of a minute, in %s\n", at.Format(time.TimeOnly),
-				rep.RolledUp, rep.RolledUpTen, rep.RolledUpMinute, time.Since(t0).Round(time.Second))
+		if rep.RolledUp+rep.RolledUpTen > 0 {
+			fmt.Printf("rollups made as at %s: %d of an hour, %d of ten minutes, in %s\n", at.Format(time.TimeOnly),
+				rep.RolledUp, rep.RolledUpTen, time.Since(t0).Round(time.Second))
 		}
 		return err
 	}
@@ -45,11 +44,10 @@ func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func()
 		return nil, err
 	}
 	defer db.Close()
-	minutes, tens, hours := int64(time.Minute), int64(10*time.Minute), int64(time.Hour)
+	tens, hours := int64(10*time.Minute), int64(time.Hour)
 	cut := []struct{ res, from int64 }{
 		{-tens, (now.Add(-12*time.Minute).UnixNano()/tens + 1) * tens},
 		{-hours, (now.Add(-71*time.Minute).UnixNano()/hours + 1) * hours},
-		{-minutes, (now.Add(-150*time.Second).UnixNano()/minutes + 1) * minutes},
 	}
 	var n int64
 	for _, c := range cut {
@@ -60,7 +58,7 @@ func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func()
 		k, _ := r.RowsAffected()
 		n += k
 	}
-	fmt.Printf("as a live store at %s: %d rollups not made yet deleted (ten minutes from %s, hours from %s, minutes from %s)\n",
-		now.Format(time.TimeOnly), n, time.Unix(0, cut[0].from).Format(time.TimeOnly), time.Unix(0, cut[1].from).Format(time.TimeOnly), time.Unix(0, cut[2].from).Format(time.TimeOnly))
+	fmt.Printf("as a live store at %s: %d rollups not made yet deleted (ten minutes from %s, hours from %s)\n",
+		now.Format(time.TimeOnly), n, time.Unix(0, cut[0].from).Format(time.TimeOnly), time.Unix(0, cut[1].from).Format(time.TimeOnly))
 	return func() error { return makeRollups(end) }, nil
 }

@@ -65,18 +65,17 @@ const budgetStep = int64(time.Hour)
 type RetentionReport struct {
 	Compacted int // blocks merged into coarser windows
 	RolledUp  int // hourly rollups made (see rollupLevels)
-	// RolledUpTen and RolledUpMinute count the rollups of ten minutes
-	// and of a minute made.
-	RolledUpTen, RolledUpMinute int
-	Packed                      int   // blocks moved into packs (see profileseries_pack.go)
-	Deleted                     int   // blocks deleted for age or budget
-	Collected                   int   // stacks no block refers to any more, removed
-	Bytes                       int64 // bytes of blocks and symbols after
+	// RolledUpTen counts the ten-minute rollups made.
+	RolledUpTen int
+	Packed      int   // blocks moved into packs (see profileseries_pack.go)
+	Deleted     int   // blocks deleted for age or budget
+	Collected   int   // stacks no block refers to any more, removed
+	Bytes       int64 // bytes of blocks and symbols after
 }
 
 // ApplyRetention compacts and deletes what r keeps no longer at time now
 // (a parameter, so that a month can be simulated), rolls up the hours
-// ten minutes and minutes that ended (see rollupLevels), drops the oldest data
+// and ten minutes that ended (see rollupLevels), drops the oldest data
 // while over the budget, and removes the symbols no block needs any more.
 // Each series' compaction is one transaction: a crash leaves each window
 // either merged or not.
@@ -110,7 +109,6 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 		}
 		rep.RolledUp += made[0]
 		rep.RolledUpTen += made[1]
-		rep.RolledUpMinute += made[2]
 		var n int
 		// Scrapes once their hour is past; one-minute windows once
 		// compaction made their hour.
@@ -170,8 +168,8 @@ const rollUpRecent = time.Hour
 // RollUp makes the rollups of every series that ApplyRetention would
 // make at time now (see rollupLevels), checking those of the last
 // rollUpRecent only, and nothing else: a scraper runs it between passes
-// of retention, so that the minutes and ten minutes just ended are read
-// as one block a series soon after they end. The report counts only the
+// of retention, so that the ten minutes just ended are read as one block
+// a series soon after they end. The report counts only the
 // rollups made.
 func (ps *ProfileSeries) RollUp(ctx context.Context, now time.Time) (RetentionReport, error) {
 	var rep RetentionReport
@@ -189,7 +187,6 @@ func (ps *ProfileSeries) RollUp(ctx context.Context, now time.Time) (RetentionRe
 		}
 		rep.RolledUp += made[0]
 		rep.RolledUpTen += made[1]
-		rep.RolledUpMinute += made[2]
 	}
 	return rep, nil
 }

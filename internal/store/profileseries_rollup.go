@@ -72,12 +72,8 @@ var (
 	// blocks at each edge. They are made only of buckets whose scrapes
 	// are recorded (see covered).
 	rollupTens = rollupLevel{width: resolutionTenMinutes, delay: time.Minute, lookback: 25 * time.Hour, keep: 25 * time.Hour}
-	// Minute rollups are kept two hours, so that a range of the last
-	// hour or so reads at its edges at most a minute of scrapes beside
-	// them (a range ending now: up to two and a half).
-	rollupMinutes = rollupLevel{width: resolutionMinute, delay: 30 * time.Second, lookback: 2 * time.Hour, keep: 2 * time.Hour}
 	// rollupLevels are the levels, widest first.
-	rollupLevels = []rollupLevel{rollupHours, rollupTens, rollupMinutes}
+	rollupLevels = []rollupLevel{rollupHours, rollupTens}
 )
 
 // hourKey is one bucket of one series' blocks of one process and shape

@@ -125,14 +125,9 @@ func testMergeAsRead(t *testing.T, s *DB) {
 
 	// A range that cuts hours reads the ten-minute rollups of its edges
 	// where whole ten minutes fit, and their records: 79 rows, where
-	// the 47 scrapes of each target's edges made it 109. (Its edges are
-	// older than the minute rollups kept, which scrapes two minutes apart
-	// would not make fewer rows.)
+	// the 47 scrapes of each target's edges made it 109.
 	if rep.RolledUpTen != 2*len(types)*21+len(types) { // 21 buckets each, and the restart's twice
 		t.Errorf("%d ten-minute rollups made, want one per series, ten minutes and process: %d", rep.RolledUpTen, 2*len(types)*21+len(types))
-	}
-	if rep.RolledUpMinute != 2*len(types)*30 { // the last of the two hours kept holds data: 30 minutes with a scrape
-		t.Errorf("%d minute rollups made, want one per series and minute with a scrape of the two hours kept: %d", rep.RolledUpMinute, 2*len(types)*30)
 	}
 	cut := profseries.Query{Type: profseries.CPU, From: profEpoch.Add(13 * time.Minute), To: profEpoch.Add(2*time.Hour + 27*time.Minute)}
 	if n := check(t, "cut hours, not merged before", cut); n > 90 {
@@ -176,9 +171,8 @@ func testMergeAsRead(t *testing.T, s *DB) {
 	}
 	// Retention makes the hour's rollup and its ten minutes' again, and
 	// no other.
-	if rep, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil || rep.RolledUp != 1 || rep.RolledUpTen != 1 || rep.RolledUpMinute != 0 {
-		t.Errorf("rolled up again: %d hourly, %d ten-minute and %d minute rollups made (%v), want 1, 1 and none (minutes are kept two hours)",
-			rep.RolledUp, rep.RolledUpTen, rep.RolledUpMinute, err)
+	if rep, err := s.ApplyRetention(ctx, end.Add(time.Hour)); err != nil || rep.RolledUp != 1 || rep.RolledUpTen != 1 {
+		t.Errorf("rolled up again: %d hourly and %d ten-minute rollups made (%v), want 1 and 1", rep.RolledUp, rep.RolledUpTen, err)
 	}
 	if n := check(t, "whole hours, rolled up again", q); n > 30 {
 		t.Errorf("after retention, the merge read %d rows, want the rollups'", n)
@@ -190,10 +184,9 @@ func testMergeAsRead(t *testing.T, s *DB) {
 		t.Fatal(err)
 	}
 	// Ten minutes after the end, the last hour is not over: its ten
-	// minutes and its minute are made again.
-	if rep, err := s.RollUp(ctx, end.Add(10*time.Minute)); err != nil || rep.RolledUp != 0 || rep.RolledUpTen != 1 || rep.RolledUpMinute != 1 {
-		t.Errorf("RollUp after a late scrape: %d hourly, %d ten-minute and %d minute rollups made (%v), want none, 1 and 1",
-			rep.RolledUp, rep.RolledUpTen, rep.RolledUpMinute, err)
+	// minutes are made again.
+	if rep, err := s.RollUp(ctx, end.Add(10*time.Minute)); err != nil || rep.RolledUp != 0 || rep.RolledUpTen != 1 {
+		t.Errorf("RollUp after a late scrape: %d hourly and %d ten-minute rollups made (%v), want none and 1", rep.RolledUp, rep.RolledUpTen, err)
 	}
 	check(t, "the last hour, rolled up again", profseries.Query{Type: profseries.CPU, From: end.Add(-time.Hour), To: end})
 	checkSummaries(t, s, "after rollups made again")
