@@ -82,11 +82,8 @@ type RetentionReport struct {
 func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (RetentionReport, error) {
 	var rep RetentionReport
 	r := ps.Retention
-	var series []int64
-	if err := ps.b.each(ctx, `SELECT id FROM prof_series ORDER BY id`, nil, func(rows *sql.Rows) error {
-		series = append(series, 0)
-		return rows.Scan(&series[len(series)-1])
-	}); err != nil {
+	series, err := ps.seriesIDs(ctx)
+	if err != nil {
 		return rep, fmt.Errorf("retention: %w", err)
 	}
 	for _, id := range series {
@@ -130,7 +127,6 @@ func (ps *ProfileSeries) ApplyRetention(ctx context.Context, now time.Time) (Ret
 		}
 		rep.Deleted += n
 	}
-	var err error
 	if rep.Collected, err = ps.collectSymbols(ctx); err != nil {
 		return rep, fmt.Errorf("retention: %w", err)
 	}
@@ -173,11 +169,8 @@ const rollUpRecent = time.Hour
 // rollups made.
 func (ps *ProfileSeries) RollUp(ctx context.Context, now time.Time) (RetentionReport, error) {
 	var rep RetentionReport
-	var series []int64
-	if err := ps.b.each(ctx, `SELECT id FROM prof_series ORDER BY id`, nil, func(rows *sql.Rows) error {
-		series = append(series, 0)
-		return rows.Scan(&series[len(series)-1])
-	}); err != nil {
+	series, err := ps.seriesIDs(ctx)
+	if err != nil {
 		return rep, fmt.Errorf("roll up: %w", err)
 	}
 	for _, id := range series {
@@ -189,6 +182,16 @@ func (ps *ProfileSeries) RollUp(ctx context.Context, now time.Time) (RetentionRe
 		rep.RolledUpTen += made[1]
 	}
 	return rep, nil
+}
+
+// seriesIDs reads the id of every series, in order.
+func (ps *ProfileSeries) seriesIDs(ctx context.Context) ([]int64, error) {
+	var series []int64
+	err := ps.b.each(ctx, `SELECT id FROM prof_series ORDER BY id`, nil, func(rows *sql.Rows) error {
+		series = append(series, 0)
+		return rows.Scan(&series[len(series)-1])
+	})
+	return series, err
 }
 
 // compact merges the blocks of one series at resolution from that end
