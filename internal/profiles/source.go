@@ -275,6 +275,10 @@ func fill(f *SourceFile, fs *FunctionSource, sampled []SourceLine, opts SourceOp
 		return f.Err
 	}
 	start, end, err := f.FunctionSpan(fs.Function, fs.StartLine)
+	if err != nil && implicitInit(fs.Function) {
+		fs.Note = "the package's initialization of its variables, which the compiler writes: no function of the source holds it"
+		return nil
+	}
 	if err == nil && len(sampled) > 0 && (sampled[0].Line < start || sampled[len(sampled)-1].Line > end) {
 		err = fmt.Errorf("%s has samples at lines %d-%d, outside its source at %s:%d-%d",
 			fs.Function, sampled[0].Line, sampled[len(sampled)-1].Line, f.Path, start, end)
@@ -286,6 +290,14 @@ func fill(f *SourceFile, fs *FunctionSource, sampled []SourceLine, opts SourceOp
 	fs.Source, fs.StartLine, fs.EndLine = f.Path, start, end
 	fs.Lines = listing(f.Lines, sampled, start, end, opts)
 	return nil
+}
+
+// implicitInit reports whether function is a package's initialization
+// of its variables ("example.com/p.init"), which the compiler writes and
+// no source declares (a func init of the source is "p.init.0").
+func implicitInit(function string) bool {
+	pkg, name, ok := strings.Cut(function[strings.LastIndexByte(function, '/')+1:], ".")
+	return ok && pkg != "" && name == "init"
 }
 
 // listing is the function's lines from start to end with the sampled

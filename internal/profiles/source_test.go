@@ -206,3 +206,40 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSourceImplicitInit: a package's initialization of its variables
+// ("p.init"), which no source declares, is said as such, not taken for a
+// source that does not match.
+func TestSourceImplicitInit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.go")
+	src := "package p\n\nvar table = build()\n\nfunc build() []int { return make([]int, 1<<20) }\n\nfunc init() {}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fn := func(id uint64, name string, line int64) *profile.Function {
+		return &profile.Function{ID: id, Name: name, SystemName: name, Filename: path, StartLine: line}
+	}
+	implicit, declared, method := fn(1, "example.com/p.init", 1), fn(2, "example.com/p.init.0", 7), fn(3, "example.com/p.(*T).init", 9)
+	var locs []*profile.Location
+	var samples []*profile.Sample
+	for i, f := range []*profile.Function{implicit, declared, method} {
+		l := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: f, Line: f.StartLine}}}
+		locs = append(locs, l)
+		samples = append(samples, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{1, int64(10 * (i + 1))}})
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Sample:     samples, Location: locs, Function: []*profile.Function{implicit, declared, method},
+	}
+	v, errs := Source(p, SampleCPU, nil, SourceOptions{Resolve: func(string) (string, bool) { return path, true }, Top: 10})
+	// The method the file does not hold is a mismatch still.
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "(*T).init") {
+		t.Errorf("want one warning, of the method the file lacks: %v", errs)
+	}
+	if f := sourceFunc(t, v, "example.com/p.init"); f.Source != "" || !strings.Contains(f.Note, "initialization of its variables") {
+		t.Errorf("the package's initialization: source %q, note %q", f.Source, f.Note)
+	}
+	if f := sourceFunc(t, v, "example.com/p.init.0"); f.Source != path || f.StartLine != 7 {
+		t.Errorf("the declared func init: source %q from line %d, note %q", f.Source, f.StartLine, f.Note)
+	}
+}
