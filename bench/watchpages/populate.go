@@ -280,8 +280,8 @@ func clone(ctx context.Context, dsn string, f fleet) (int64, error) {
 				}
 				// The records of its scrapes, as the template's.
 				if _, err := tx.ExecContext(ctx, rebind(`INSERT INTO prof_gauges
-					(series_id, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration)
-					SELECT ?, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration
+					(series_id, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration, first_shape, first_levels)
+					SELECT ?, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration, first_shape, first_levels
 					FROM prof_gauges WHERE series_id = ?`), id, s.id); err != nil {
 					tx.Rollback()
 					return total, err

@@ -165,7 +165,8 @@ type SeriesReader interface {
 	// reduced to its levels of sampleType (see LevelsOf); where every
 	// is not 0, it may read only the first snapshot of each series and
 	// process per every (a minute, ten minutes or an hour), and returns
-	// the spacing it read (0 for every snapshot).
+	// the spacing it read (0 for every snapshot). The snapshots are in
+	// order of time in each series.
 	Levels(ctx context.Context, q Query, sampleType string, every time.Duration) ([]Levels, time.Duration, error)
 }
 
@@ -245,8 +246,14 @@ func findTypeLeaks(ctx context.Context, r SeriesReader, typ, sampleType string, 
 	}
 	// Grouped by series: each series' snapshots copied once.
 	bySeries := map[string][]int{}
+	var last Labels
+	var k string
 	for i, l := range all {
-		k := l.Processes[0].Target.String()
+		// A series' snapshots mostly come together: its key is made
+		// once for them.
+		if t := l.Processes[0].Target; i == 0 || !slices.Equal(t, last) {
+			last, k = t, t.String()
+		}
 		bySeries[k] = append(bySeries[k], i)
 	}
 	var leaks []Leak

@@ -442,7 +442,7 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
 	var windows []profseries.Window
-	err := ps.eachBlock(ctx, q, "data", true, 0, func(dec *blockDecoder, b storedBlock) error {
+	err := ps.eachBlock(ctx, q, "data", true, func(dec *blockDecoder, b storedBlock) error {
 		samples, err := dec.samples(b.series, b.resolution, nanos(b.w.Start), b.data)
 		if err != nil {
 			return err
@@ -467,12 +467,8 @@ type storedBlock struct {
 // block's column (data, or levels) read, and the decoder to decode its
 // data with: where column is data, the blocks before q.From that later
 // ones are coded against are read into it first. With requests, the
-// windows of scrapes carry their request counts. every, where not 0, is
-// the width of a bucket of prof_gauges: then only the first scrape of
-// each series and process in each bucket that starts in the range is
-// read, where it is stored as it came (see spacedLevels), and column
-// must not be data.
-func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, column string, requests bool, every int64, fn func(*blockDecoder, storedBlock) error) error {
+// windows of scrapes carry their request counts.
+func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, column string, requests bool, fn func(*blockDecoder, storedBlock) error) error {
 	series, processes, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
 		return err
@@ -492,21 +488,7 @@ func (ps *ProfileSeries) eachBlock(ctx context.Context, q profseries.Query, colu
 		}
 		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, `+column+` FROM prof_blocks
 			WHERE `+atResolutions+` AND start_time >= ? AND start_time < ? AND series_id IN `, part, readFrom, nanos(q.To))
-		if every > 0 {
-			// A bucket's first scrape, looked up by its key. The end of
-			// the range bounds it through an expression: on the
-			// column itself, SQLite would carry the bound over to the
-			// block's start time and seek the block by that range
-			// (every block of the series before it) instead of by
-			// its whole key.
-			sq, args = inList(`SELECT b.series_id, b.resolution, b.start_time, b.end_time, b.duration, b.process_id, b.shape_id, b.`+column+`
-				FROM prof_gauges g JOIN prof_blocks b ON b.series_id = g.series_id AND b.resolution = 0 AND b.start_time = g.first_start AND b.process_id = g.process_id
-				WHERE g.width = ? AND g.start_time >= ? AND g.start_time < ? AND g.first_start + 0 < ? AND g.series_id IN `,
-				part, every, ceilTo(from, every), nanos(q.To), nanos(q.To))
-			sq += ` ORDER BY b.start_time`
-		} else {
-			sq += ` ORDER BY start_time`
-		}
+		sq += ` ORDER BY start_time`
 		err = ps.b.each(ctx, sq, args, func(rows *sql.Rows) error {
 			var b storedBlock
 			var start, end, duration, processID, shapeID int64

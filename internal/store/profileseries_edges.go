@@ -83,7 +83,7 @@ func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []prof
 	var m profseries.Merger
 	for _, p := range points {
 		q := profseries.Query{Type: typ, Selector: profseries.Exact(p.Target), From: p.At, To: p.At.Add(time.Nanosecond)}
-		err := ps.eachBlock(ctx, q, "data", false, 0, func(dec *blockDecoder, b storedBlock) error {
+		err := ps.eachBlock(ctx, q, "data", false, func(dec *blockDecoder, b storedBlock) error {
 			samples, err := dec.samples(b.series, b.resolution, nanos(b.w.Start), b.data)
 			if err != nil || !slices.Equal(b.w.Processes[0].Target, p.Target) {
 				return err // another series the labels choose too

@@ -47,8 +47,10 @@ const (
 var gaugeWidths = []int64{gaugeScrape, gaugeMinute, gaugeTenMinutes, gaugeHour}
 
 // record adds the scrape s, stored in series as block (of its samples),
-// to prof_gauges and to the series' summary; in the Append's transaction.
-func (ps *ProfileSeries) record(ctx context.Context, tx *sql.Tx, series, process int64, s *profseries.Scrape, samples []profseries.Sample, block []byte) error {
+// of shape, with its levels where kept, to prof_gauges and to the series'
+// summary; in the Append's transaction. A bucket wider than a scrape
+// keeps the shape and levels of its first scrape (migration17).
+func (ps *ProfileSeries) record(ctx context.Context, tx *sql.Tx, series, process, shape int64, s *profseries.Scrape, samples []profseries.Sample, block, levels []byte) error {
 	var gauged, total, duration int64
 	if g, ok := profseries.GaugeOf(s.Type); ok {
 		if t, ok := g.ScrapeTotal(s.Profile, samples); ok {
@@ -56,20 +58,26 @@ func (ps *ProfileSeries) record(ctx context.Context, tx *sql.Tx, series, process
 		}
 	}
 	start, end := nanos(s.Start), nanos(s.End)
-	q := `INSERT INTO prof_gauges (series_id, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration) VALUES `
+	q := `INSERT INTO prof_gauges (series_id, width, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration, first_shape, first_levels) VALUES `
 	var args []any
 	for i, w := range gaugeWidths {
 		if i > 0 {
 			q += `, `
 		}
-		q += `(?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+		q += `(?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`
 		bucket := start
+		var firstShape, firstLevels any // NULL for a scrape's own row (its block keeps them), and where none are kept
 		if w > 0 {
 			bucket = floorTo(start, w)
+			if levels != nil {
+				firstShape, firstLevels = shape, levels
+			}
 		}
-		args = append(args, series, w, bucket, process, start, end, gauged, total, duration)
+		args = append(args, series, w, bucket, process, start, end, gauged, total, duration, firstShape, firstLevels)
 	}
 	q += ` ON CONFLICT (series_id, width, start_time, process_id) DO UPDATE SET
+		first_shape = CASE WHEN excluded.first_start < prof_gauges.first_start THEN excluded.first_shape ELSE prof_gauges.first_shape END,
+		first_levels = CASE WHEN excluded.first_start < prof_gauges.first_start THEN excluded.first_levels ELSE prof_gauges.first_levels END,
 		first_start = CASE WHEN excluded.first_start < prof_gauges.first_start THEN excluded.first_start ELSE prof_gauges.first_start END,
 		last_end = CASE WHEN excluded.last_end > prof_gauges.last_end THEN excluded.last_end ELSE prof_gauges.last_end END,
 		scrapes = prof_gauges.scrapes + excluded.scrapes, gauged = prof_gauges.gauged + excluded.gauged,

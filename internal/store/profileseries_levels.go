@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -22,10 +24,11 @@ import (
 // A read may also ask for one snapshot per minute, ten minutes or hour
 // (a long range holds more snapshots than a trend compares): the first
 // snapshot of each series and process in each bucket of that width that
-// starts in the range, which
-// the records of the scrapes (prof_gauges) name, looked up by key. It is
-// made only where every scrape of the range is recorded and stored as it
-// came, with its levels; else every snapshot is read.
+// starts in the range, whose shape and levels the records of the scrapes
+// (prof_gauges) keep in the bucket's row (migration17): one range of rows
+// a series, no block read. It is made only where every scrape of the
+// range is recorded and stored as it came, with its levels; else every
+// snapshot is read.
 
 // Levels reads the blocks of q as Windows does, each snapshot reduced to
 // its levels of sampleType (see profseries.Levels); the windows have no
@@ -33,7 +36,7 @@ import (
 // snapshot of the range has them and sampleType is the one kept, else
 // it decodes the blocks. every, where not 0, asks for one snapshot per
 // that time (see above); the spacing read is returned, 0 where every
-// snapshot was.
+// snapshot was. The levels are in order of time in each series.
 func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleType string, every time.Duration) ([]profseries.Levels, time.Duration, error) {
 	if kept, ok := profseries.LeakSampleType(q.Type); ok && kept == sampleType {
 		if w := int64(every); slices.Contains([]int64{gaugeMinute, gaugeTenMinutes, gaugeHour}, w) {
@@ -45,7 +48,7 @@ func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleT
 				return nil, 0, err
 			}
 		}
-		ls, err := ps.keptLevels(ctx, q, 0)
+		ls, err := ps.keptLevels(ctx, q)
 		if !errors.Is(err, errLevelsMissing) {
 			return ls, 0, err
 		}
@@ -76,14 +79,64 @@ func (ps *ProfileSeries) spacedLevels(ctx context.Context, q profseries.Query, e
 		}
 		return nil, errLevelsMissing
 	}
-	return ps.keptLevels(ctx, q, every)
+	return ps.bucketLevels(ctx, q, every)
 }
 
-// keptLevels reads the levels kept beside the blocks of q, of the first
-// snapshot of each bucket of width every where not 0 (see eachBlock).
-func (ps *ProfileSeries) keptLevels(ctx context.Context, q profseries.Query, every int64) ([]profseries.Levels, error) {
+// bucketLevels reads the levels prof_gauges keeps of the first snapshot
+// of each series and process in each bucket of width every that starts
+// in q's range, series by series and in order of time in each, or
+// errLevelsMissing where a bucket has none.
+func (ps *ProfileSeries) bucketLevels(ctx context.Context, q profseries.Query, every int64) ([]profseries.Levels, error) {
+	series, processes, ids, err := ps.seriesOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	from, to := nanos(q.From), nanos(q.To)
+	// One snapshot a bucket of each series, as most have one process
+	// over the range: the levels are not copied again as they grow.
+	out := make([]profseries.Levels, 0, len(ids)*int(min((to-from)/every+1, 10_000)))
+	for part := range chunks(ids, 500) {
+		sq, args := inList(`SELECT series_id, process_id, first_start, first_shape, first_levels FROM prof_gauges
+			WHERE width = ? AND start_time >= ? AND start_time < ? AND first_start < ? AND series_id IN `,
+			part, every, ceilTo(from, every), to, to)
+		sq += ` ORDER BY series_id, start_time, process_id`
+		err := ps.b.each(ctx, sq, args, func(rows *sql.Rows) error {
+			var id, process, start int64
+			var shapeID sql.NullInt64
+			var levels []byte
+			if err := rows.Scan(&id, &process, &start, &shapeID, &levels); err != nil {
+				return err
+			}
+			if levels == nil || !shapeID.Valid {
+				return errLevelsMissing
+			}
+			shape, err := ps.shape(ctx, shapeID.Int64)
+			if err != nil {
+				return err
+			}
+			t := fromNanos(start)
+			l := profseries.Levels{Window: profseries.Window{Start: t, End: t, Shape: shape,
+				Processes: []profseries.TargetProcess{{Target: series[id], Process: processes[process]}}}}
+			if err := profseries.DecodeLevels(levels, &l); err != nil {
+				return err
+			}
+			out = append(out, l)
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, errLevelsMissing) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("read the levels of snapshots: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// keptLevels reads the levels kept beside the blocks of q.
+func (ps *ProfileSeries) keptLevels(ctx context.Context, q profseries.Query) ([]profseries.Levels, error) {
 	var out []profseries.Levels
-	err := ps.eachBlock(ctx, q, "levels", false, every, func(_ *blockDecoder, b storedBlock) error {
+	err := ps.eachBlock(ctx, q, "levels", false, func(_ *blockDecoder, b storedBlock) error {
 		l := profseries.Levels{Window: b.w}
 		if b.w.End.Equal(b.w.Start) {
 			if b.data == nil {
@@ -103,7 +156,7 @@ func (ps *ProfileSeries) keptLevels(ctx context.Context, q profseries.Query, eve
 // columns.
 func (ps *ProfileSeries) decodedLevels(ctx context.Context, q profseries.Query, sampleType string) ([]profseries.Levels, error) {
 	var out []profseries.Levels
-	err := ps.eachBlock(ctx, q, "data", false, 0, func(dec *blockDecoder, b storedBlock) error {
+	err := ps.eachBlock(ctx, q, "data", false, func(dec *blockDecoder, b storedBlock) error {
 		l := profseries.Levels{Window: b.w}
 		if !b.w.End.Equal(b.w.Start) {
 			// Not judged: read only for the blocks after it.

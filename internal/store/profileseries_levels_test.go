@@ -80,6 +80,15 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 	}
 	check("kept")
 	checkSpacedLevels(t, s, start.Add(65*time.Second), end, time.Minute)
+	// Migration 17 gives the buckets recorded before it the same levels,
+	// from the blocks of their first scrapes.
+	stmts := strings.Split(s.b.d.ddl.Replace(migration17), ";")
+	for _, stmt := range []string{`UPDATE prof_gauges SET first_shape = NULL, first_levels = NULL`, stmts[len(stmts)-1]} {
+		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkSpacedLevels(t, s, start.Add(65*time.Second), end, time.Minute)
 	// Over an hour, FindLeaks reads a snapshot a minute, says so, and
 	// still names the growing stacks.
 	// One read of levels a type: the target that stopped before the
@@ -104,8 +113,12 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 	if !types[profseries.Goroutine] || !types[profseries.Heap] || len(rep.Judged) != 4 {
 		t.Errorf("over an hour at a snapshot a minute: leaks of types %v in %d series judged, want goroutine and heap leaks of 4", types, len(rep.Judged))
 	}
-	if _, err := s.b.db.ExecContext(ctx, s.b.q(`UPDATE prof_blocks SET levels = NULL WHERE start_time < ?`), nanos(start.Add(10*time.Minute))); err != nil {
-		t.Fatal(err)
+	// Snapshots stored before their levels were kept (migration 12):
+	// neither their blocks nor the buckets they start have any.
+	for _, stmt := range []string{`UPDATE prof_blocks SET levels = NULL WHERE start_time < ?`, `UPDATE prof_gauges SET first_levels = NULL WHERE first_start < ?`} {
+		if _, err := s.b.db.ExecContext(ctx, s.b.q(stmt), nanos(start.Add(10*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	check("partly kept")
 	checkSpacedLevels(t, s, start, end, 0)

@@ -191,8 +191,9 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 	if err != nil {
 		return err
 	}
+	l := profseries.EncodeScrapeLevels(s, samples)
 	var levels any // NULL where none are kept
-	if l := profseries.EncodeScrapeLevels(s, samples); l != nil {
+	if l != nil {
 		levels = l
 	}
 	res, err := tx.ExecContext(ctx, ps.b.q(`INSERT INTO prof_blocks
@@ -207,7 +208,7 @@ func (ps *ProfileSeries) appendScrape(ctx context.Context, tx *sql.Tx, s *profse
 		return fmt.Errorf("insert block: %w", err)
 	}
 	if stored == 1 {
-		if err := ps.record(ctx, tx, seriesID, processID, s, samples, block); err != nil {
+		if err := ps.record(ctx, tx, seriesID, processID, int64(shapeID), s, samples, block, l); err != nil {
 			return err
 		}
 	}

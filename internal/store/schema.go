@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16, 17: migration17}
 }
 
 const migration1 = `
@@ -369,6 +369,22 @@ INSERT INTO prof_meta (name, value) SELECT 'chains_from', COALESCE((MAX(start_ti
 const migration16 = `
 INSERT INTO prof_meta (name, value) SELECT 'compacted_to', COALESCE(MAX(start_time) + 1, 0)
 	FROM prof_blocks WHERE resolution IN (60000000000, 600000000000)
+`
+
+// migration17 keeps in each bucket of prof_gauges wider than a scrape
+// the shape and levels of its first scrape (the first_start), where that
+// scrape is a snapshot whose levels are kept (see profileseries_levels.go):
+// a read of one snapshot per bucket then reads the buckets' rows alone.
+// The buckets recorded before get them from their first scrape's block,
+// each looked up by its key.
+const migration17 = `
+ALTER TABLE prof_gauges ADD COLUMN first_shape BIGINT;
+ALTER TABLE prof_gauges ADD COLUMN first_levels {blob};
+UPDATE prof_gauges SET (first_shape, first_levels) = (SELECT b.shape_id, b.levels FROM prof_blocks AS b
+	WHERE b.series_id = prof_gauges.series_id AND b.resolution = 0 AND b.start_time = prof_gauges.first_start
+		AND b.process_id = prof_gauges.process_id AND b.levels IS NOT NULL
+	ORDER BY b.shape_id LIMIT 1)
+WHERE width > 0
 `
 
 // schemaVersion is the version a database has after all migrations.
