@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/store"
 )
 
@@ -18,7 +19,10 @@ import (
 // less than 12 minutes before now, hours less than 71), so that the pages
 // read the last minutes of a range as a live store has them; restore
 // makes them again, for the next run that reuses the store (as
-// populating made them, at its end).
+// populating made them, at its end). The scraper also judges, after each
+// pass of retention (ten minutes apart), the deploys the home page lists,
+// and the store keeps the judgements of those that have settled: asLive
+// judges them as at ten minutes ago, the slowest.
 func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func() error, err error) {
 	makeRollups := func(at time.Time) error {
 		st, err := store.Open(ctx, dsn)
@@ -37,6 +41,9 @@ func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func()
 	// What the slowest scraper would have made (a run stopped before it
 	// made them again may have left some out).
 	if err := makeRollups(now.Add(-time.Minute)); err != nil {
+		return nil, err
+	}
+	if err := judgeDeploys(ctx, dsn, now.Add(-10*time.Minute)); err != nil {
 		return nil, err
 	}
 	db, rebind, err := openSQL(dsn)
@@ -61,4 +68,21 @@ func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func()
 	fmt.Printf("as a live store at %s: %d rollups not made yet deleted (ten minutes from %s, hours from %s)\n",
 		now.Format(time.TimeOnly), n, time.Unix(0, cut[0].from).Format(time.TimeOnly), time.Unix(0, cut[1].from).Format(time.TimeOnly))
 	return func() error { return makeRollups(end) }, nil
+}
+
+// judgeDeploys judges the deploys the home page lists as a scraper does
+// after a pass of retention at at.
+func judgeDeploys(ctx context.Context, dsn string, at time.Time) error {
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t0 := time.Now()
+	rep, err := dashboard.HomeDeploys(ctx, st, at)
+	if err != nil {
+		return fmt.Errorf("judge the deploys: %w", err)
+	}
+	fmt.Printf("deploys judged as a scraper does at %s: %d, in %s\n", at.Format(time.TimeOnly), len(rep.Deploys), time.Since(t0).Round(time.Millisecond))
+	return nil
 }

@@ -92,7 +92,7 @@ func TestSameFindingsEverywhere(t *testing.T) {
 		}
 	}
 
-	ts := dashboard(t, r, false)
+	ts := serveDashboard(t, r, false)
 	page := get(t, ts.URL+"/runs/"+r.ID)
 	checkPage(t, want, page)
 	checkPageReport(t, want, page, ts.URL, r.ID)
@@ -115,7 +115,7 @@ func TestSameFindingsEverywhere(t *testing.T) {
 	if !slices.Equal(wantNoSource, want) {
 		t.Logf("without the source:\n%q\nwith it:\n%q", wantNoSource, want)
 	}
-	noBuild := dashboard(t, r, true)
+	noBuild := serveDashboard(t, r, true)
 	page = get(t, noBuild.URL+"/runs/"+r.ID)
 	checkPage(t, wantNoSource, page)
 	checkPageReport(t, wantNoSource, page, noBuild.URL, r.ID)
@@ -239,8 +239,8 @@ func perfscope(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-// dashboard serves the dashboard on a loopback port with r indexed.
-func dashboard(t *testing.T, r *run.Run, noCompiler bool) *httptest.Server {
+// serveDashboard serves the dashboard on a loopback port with r indexed.
+func serveDashboard(t *testing.T, r *run.Run, noCompiler bool) *httptest.Server {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "perfscope.db"))
 	if err != nil {

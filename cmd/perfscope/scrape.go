@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/perfscope/perfscope/expose"
+	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/report"
 	"github.com/perfscope/perfscope/internal/scrape"
 	"github.com/perfscope/perfscope/internal/store"
@@ -196,8 +197,9 @@ func (f *scrapeFlags) start(cmd *cobra.Command, db string) (*store.DB, *scrape.S
 const retentionEvery, rollUpEvery = 10 * time.Minute, time.Minute
 
 // keepRetention applies the store's retention now and every
-// retentionEvery, and makes its rollups every rollUpEvery between, until
-// ctx is done.
+// retentionEvery, then judges the deploys the home page lists (the store
+// keeps each judgement once its deploy has settled), and makes its
+// rollups every rollUpEvery between, until ctx is done.
 func keepRetention(ctx context.Context, st *store.DB, logf func(string, ...any)) {
 	tick := time.NewTicker(rollUpEvery)
 	defer tick.Stop()
@@ -206,6 +208,9 @@ func keepRetention(ctx context.Context, st *store.DB, logf func(string, ...any))
 		var err error
 		if now := time.Now(); now.Sub(last) >= retentionEvery {
 			_, err = st.ApplyRetention(ctx, now)
+			if err == nil {
+				_, err = dashboard.HomeDeploys(ctx, st, now)
+			}
 			last = now
 		} else {
 			_, err = st.RollUp(ctx, now)

@@ -66,11 +66,19 @@ func (d *Dashboard) homeDeploys(ctx context.Context) *web.HomeDeploys {
 	}
 	var rep *profseries.DeployReport
 	if err == nil {
-		var from, to time.Time
-		from, to, err = profseries.ParseRange(web.HomeDeploysSince, "", "", time.Now())
-		if err == nil {
-			rep, err = profseries.FindDeploys(ctx, d.cfg.Store, nil, from, to, profseries.DeployOptions{})
-		}
+		rep, err = HomeDeploys(ctx, d.cfg.Store, time.Now())
 	}
 	return web.NewHomeDeploys(rep, err)
+}
+
+// HomeDeploys finds the deploys the home page lists at now: every
+// service's, over web.HomeDeploysSince. A scraper runs it after each pass
+// of retention, so that a store that keeps judgements of deploys (see
+// profseries.DeployKeeper) has them before the page asks.
+func HomeDeploys(ctx context.Context, r profseries.SeriesReader, now time.Time) (*profseries.DeployReport, error) {
+	from, to, err := profseries.ParseRange(web.HomeDeploysSince, "", "", now)
+	if err != nil {
+		return nil, err
+	}
+	return profseries.FindDeploys(ctx, r, nil, from, to, profseries.DeployOptions{})
 }

@@ -5,10 +5,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // VersionLabel is the target label that names the release a target runs.
@@ -237,6 +240,9 @@ func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to tim
 		keys[k.String()] = k
 		services[k.String()] = append(services[k.String()], run{sp.Target, Release{Version: sp.Target.Get(VersionLabel), BuildID: sp.Process.BuildID}, sp.First, sp.Last})
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	var slots []*Deploy
 	for key, runs := range services {
 		slices.SortStableFunc(runs, func(a, b run) int { return a.first.Compare(b.first) })
 		// Releases in order of first appearance: each after the first is
@@ -268,7 +274,7 @@ func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to tim
 				}
 				targets[i].from, targets[i].to = minTime(targets[i].from, maxTime(from, s.first)), maxTime(targets[i].to, minTime(to, s.last))
 			}
-			return sideWindows(ctx, r, o.Type, rel, targets)
+			return sideWindows(gctx, r, o.Type, rel, targets)
 		}
 		for i := 1; i < len(order); i++ {
 			old, cur := order[i-1], order[i]
@@ -280,32 +286,59 @@ func FindDeploys(ctx context.Context, r SeriesReader, sel Selector, from, to tim
 			all := o
 			all.Rows = math.MaxInt
 			ck := deployKey{r, all, key, old, cur, bf, at, at2}
-			d, ok := judged.get(ck)
-			if !ok {
-				before, err := side(old, bf, at)
-				if err != nil {
-					return nil, err
+			slot := new(Deploy)
+			slots = append(slots, slot)
+			// Deploys not judged yet are judged side by side, each
+			// reading its own scrapes.
+			g.Go(func() error {
+				d, ok := judged.get(ck)
+				if kept, isKeeper := r.(DeployKeeper); !ok && isKeeper {
+					var err error
+					if d, ok, err = kept.KeptDeploy(gctx, ck.String()); err != nil {
+						return err
+					}
+					if ok {
+						judged.put(ck, d)
+					}
 				}
-				after, err := side(cur, at, at2)
-				if err != nil {
-					return nil, err
+				if !ok {
+					before, err := side(old, bf, at)
+					if err != nil {
+						return err
+					}
+					after, err := side(cur, at, at2)
+					if err != nil {
+						return err
+					}
+					d, err = compareReleases(before, after, r.Symbols(gctx), all)
+					if err != nil {
+						return fmt.Errorf("deploy of %s at %s: %w", key, at.Format(time.RFC3339), err)
+					}
+					d.Service, d.At, d.Before, d.After = keys[key], at, old, cur
+					// A deploy whose after side has ended is judged once:
+					// the scrapes it compared are stored for good.
+					if at2.Equal(at.Add(o.Span)) && time.Since(at2) > deploySettled {
+						judged.put(ck, d)
+						if kept, ok := r.(DeployKeeper); ok {
+							if err := kept.KeepDeploy(gctx, ck.String(), at, d); err != nil {
+								return err
+							}
+						}
+					}
 				}
-				d, err = compareReleases(before, after, r.Symbols(ctx), all)
-				if err != nil {
-					return nil, fmt.Errorf("deploy of %s at %s: %w", key, at.Format(time.RFC3339), err)
+				if len(d.Changes) > o.Rows {
+					d.Changes = d.Changes[:o.Rows]
 				}
-				d.Service, d.At, d.Before, d.After = keys[key], at, old, cur
-				// A deploy whose after side has ended is judged once:
-				// the scrapes it compared are stored for good.
-				if at2.Equal(at.Add(o.Span)) && time.Since(at2) > deploySettled {
-					judged.put(ck, d)
-				}
-			}
-			if len(d.Changes) > o.Rows {
-				d.Changes = d.Changes[:o.Rows]
-			}
-			rep.Deploys = append(rep.Deploys, d)
+				*slot = d
+				return nil
+			})
 		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, d := range slots {
+		rep.Deploys = append(rep.Deploys, *d)
 	}
 	slices.SortStableFunc(rep.Deploys, func(a, b Deploy) int {
 		if c := b.At.Compare(a.At); c != 0 {
@@ -343,6 +376,28 @@ type deployKey struct {
 	service       string
 	before, after Release
 	from, at, to  time.Time
+}
+
+// String is the key's judgement's name beyond this process (see
+// DeployKeeper): all but the store, and the version of the judging.
+func (k deployKey) String() string {
+	return fmt.Sprintf("v%d %+v %s %+v→%+v %d %d %d", deployJudging, k.o, k.service, k.before, k.after, k.from.UnixNano(), k.at.UnixNano(), k.to.UnixNano())
+}
+
+// deployJudging is the version of how deploys are judged: a change of
+// what compareReleases makes of the same scrapes takes a new one, so that
+// no judgement a store keeps from before is served.
+const deployJudging = 1
+
+// A DeployKeeper is a SeriesReader that keeps judgements of deploys
+// whose sides are stored for good (see FindDeploys) beyond the life of a
+// process: a deploy judged once — by a scraper's pass, a page, the API —
+// is read, not judged again, by every later one, whatever process asks.
+type DeployKeeper interface {
+	// KeptDeploy returns the judgement kept under key, if any.
+	KeptDeploy(ctx context.Context, key string) (Deploy, bool, error)
+	// KeepDeploy keeps d, the judgement of a deploy at at, under key.
+	KeepDeploy(ctx context.Context, key string, at time.Time, d Deploy) error
 }
 
 // deployCache keeps the judgements of deploys whose sides are stored for

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,8 +19,16 @@ import (
 // time it ran: a's first 45 scrapes, b's last 5; the same when asked
 // again.
 func TestProcessSpansAndDeploys(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, where := e.open(t)
+			testProcessSpansAndDeploys(t, db, where)
+		})
+	}
+}
+
+func testProcessSpansAndDeploys(t *testing.T, db *DB, where string) {
 	ctx := context.Background()
-	db, _ := openTestSQLite(t)
 	cpu := leftpadProfiles(t, profseries.CPU)
 	target := func(instance, version string) profseries.Labels {
 		return profseries.NewLabels(map[string]string{"job": "leftpad", "instance": instance, "version": version})
@@ -88,4 +97,55 @@ func TestProcessSpansAndDeploys(t *testing.T) {
 	if d.Significant > 0 && !reflect.DeepEqual(a.Changes[0], d.Changes[0]) || a.Significant != d.Significant || a.Tested != d.Tested {
 		t.Errorf("asked again: %+v, want the first judgement's largest change of %+v", a, d)
 	}
+
+	// A deploy whose after side has ended (its span, 30 minutes, is in
+	// the range) is kept by the store; another process reads the
+	// judgement kept: the same, and no scrape read to make it.
+	later := deploy.Add(time.Hour)
+	rep, err = profseries.FindDeploys(ctx, db, nil, profEpoch, later, profseries.DeployOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(ctx, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	counted := &countingWindows{DB: other}
+	kept, err := profseries.FindDeploys(ctx, counted, nil, profEpoch, later, profseries.DeployOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := counted.reads.Load(); n != 0 || !reflect.DeepEqual(kept.Deploys, rep.Deploys) {
+		t.Errorf("in another process: %d reads of scrapes, deploys %+v; want none read and the judgement kept, %+v", n, kept.Deploys, rep.Deploys)
+	}
+	// Retention that deletes the scrapes before the deploy forgets it.
+	judgedDeploys := func() (n int) {
+		t.Helper()
+		if err := db.b.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM prof_deploys`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := judgedDeploys(); n != 1 {
+		t.Fatalf("%d judgements kept, want the deploy's", n)
+	}
+	db.Retention = Retention{Raw: time.Minute, Minute: time.Minute, TenMinutes: time.Minute}
+	if _, err := db.ApplyRetention(ctx, deploy.Add(time.Minute+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := judgedDeploys(); n != 0 {
+		t.Errorf("after retention deleted the scrapes before the deploy, %d judgements kept, want none", n)
+	}
+}
+
+// countingWindows counts the reads of scrapes through Windows.
+type countingWindows struct {
+	*DB
+	reads atomic.Int64
+}
+
+func (c *countingWindows) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
+	c.reads.Add(1)
+	return c.DB.Windows(ctx, q)
 }

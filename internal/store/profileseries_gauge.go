@@ -171,13 +171,16 @@ func (ps *ProfileSeries) summarize(ctx context.Context, tx *sql.Tx, series ...in
 }
 
 // forgetBefore, after retention deleted the blocks before t, deletes the
-// records of the hours t is in or before, and has every series' queries
-// decode its blocks before the next hour (their records are gone); tx
-// holds the exclusive lock.
+// records of the hours t is in or before and the judgements of deploys
+// before t, and has every series' queries decode its blocks before the
+// next hour (their records are gone); tx holds the exclusive lock.
 func (ps *ProfileSeries) forgetBefore(ctx context.Context, tx *sql.Tx, t int64) error {
 	h := ceilTo(t, gaugeHour)
 	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_gauges WHERE start_time < ?`), h); err != nil {
 		return fmt.Errorf("forget records: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_deploys WHERE at < ?`), t); err != nil {
+		return fmt.Errorf("forget judged deploys: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, ps.b.q(`UPDATE prof_series SET recorded_from = ? WHERE recorded_from < ?`), h, h); err != nil {
 		return fmt.Errorf("forget records: %w", err)

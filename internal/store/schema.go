@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16, 17: migration17}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16, 17: migration17, 18: migration18}
 }
 
 const migration1 = `
@@ -385,6 +385,18 @@ UPDATE prof_gauges SET (first_shape, first_levels) = (SELECT b.shape_id, b.level
 		AND b.process_id = prof_gauges.process_id AND b.levels IS NOT NULL
 	ORDER BY b.shape_id LIMIT 1)
 WHERE width > 0
+`
+
+// migration18 keeps the judgements of deploys whose sides are stored for
+// good (see profileseries_deploys.go): under the key profseries gives
+// each, the time of its deploy, and the judgement as JSON.
+const migration18 = `
+CREATE TABLE prof_deploys (
+	judged TEXT PRIMARY KEY,
+	at BIGINT NOT NULL,
+	data TEXT NOT NULL
+);
+CREATE INDEX prof_deploys_at ON prof_deploys (at)
 `
 
 // schemaVersion is the version a database has after all migrations.
