@@ -456,14 +456,16 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		// 11), which the scrapes just stored refer to, are set aside and
 		// put back once the migrations have run again; the snapshots'
 		// levels (migration 12), the packs (13), the rollups' counts
-		// (14), where ten-minute chains start (15) and where compaction reached (16)
-		// are dropped.
+		// (14), where ten-minute chains start (15), where compaction
+		// reached (16) and the judged deploys (18) are dropped; the
+		// buckets' first levels (17) went with prof_gauges.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
 		`ALTER TABLE prof_blocks DROP COLUMN levels`,
 		`DROP TABLE prof_packs`, // migration 13; nothing is packed yet
 		`ALTER TABLE prof_blocks DROP COLUMN scrapes`,
 		`DELETE FROM prof_meta WHERE name = 'chains_from'`,  // migration 15
 		`DELETE FROM prof_meta WHERE name = 'compacted_to'`, // migration 16
+		`DROP TABLE prof_deploys`,                           // migration 18
 		`DELETE FROM schema_version WHERE version >= 10`,
 	} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {
