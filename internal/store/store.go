@@ -104,12 +104,12 @@ type DB struct {
 	b *sqlDB
 }
 
-// newDB returns the store over the connection b.
 // idleConns is how many connections a store keeps open between reads:
 // a page reads its parts at once, and a connection opened anew reads the
 // schema and warms its page cache again.
 const idleConns = 8
 
+// newDB returns the store over the connection b.
 func newDB(ctx context.Context, b *sqlDB) (*DB, error) {
 	b.db.SetMaxIdleConns(idleConns)
 	ps := newProfileSeries(b)
