@@ -80,6 +80,10 @@
 //     no remaining stack names, directly or through its callers. Collection bumps
 //     an epoch that makes every writer drop the ids it remembers, and on
 //     PostgreSQL excludes writers with an advisory lock.
+//   - Judgements of deploys whose sides are stored for good are kept
+//     (prof_deploys, profileseries_deploys.go), so a deploy is judged once
+//     whatever process asks; retention forgets them with the scrapes
+//     before them.
 //
 // Writes are one transaction each: a run is stored whole or not at all.
 package store
