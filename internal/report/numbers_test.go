@@ -58,6 +58,7 @@ var numberFormattingAllowed = map[string]string{
 	"internal/bench/allocations.go:RecordAllocations":           "a -test.benchtime flag and a profile's file name",
 	"internal/server/api_profiles.go:Server.handleProfileMerge": "the Perfscope-Restarted-Targets response header",
 	"internal/profseries/query.go:ProcessNote":                  "a comment inside the merged profile (pprof's own field, which go tool pprof -comments shows), written where the profile is built",
+	"internal/profseries/deploy.go:deployKey.String":            "the key a store keeps a deploy's judgement under",
 	// Locations: file:line names a place, which editors and terminals
 	// parse; it is not a measured value.
 	"internal/escape/escape.go:Position.String":   "file:line:col",
