@@ -81,7 +81,12 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 	check("kept")
 	checkSpacedLevels(t, s, start.Add(65*time.Second), end, time.Minute)
 	// Migration 17 gives the buckets recorded before it the same levels,
-	// from the blocks of their first scrapes.
+	// from the blocks of their first scrapes, of every type leaks judge.
+	for _, lt := range profseries.LeakTypes {
+		if !strings.Contains(migration17, "'"+lt.Type+"'") {
+			t.Errorf("migration 17 fills no bucket of %s series", lt.Type)
+		}
+	}
 	stmts := strings.Split(s.b.d.ddl.Replace(migration17), ";")
 	for _, stmt := range []string{`UPDATE prof_gauges SET first_shape = NULL, first_levels = NULL`, stmts[len(stmts)-1]} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {

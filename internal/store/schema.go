@@ -376,7 +376,9 @@ INSERT INTO prof_meta (name, value) SELECT 'compacted_to', COALESCE(MAX(start_ti
 // scrape is a snapshot whose levels are kept (see profileseries_levels.go):
 // a read of one snapshot per bucket then reads the buckets' rows alone.
 // The buckets recorded before get them from their first scrape's block,
-// each looked up by its key.
+// each looked up by its key: those of the series of the types whose
+// snapshots have levels kept (profseries.LeakTypes when this was
+// written), the only ones that can have any.
 const migration17 = `
 ALTER TABLE prof_gauges ADD COLUMN first_shape BIGINT;
 ALTER TABLE prof_gauges ADD COLUMN first_levels {blob};
@@ -384,7 +386,7 @@ UPDATE prof_gauges SET (first_shape, first_levels) = (SELECT b.shape_id, b.level
 	WHERE b.series_id = prof_gauges.series_id AND b.resolution = 0 AND b.start_time = prof_gauges.first_start
 		AND b.process_id = prof_gauges.process_id AND b.levels IS NOT NULL
 	ORDER BY b.shape_id LIMIT 1)
-WHERE width > 0
+WHERE width > 0 AND series_id IN (SELECT id FROM prof_series WHERE type IN ('goroutine', 'goroutineleak', 'heap'))
 `
 
 // migration18 keeps the judgements of deploys whose sides are stored for
