@@ -226,12 +226,14 @@ func (ps *ProfileSeries) compactedIn(ctx context.Context, ids []uint64, from, to
 // A rowGroup says how gaugeRows adds up the rows it reads, in the query:
 // not at all (the zero rowGroup), by series and process (each group's
 // first start and last end, for spans), or by series and step (the sums
-// of each step since the epoch, for gauges). A group is returned as a
-// row of its sums: its start is the step's (or the earliest row's), its
-// process 0 where grouped by step.
+// of each step since the epoch, for gauges), or by step alone across the
+// series read (for a chart adding them up). A group is returned as a row
+// of its sums: its start is the step's (or the earliest row's), its
+// process 0 where grouped by step, its series 0 where across series.
 type rowGroup struct {
-	byProcess bool
-	step      int64
+	byProcess    bool
+	step         int64
+	acrossSeries bool
 }
 
 // gaugeRows reads the rows of width of the series ids starting in
@@ -247,6 +249,9 @@ func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, fro
 	switch {
 	case g.byProcess:
 		cols, group = `series_id, MIN(start_time), process_id, `+sums, ` GROUP BY series_id, process_id`
+	case g.step > 0 && g.acrossSeries:
+		cols, group = `0, start_time / ? * ?, 0, `+sums, ` GROUP BY 2`
+		colArgs = []any{g.step, g.step}
 	case g.step > 0:
 		// Grouped by position: PostgreSQL would not take the step's
 		// expression, parameters and all, as the one selected.
@@ -484,17 +489,43 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 		addWindows(ws)
 	}
 	if lo < nanos(to) {
-		rows, err := ps.recorded(ctx, ids, lo, nanos(to), gaugeWidth(step), rowGroup{step: int64(step)})
-		if err != nil {
+		// A group of several series is added up by the query, a row a
+		// step; the series alone in their groups are read together, a
+		// row a series and step.
+		keys := make(map[int64]string, len(series))
+		members := map[string][]uint64{}
+		for _, id := range ids {
+			k := group(series[int64(id)])
+			keys[int64(id)] = k
+			members[k] = append(members[k], id)
+		}
+		var alone []uint64
+		for _, id := range ids {
+			if len(members[keys[int64(id)]]) == 1 {
+				alone = append(alone, id)
+			}
+		}
+		add := func(ids []uint64, g rowGroup, key func(gaugeRow) string) error {
+			if len(ids) == 0 {
+				return nil
+			}
+			rows, err := ps.recorded(ctx, ids, lo, nanos(to), gaugeWidth(step), g)
+			for _, r := range rows {
+				k := key(r)
+				sums[k] = append(sums[k], profseries.GaugeSum{Start: fromNanos(r.start), Total: r.total, Duration: time.Duration(r.duration), Scrapes: int(r.gauged)})
+			}
+			return err
+		}
+		if err := add(alone, rowGroup{step: int64(step)}, func(r gaugeRow) string { return keys[r.series] }); err != nil {
 			return nil, err
 		}
-		keys := make(map[int64]string, len(series))
-		for id, ls := range series {
-			keys[id] = group(ls)
-		}
-		for _, r := range rows {
-			k := keys[r.series]
-			sums[k] = append(sums[k], profseries.GaugeSum{Start: fromNanos(r.start), Total: r.total, Duration: time.Duration(r.duration), Scrapes: int(r.gauged)})
+		for k, m := range members {
+			if len(m) == 1 {
+				continue
+			}
+			if err := add(m, rowGroup{step: int64(step), acrossSeries: true}, func(gaugeRow) string { return k }); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return points(), nil
