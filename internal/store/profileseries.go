@@ -47,7 +47,8 @@ type ProfileSeries struct {
 	seriesList  *seriesList  // see allSeries
 	processList *processList // see knownProcesses
 
-	merges merges // see mergeQuery
+	merges  merges       // see mergeQuery
+	buckets bucketMerges // see mergePart
 
 	// chainsFrom is where the store's scrapes are coded in chains of
 	// chainSpan; before it, of an hour (see chainStart).

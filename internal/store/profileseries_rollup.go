@@ -149,8 +149,9 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 // bucket with scrapes recorded and no rollup is in the map, not covered.
 // Buckets before the series' scrapes were recorded, and buckets with a
 // rollup that records no count, are checked against the blocks' sums
-// (blockSums).
-func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollupLevel, from, to int64) (map[seriesHour]bool, error) {
+// (blockSums). records are the records of every bucket of the series
+// from where they were all recorded (see bucketRecords).
+func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollupLevel, from, to int64) (covered map[seriesHour]bool, records map[seriesHour]string, err error) {
 	type hourProcess struct{ series, hour, process int64 }
 	rolled := map[hourProcess]int64{} // each rollup's count; -1 where a shape's differs
 	unknown := map[seriesHour]bool{}
@@ -175,18 +176,20 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read rollups: %w", err)
+			return nil, nil, fmt.Errorf("read rollups: %w", err)
 		}
 	}
 	recordedFrom, err := ps.recordedFrom(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	recorded, err := ps.gaugeRows(ctx, ids, level.width, max(from, ceilTo(recordedFrom, level.width)), to, rowGroup{})
+	vouched := max(from, ceilTo(recordedFrom, level.width))
+	recorded, err := ps.gaugeRows(ctx, ids, level.width, vouched, to, rowGroup{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	covered := map[seriesHour]bool{}
+	records = bucketRecords(ids, level.width, vouched, to, recorded)
+	covered = map[seriesHour]bool{}
 	for k := range rolled {
 		covered[seriesHour{k.series, k.hour}] = true
 	}
@@ -218,7 +221,7 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 	if len(check) > 0 {
 		blocks, rollups, err := ps.blockSums(ctx, slices.Compact(check), level, lo, hi)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		bySums := rolledUp(blocks, rollups)
 		for _, id := range slices.Compact(check) {
@@ -230,7 +233,7 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 			}
 		}
 	}
-	return covered, nil
+	return covered, records, nil
 }
 
 // mergeQuery merges every block q chooses: the rollups of the whole
@@ -271,10 +274,12 @@ func (ps *ProfileSeries) mergeQuery(ctx context.Context, q profseries.Query) (pr
 }
 
 // A coverage is which buckets of a level's width have up-to-date rollups
-// (see covered).
+// (see covered), and the records of those whose scrapes were all
+// recorded, rolled up or not (see bucketRecords).
 type coverage struct {
 	level   rollupLevel
 	covered map[seriesHour]bool
+	records map[seriesHour]string
 }
 
 // coverages reads which buckets of [from, to) of the series ids can be
@@ -290,7 +295,7 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 		if step > 0 && step%level.width != 0 {
 			continue
 		}
-		c := coverage{level: level, covered: map[seriesHour]bool{}}
+		c := coverage{level: level, covered: map[seriesHour]bool{}, records: map[seriesHour]string{}}
 		for _, sp := range plan(ids, out, from, to) {
 			if sp.res != 0 {
 				continue
@@ -299,11 +304,12 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 			if lo >= hi {
 				continue
 			}
-			cov, err := ps.covered(ctx, sp.series, level, lo, hi)
+			cov, recs, err := ps.covered(ctx, sp.series, level, lo, hi)
 			if err != nil {
 				return nil, err
 			}
 			maps.Copy(c.covered, cov)
+			maps.Copy(c.records, recs)
 		}
 		out = append(out, c)
 	}
@@ -334,6 +340,13 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 	if err != nil {
 		return nil, err
 	}
+	// The epoch before the blocks (see seriesState), for the merges of
+	// buckets kept.
+	var epoch int64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+		return nil, fmt.Errorf("read collection epoch: %w", err)
+	}
+	ps.b.rowsRead.Add(1)
 	from, to := nanos(q.From), nanos(q.To)
 	levels, err := ps.coverages(ctx, ids, from, to, step)
 	if err != nil {
@@ -357,7 +370,7 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 			return m
 		}
 		if len(half) > 0 {
-			g.Go(func() error { return ps.mergePart(gctx, into, q, series, processes, levels, half) })
+			g.Go(func() error { return ps.mergePart(gctx, into, q, series, processes, levels, epoch, half) })
 		}
 	}
 	if err := g.Wait(); err != nil {
@@ -393,11 +406,15 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 
 // mergePart adds the blocks of the series ids (ascending) in q's range to
 // the merger into returns for each block's start, the rollups of the
-// buckets levels cover standing in for their blocks.
-func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, ids []uint64) error {
+// buckets levels cover standing in for their blocks, and the merges of
+// whole buckets kept (see bucketMerges) for those buckets: a bucket not
+// kept yet is merged alone, then kept, where it merges more than one
+// block.
+func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, epoch int64, ids []uint64) error {
 	from, to := nanos(q.From), nanos(q.To)
 	dec := ps.decoder(ctx, q.Type)
-	var spanFrom int64 // the start of the span being read
+	var spanFrom int64                              // the start of the piece being read
+	var target func(start int64) *profseries.Merger // where its blocks go
 	add := func(rows *sql.Rows) error {
 		var seriesID, resolution, start, end, duration, processID, shapeID int64
 		var data []byte
@@ -413,22 +430,58 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 		}
 		w := profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
 			Processes: []profseries.TargetProcess{{Target: series[seriesID], Process: processes[processID]}}}
-		return dec.add(into(start), seriesID, resolution, w, data)
+		return dec.add(target(start), seriesID, resolution, w, data)
 	}
 	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
+	// read adds the blocks (rollups of res, unless 0) of sp's series
+	// starting in [from, to) to the mergers to returns.
+	read := func(sp span, from, to int64, into func(start int64) *profseries.Merger) error {
+		res, args, readFrom := atResolutions, []any{}, dec.readFrom(from)
+		if sp.res != 0 {
+			res, args, readFrom = `resolution = ?`, []any{sp.res}, from
+		}
+		spanFrom, target = from, into
+		sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, append(args, readFrom, to)...)
+		if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
+			return fmt.Errorf("read profile blocks: %w", err)
+		}
+		return nil
+	}
 	for part := range chunks(ids, 500) {
 		// The spans of blocks and of rollups, in order of time.
 		spans := plan(part, levels, from, to)
 		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, sp := range spans {
-			res, args, readFrom := atResolutions, []any{}, dec.readFrom(sp.from)
-			if sp.res != 0 {
-				res, args, readFrom = `resolution = ?`, []any{sp.res}, sp.from
-			}
-			spanFrom = sp.from
-			sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, append(args, readFrom, sp.to)...)
-			if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
-				return fmt.Errorf("read profile blocks: %w", err)
+			for _, pc := range ps.pieces(sp, q.Type, epoch, levels) {
+				if pc.key == "" {
+					if err := read(sp, pc.from, pc.to, into); err != nil {
+						return err
+					}
+					continue
+				}
+				if pc.empty {
+					continue // nothing was scraped in it
+				}
+				w, ok := ps.buckets.get(pc.key)
+				if !ok {
+					var m profseries.Merger
+					if err := read(sp, pc.from, pc.to, func(int64) *profseries.Merger { return &m }); err != nil {
+						return err
+					}
+					if m.Windows() == 0 {
+						continue
+					}
+					var err error
+					if w, err = m.Window(); err != nil {
+						return err
+					}
+					if m.Windows() > 1 {
+						ps.buckets.put(pc.key, w)
+					}
+				}
+				if err := into(pc.from).Add(w); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -650,7 +703,7 @@ func (ps *ProfileSeries) staleBuckets(ctx context.Context, series int64, level r
 		}
 	}
 	if split < limit {
-		cov, err := ps.covered(ctx, ids, level, split, limit)
+		cov, _, err := ps.covered(ctx, ids, level, split, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"cmp"
+	"container/list"
+	"encoding/binary"
+	"slices"
+	"sync"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// Merges of buckets: a merge over a range reads whole hours and ten
+// minutes (rolled up or not) of its series, and the next merge of a range
+// that overlaps it, minutes later, reads most of them again, although a
+// live store has changed only its last minutes. The store keeps the merge
+// of each whole bucket across the series a read chose, under what the
+// records of the bucket's scrapes say of each series (prof_gauges: its
+// processes, their counts of scrapes and the times they span): a scrape
+// stored into the bucket, however late, changes its records, so a kept
+// merge is used only while the bucket holds what it merged. Retention
+// forgets the records of the hours it deletes blocks of, and a bucket is
+// kept only from where its series' scrapes were all recorded, so a bucket
+// with records is whole. The collection epoch is part of the key: a
+// collection may give freed stack ids to other stacks.
+
+// bucketsKept bounds the bytes the merges of buckets kept take, about.
+const bucketsKept = 256 << 20
+
+// bucketMerges keeps the merges of buckets, the least recently used
+// dropped first once they take more than bucketsKept bytes.
+type bucketMerges struct {
+	mu    sync.Mutex
+	bytes int
+	kept  map[string]*list.Element // of *keptBucket
+	order list.List                // most recently used first
+}
+
+// A keptBucket is the merge of one bucket, under its key (see bucketKey).
+type keptBucket struct {
+	key  string
+	w    profseries.Window
+	size int
+}
+
+func (b *bucketMerges) get(key string) (profseries.Window, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.kept[key]
+	if !ok {
+		return profseries.Window{}, false
+	}
+	b.order.MoveToFront(e)
+	return e.Value.(*keptBucket).w, true
+}
+
+// put keeps w, the merge of the bucket key names. w is kept as it is:
+// nothing may change it after.
+func (b *bucketMerges) put(key string, w profseries.Window) {
+	k := &keptBucket{key: key, w: w, size: windowSize(w) + len(key)}
+	if k.size > bucketsKept/4 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.kept == nil {
+		b.kept = map[string]*list.Element{}
+	}
+	if e, ok := b.kept[key]; ok {
+		b.bytes -= e.Value.(*keptBucket).size
+		b.order.Remove(e)
+	}
+	b.kept[key] = b.order.PushFront(k)
+	b.bytes += k.size
+	for b.bytes > bucketsKept {
+		e := b.order.Back()
+		old := e.Value.(*keptBucket)
+		b.order.Remove(e)
+		delete(b.kept, old.key)
+		b.bytes -= old.size
+	}
+}
+
+// windowSize is about the bytes w takes in memory.
+func windowSize(w profseries.Window) int {
+	const sample = 40 + 16 // a Sample, and its values' allocation
+	n := 200 + len(w.Samples)*sample
+	for _, s := range w.Samples {
+		n += 8 * len(s.Values)
+	}
+	for _, p := range w.Processes {
+		n += 100 + len(p.Target.String()) + len(p.Process.BuildID)
+	}
+	return n
+}
+
+// bucketRecords encodes the records rows (prof_gauges, a row per series,
+// bucket of width and process) of every bucket of the series ids in
+// [from, to), from a multiple of width: a bucket where nothing was
+// recorded has an empty record, not none.
+func bucketRecords(ids []uint64, width, from, to int64, rows []gaugeRow) map[seriesHour]string {
+	byBucket := map[seriesHour][]gaugeRow{}
+	for _, r := range rows {
+		k := seriesHour{r.series, r.start}
+		byBucket[k] = append(byBucket[k], r)
+	}
+	out := map[seriesHour]string{}
+	var b []byte
+	for _, id := range ids {
+		for h := from; h < to; h += width {
+			k := seriesHour{int64(id), h}
+			rs := byBucket[k]
+			slices.SortFunc(rs, func(x, y gaugeRow) int { return cmp.Compare(x.process, y.process) })
+			b = b[:0]
+			for _, r := range rs {
+				for _, v := range []int64{r.process, r.first, r.last, r.scrapes, r.duration} {
+					b = binary.AppendVarint(b, v)
+				}
+			}
+			out[k] = string(b)
+		}
+	}
+	return out
+}
+
+// bucketKey names the merge of the bucket [start, start+width) of the
+// series ids (ascending) of type typ at the collection epoch, by their
+// records; ok is false when a series' records do not vouch for the bucket,
+// and empty says that no series has a scrape in it.
+func bucketKey(typ string, epoch, width, start int64, ids []uint64, records map[seriesHour]string) (key string, empty, ok bool) {
+	b := append([]byte(typ), 0)
+	for _, v := range []int64{epoch, width, start} {
+		b = binary.AppendVarint(b, v)
+	}
+	empty = true
+	for _, id := range ids {
+		rec, found := records[seriesHour{int64(id), start}]
+		if !found {
+			return "", false, false
+		}
+		empty = empty && rec == ""
+		b = binary.AppendUvarint(b, id)
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		b = append(b, rec...)
+	}
+	return string(b), empty, true
+}
+
+// A piece is a part of a span to read: a whole bucket whose merge may be
+// kept (key set), or what is around such buckets.
+type piece struct {
+	from, to int64
+	key      string
+	empty    bool
+}
+
+// pieces cuts sp, a span of the series of type typ, into the whole
+// buckets whose merges may be kept and what is left: a span of rollups
+// into its level's buckets, a span of blocks into whole buckets of the
+// narrowest level (blocks of a Chained type only where a chain starts at
+// the bucket: read alone, it decodes nothing before it).
+func (ps *ProfileSeries) pieces(sp span, typ string, epoch int64, levels []coverage) []piece {
+	var c *coverage
+	for i := range levels {
+		if sp.res == 0 || sp.res == levels[i].level.resolution() {
+			c = &levels[i]
+		}
+	}
+	if c == nil {
+		return []piece{{from: sp.from, to: sp.to}}
+	}
+	w := c.level.width
+	var out []piece
+	rest := func(from, to int64) {
+		if from >= to {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].key == "" && out[n-1].to == from {
+			out[n-1].to = to
+			return
+		}
+		out = append(out, piece{from: from, to: to})
+	}
+	lo, hi := ceilTo(sp.from, w), floorTo(sp.to, w)
+	rest(sp.from, min(lo, sp.to))
+	for t := lo; t < hi; t += w {
+		key, empty, ok := bucketKey(typ, epoch, w, t, sp.series, c.records)
+		if ok && sp.res == 0 && profseries.Chained(typ) && ps.chainStart(t) != t {
+			ok = false
+		}
+		if !ok {
+			rest(t, t+w)
+			continue
+		}
+		out = append(out, piece{from: t, to: t + w, key: key, empty: empty})
+	}
+	rest(max(hi, lo), sp.to)
+	return out
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// TestBucketMergesKept stores the committed real heap scrapes (a type
+// coded in chains) of three targets, rolls up what a scraper would have
+// by then and stores more, and merges ranges through a second handle, as
+// the dashboard beside a scraper does: a range whose whole buckets (ten
+// minutes rolled up or not, hours) were merged before reads none of their
+// blocks again, whatever the range around them; scrapes stored late into
+// a kept bucket, one rolled up and one not, are in the next merge; every
+// merge equals that of the scrapes the range holds, and that of a handle
+// that kept nothing.
+func TestBucketMergesKept(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, where := e.open(t)
+			testBucketMergesKept(t, db, where)
+		})
+	}
+}
+
+func testBucketMergesKept(t *testing.T, db *DB, where string) {
+	ctx := context.Background()
+	heap := leftpadProfiles(t, profseries.Heap)
+	a := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "a"})
+	b := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "b"})
+	c := profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "c"}) // gone after 30 minutes
+	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
+	store := func(target profseries.Labels, t0 time.Time) {
+		t.Helper()
+		i := int(t0.Sub(profEpoch) / (10 * time.Second))
+		if err := db.Append(ctx, scrapeAt(target, profseries.Heap, heap[i%len(heap)], t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Left out, to be stored late: one scrape in ten minutes rolled up,
+	// one in ten minutes that are not.
+	late := []time.Time{at(65*time.Minute + 20*time.Second), at(85*time.Minute + 30*time.Second)}
+	storeRange := func(from, to time.Duration) {
+		for t0 := at(from); t0.Before(at(to)); t0 = t0.Add(10 * time.Second) {
+			if t0.Equal(late[0]) || t0.Equal(late[1]) {
+				continue
+			}
+			store(a, t0)
+			store(b, t0)
+			if t0.Before(at(30 * time.Minute)) {
+				store(c, t0)
+			}
+		}
+	}
+	storeRange(0, 80*time.Minute)
+	// The hour and every ten minutes up to 80 minutes rolled up; ten
+	// minutes from 80 on are read as blocks.
+	if rep, err := db.RollUp(ctx, at(82*time.Minute)); err != nil || rep.RolledUp == 0 || rep.RolledUpTen == 0 {
+		t.Fatalf("roll up: %+v, %v", rep, err)
+	}
+	storeRange(80*time.Minute, 110*time.Minute)
+
+	reader, err := Open(ctx, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := func(from, to time.Duration) profseries.Query {
+		return profseries.Query{Type: profseries.Heap, Selector: sel, From: at(from), To: at(to)}
+	}
+	// merged merges q through s, checks it against the scrapes the range
+	// holds, and returns the rows the merge read.
+	merged := func(s *DB, when string, q profseries.Query) (profseries.Window, int64) {
+		t.Helper()
+		var w profseries.Window
+		read := rowsReadBy(s, func() { w, err = s.mergeQuery(ctx, q) })
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		ws, err := s.Windows(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := profseries.Merge(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(w, want) {
+			t.Fatalf("%s: the merge of %s to %s is not that of the %d scrapes it holds", when, q.From.Format(time.TimeOnly), q.To.Format(time.TimeOnly), len(ws))
+		}
+		return w, read
+	}
+	// fresh merges q through a handle that has kept nothing.
+	fresh := func(when string, q profseries.Query) (profseries.Window, int64) {
+		t.Helper()
+		s, err := Open(ctx, where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return merged(s, when, q)
+	}
+
+	// Edges of 5 minutes around whole ten minutes: rolled up (10 to 80
+	// minutes), then blocks (80 to 100).
+	merged(reader, "first range", query(5*time.Minute, 105*time.Minute))
+	// The whole ten minutes of it, alone: kept, no block read.
+	inner := query(10*time.Minute, 100*time.Minute)
+	w, kept := merged(reader, "its whole buckets", inner)
+	want, all := fresh("its whole buckets, nothing kept", inner)
+	if !reflect.DeepEqual(w, want) {
+		t.Fatal("the merge of kept buckets differs from one of a handle that kept nothing")
+	}
+	if kept*3 > all {
+		t.Errorf("merging buckets kept read %d rows, a handle that kept nothing %d: want the blocks not read again", kept, all)
+	}
+	// The same range in hours and ten minutes: the hour's rollup is
+	// merged once, then kept.
+	hours := query(0, 100*time.Minute)
+	merged(reader, "a range of whole hours", hours)
+	if _, again := merged(reader, "a range of whole hours, shifted", query(0, 100*time.Minute+time.Second)); again*3 > all {
+		t.Errorf("merging a range of kept buckets again read %d rows", again)
+	}
+
+	// Scrapes stored late, into ten minutes rolled up and into ten
+	// minutes read as blocks, both kept: the merges have them.
+	for _, t0 := range late {
+		store(a, t0)
+	}
+	w, _ = merged(reader, "after late scrapes", inner)
+	if want, _ := fresh("after late scrapes, nothing kept", inner); !reflect.DeepEqual(w, want) {
+		t.Fatal("after late scrapes, the merge of kept buckets differs from one of a handle that kept nothing")
+	}
+	merged(reader, "a range of whole hours after late scrapes", hours)
+}
