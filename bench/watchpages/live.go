@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/perfscope/perfscope/bench/scrape/sim"
+	"github.com/perfscope/perfscope/internal/profseries"
 
 	"github.com/perfscope/perfscope/internal/dashboard"
 	"github.com/perfscope/perfscope/internal/store"
@@ -85,4 +89,84 @@ func judgeDeploys(ctx context.Context, dsn string, at time.Time) error {
 	}
 	fmt.Printf("deploys judged as a scraper does at %s: %d, in %s\n", at.Format(time.TimeOnly), len(rep.Deploys), time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// scrapeEvery is how often a scraper stores a scrape of each target.
+const scrapeEvery = 10 * time.Second
+
+// scrapeLive stores, until stop is called, what a scraper of the fleet
+// stores while the pages are read: every 10 s, a scrape of each type of
+// every target at v2 (what runs now), through store.Append, the targets'
+// scrapes spread over the 10 s as a scraper's are (each target is scraped
+// at its own offset). The store already holds the fleet's scrapes up to
+// its end, ahead of now, on a 10 s grid from the hour; a scrape stored now
+// is 5 s off that grid, so it is one more scrape in the range ending now,
+// as a live store's newest is, not one of those. Each changes the state of
+// its series, so a page read again reads the store again, as on a live
+// store, where the kept merge of a whole range lasts until the next
+// scrape of one of its targets. stop returns how many were stored.
+func scrapeLive(ctx context.Context, dsn, dir string, f fleet) (stop func() (int, error), err error) {
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	replays := make([]*sim.Replay, len(types))
+	for i, typ := range types {
+		if replays[i], err = sim.Load(dir, []string{typ}, nil, uint64(100+i)); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var stored int
+	var werr error
+	// period stores the scrapes of the 10 s starting at start.
+	period := func(start time.Time) error {
+		at := start.Add(scrapeEvery / 2)
+		scrapes := make([]*profseries.Scrape, len(types))
+		for i, typ := range types {
+			sc, err := replays[i].Next(typ, at)
+			if err != nil {
+				return err
+			}
+			deployed(sc.Profile, typ, at.Sub(f.Deploy))
+			scrapes[i] = sc
+		}
+		for t := range f.Targets {
+			wait := time.Until(start.Add(time.Duration(t) * scrapeEvery / time.Duration(f.Targets)))
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return nil
+			}
+			for _, sc := range scrapes {
+				c := *sc
+				c.Profile = sc.Profile.Copy()
+				c.Target = labels(t, "v2")
+				c.Process = profseries.Process{BuildID: "leftpad-v2", Generation: 1}
+				if err := st.Append(ctx, &c); err != nil {
+					return err
+				}
+				stored++
+			}
+		}
+		return nil
+	}
+	go func() {
+		defer close(done)
+		for start := time.Now().Truncate(scrapeEvery); ctx.Err() == nil; start = start.Add(scrapeEvery) {
+			if err := period(start); err != nil {
+				if ctx.Err() == nil {
+					werr = err
+				}
+				return
+			}
+		}
+	}()
+	return func() (int, error) {
+		cancel()
+		<-done
+		return stored, errors.Join(werr, st.Close())
+	}, nil
 }

@@ -8,13 +8,16 @@
 // (the median over rounds of each), then, with -chromium, the time
 // Chromium takes to paint the flame graph of a 24 h range.
 //
-//	go run ./bench/watchpages [-targets 500] [-hours 24] [-cache DIR] [-n 10] [-rounds 3] [-chromium] [-pages REGEXP] [-cpuprofile FILE] [-populate]
+//	go run ./bench/watchpages [-targets 500] [-hours 24] [-cache DIR] [-n 10] [-rounds 3] [-chromium] [-pages REGEXP] [-cpuprofile FILE] [-populate] [-scrape=false]
 //
 // -cache keeps the populated store in DIR and reuses it (moved by whole
 // hours to end now) when it was made for the same -targets and -hours.
 // -cpuprofile FILE serves the pages in this process instead (server.New,
 // as perfscope serve makes it) and writes a CPU profile of the requests,
 // each labelled page=NAME: go tool pprof -tagfocus page=services FILE.
+// While the pages are read, a scrape of every target and type is stored
+// every 10 s, as a live scraper stores them (-scrape=false: none, a store
+// that does not change).
 package main
 
 import (
@@ -38,6 +41,7 @@ func main() {
 	only := flag.String("pages", "", "measure the pages whose name matches this regular expression")
 	populateOnly := flag.Bool("populate", false, "populate (or move) the store and stop")
 	cpuprofile := flag.String("cpuprofile", "", "serve in this process and write a CPU profile of the requests, labelled by page, to this file")
+	scrape := flag.Bool("scrape", true, "store a scrape of every target every 10 s while the pages are read, as a live scraper does")
 	flag.Parse()
 	re, err := regexp.Compile(*only)
 	if err != nil {
@@ -48,13 +52,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "watchpages: usage: go run ./bench/watchpages [-targets N] [-hours H] [-cache DIR] [-n N] [-rounds R] [-chromium]")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *targets, *hours, *cache, *dir, *n, *rounds, *chromium, *populateOnly, *cpuprofile, re); err != nil {
+	if err := run(context.Background(), *targets, *hours, *cache, *dir, *n, *rounds, *chromium, *populateOnly, *scrape, *cpuprofile, re); err != nil {
 		fmt.Fprintln(os.Stderr, "watchpages:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, targets, hours int, cache, dir string, n, rounds int, chromium, populateOnly bool, cpuprofile string, only *regexp.Regexp) error {
+func run(ctx context.Context, targets, hours int, cache, dir string, n, rounds int, chromium, populateOnly, scrape bool, cpuprofile string, only *regexp.Regexp) error {
 	tmp, err := os.MkdirTemp("", "watchpages")
 	if err != nil {
 		return err
@@ -95,6 +99,19 @@ func run(ctx context.Context, targets, hours int, cache, dir string, n, rounds i
 		return err
 	}
 	defer srv.stop()
+	if scrape {
+		stop, err := scrapeLive(ctx, dsn, dir, f)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			n, err := stop()
+			fmt.Printf("%d scrapes stored while the pages were read (a scrape of each of %d targets × %d types every %s)\n", n, f.Targets, len(types), scrapeEvery)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "watchpages: store scrapes:", err)
+			}
+		}()
+	}
 	if err := measurePages(ctx, srv.url, srv.pid, f, n, rounds, only); err != nil {
 		return err
 	}
