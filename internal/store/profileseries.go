@@ -47,8 +47,9 @@ type ProfileSeries struct {
 	seriesList  *seriesList  // see allSeries
 	processList *processList // see knownProcesses
 
-	merges  merges       // see mergeQuery
-	buckets bucketMerges // see mergePart
+	merges  merges                              // see mergeQuery
+	buckets *keptLRU[string, profseries.Window] // see profileseries_buckets.go
+	packs   *keptLRU[packKey, [][]byte]         // see packReader
 
 	// chainsFrom is where the store's scrapes are coded in chains of
 	// chainSpan; before it, of an hour (see chainStart).
@@ -97,7 +98,8 @@ func (c *symbolCache) reset(epoch int64) {
 }
 
 func newProfileSeries(b *sqlDB) *ProfileSeries {
-	ps := &ProfileSeries{b: b, Retention: DefaultRetention}
+	ps := &ProfileSeries{b: b, Retention: DefaultRetention,
+		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept)}
 	ps.cache.reset(-1)
 	return ps
 }

@@ -2,10 +2,8 @@ package store
 
 import (
 	"cmp"
-	"container/list"
 	"encoding/binary"
 	"slices"
-	"sync"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -24,62 +22,9 @@ import (
 // with records is whole. The collection epoch is part of the key: a
 // collection may give freed stack ids to other stacks.
 
-// bucketsKept bounds the bytes the merges of buckets kept take, about.
+// bucketsKept bounds the bytes the merges of buckets kept take, about;
+// the least recently used go first.
 const bucketsKept = 256 << 20
-
-// bucketMerges keeps the merges of buckets, the least recently used
-// dropped first once they take more than bucketsKept bytes.
-type bucketMerges struct {
-	mu    sync.Mutex
-	bytes int
-	kept  map[string]*list.Element // of *keptBucket
-	order list.List                // most recently used first
-}
-
-// A keptBucket is the merge of one bucket, under its key (see bucketKey).
-type keptBucket struct {
-	key  string
-	w    profseries.Window
-	size int
-}
-
-func (b *bucketMerges) get(key string) (profseries.Window, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	e, ok := b.kept[key]
-	if !ok {
-		return profseries.Window{}, false
-	}
-	b.order.MoveToFront(e)
-	return e.Value.(*keptBucket).w, true
-}
-
-// put keeps w, the merge of the bucket key names. w is kept as it is:
-// nothing may change it after.
-func (b *bucketMerges) put(key string, w profseries.Window) {
-	k := &keptBucket{key: key, w: w, size: windowSize(w) + len(key)}
-	if k.size > bucketsKept/4 {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.kept == nil {
-		b.kept = map[string]*list.Element{}
-	}
-	if e, ok := b.kept[key]; ok {
-		b.bytes -= e.Value.(*keptBucket).size
-		b.order.Remove(e)
-	}
-	b.kept[key] = b.order.PushFront(k)
-	b.bytes += k.size
-	for b.bytes > bucketsKept {
-		e := b.order.Back()
-		old := e.Value.(*keptBucket)
-		b.order.Remove(e)
-		delete(b.kept, old.key)
-		b.bytes -= old.size
-	}
-}
 
 // windowSize is about the bytes w takes in memory.
 func windowSize(w profseries.Window) int {
@@ -156,9 +101,11 @@ type piece struct {
 
 // pieces cuts sp, a span of the series of type typ, into the whole
 // buckets whose merges may be kept and what is left: a span of rollups
-// into its level's buckets, a span of blocks into whole buckets of the
-// narrowest level (blocks of a Chained type only where a chain starts at
-// the bucket: read alone, it decodes nothing before it).
+// of several series into its level's buckets (a series' rollup is one
+// block a bucket: kept, it would save nothing), a span of blocks into
+// whole buckets of the narrowest level (blocks of a Chained type only
+// where a chain starts at the bucket: read alone, it decodes nothing
+// before it).
 func (ps *ProfileSeries) pieces(sp span, typ string, epoch int64, levels []coverage) []piece {
 	var c *coverage
 	for i := range levels {
@@ -166,7 +113,7 @@ func (ps *ProfileSeries) pieces(sp span, typ string, epoch int64, levels []cover
 			c = &levels[i]
 		}
 	}
-	if c == nil {
+	if c == nil || (sp.res != 0 && len(sp.series) == 1) {
 		return []piece{{from: sp.from, to: sp.to}}
 	}
 	w := c.level.width

@@ -136,17 +136,36 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 
 // A packReader reads the packs of the blocks one read meets, each pack
 // once: a read goes through each series in order of time, so it keeps
-// one pack a series, the last it read.
+// one pack a series, the last it read. Packs unpacked are also kept for
+// the reads after (ps.packs): the ranges read one after another, on a
+// live store, start in the same past hours (a day ago, an hour ago),
+// whose packs each read would otherwise unpack again. A pack never
+// changes (an hour is packed once, and its pack goes only with its
+// blocks); a kept one is used only at the collection epoch it was read
+// at all the same, which every pass of retention that compacts or
+// deletes moves on.
 type packReader struct {
 	ctx   context.Context
 	ps    *ProfileSeries
 	packs map[[2]int64]readPack // by series and resolution
+	// epoch is the collection epoch, once read (see unpack).
+	epoch     int64
+	epochRead bool
 }
 
 type readPack struct {
 	hour   int64
 	blocks [][]byte
 }
+
+// packKey names a pack as kept: its series, resolution and hour, and
+// the collection epoch it was read at.
+type packKey struct{ series, resolution, hour, epoch int64 }
+
+// packsKept bounds the bytes of the packs kept unpacked, about (an hour
+// of a target's CPU scrapes is about 250 KB unpacked, of its heap 140 KB,
+// of its goroutines 10 KB); the least recently used go first.
+const packsKept = 128 << 20
 
 // errPackGone is what a read meets when retention removed an hour while
 // it read it.
@@ -164,20 +183,18 @@ func (r *packReader) block(series, resolution, start int64, data []byte) ([]byte
 	p, ok := r.packs[[2]int64{series, resolution}]
 	blocks := p.blocks
 	if !ok || p.hour != hour {
-		// The store's connection, not a transaction's: a read of packs
-		// may happen while the transaction's rows are open, and packs are
-		// only ever read committed.
-		var pack []byte
-		err := r.ps.b.db.QueryRowContext(r.ctx, r.ps.b.q(`SELECT data FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time = ?`),
-			series, resolution, hour).Scan(&pack)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), errPackGone)
+		if !r.epochRead {
+			// Read before the pack: a pass of retention in between
+			// makes the pack kept under an epoch already past.
+			if err := r.ps.b.db.QueryRowContext(r.ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&r.epoch); err != nil {
+				return nil, fmt.Errorf("read collection epoch: %w", err)
+			}
+			r.ps.b.rowsRead.Add(1)
+			r.epochRead = true
 		}
+		blocks, err = r.unpack(packKey{series, resolution, hour, r.epoch})
 		if err != nil {
-			return nil, fmt.Errorf("read pack: %w", err)
-		}
-		if blocks, err = r.ps.codec().Unpack(pack); err != nil {
-			return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), err)
+			return nil, err
 		}
 		if r.packs == nil {
 			r.packs = map[[2]int64]readPack{}
@@ -188,4 +205,35 @@ func (r *packReader) block(series, resolution, start int64, data []byte) ([]byte
 		return nil, fmt.Errorf("read series %d at %s: a block refers to entry %d of a pack of %d", series, fromNanos(hour).UTC().Format(time.RFC3339), entry, len(blocks))
 	}
 	return blocks[entry], nil
+}
+
+// unpack returns the blocks of pack k, kept or read and unpacked.
+func (r *packReader) unpack(k packKey) ([][]byte, error) {
+	if blocks, ok := r.ps.packs.get(k); ok {
+		return blocks, nil
+	}
+	series, resolution, hour := k.series, k.resolution, k.hour
+	// The store's connection, not a transaction's: a read of packs
+	// may happen while the transaction's rows are open, and packs are
+	// only ever read committed.
+	var pack []byte
+	err := r.ps.b.db.QueryRowContext(r.ctx, r.ps.b.q(`SELECT data FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time = ?`),
+		series, resolution, hour).Scan(&pack)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), errPackGone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pack: %w", err)
+	}
+	r.ps.b.rowsRead.Add(1)
+	blocks, err := r.ps.codec().Unpack(pack)
+	if err != nil {
+		return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), err)
+	}
+	size := 100
+	for _, b := range blocks {
+		size += 24 + len(b)
+	}
+	r.ps.packs.put(k, blocks, size)
+	return blocks, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"testing"
 	"time"
 
@@ -138,6 +139,22 @@ func runPackSuite(t *testing.T, s *DB) {
 				t.Errorf("%s, range %d: packed, the merge differs from before", typ, i)
 			}
 		}
+	}
+	// The packs read are kept unpacked: the scrapes of both hours read
+	// again read the same rows but the two packs.
+	all := profseries.Query{Type: profseries.Heap, From: ranges[0][0], To: ranges[0][1]}
+	var firstWs, againWs []profseries.Window
+	s.packs = newKeptLRU[packKey, [][]byte](packsKept) // as a handle that read none
+	first := rowsReadBy(s, func() { firstWs, err = s.Windows(ctx, all) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := rowsReadBy(s, func() { againWs, err = s.Windows(ctx, all) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first-again != 2 || !reflect.DeepEqual(firstWs, againWs) {
+		t.Errorf("the scrapes of two packed hours read %d rows, then %d: want the same scrapes, the packs read once", first, again)
 	}
 
 	// A scrape stored late, into the packed second hour, is kept whole

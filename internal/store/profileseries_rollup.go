@@ -407,7 +407,7 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 // mergePart adds the blocks of the series ids (ascending) in q's range to
 // the merger into returns for each block's start, the rollups of the
 // buckets levels cover standing in for their blocks, and the merges of
-// whole buckets kept (see bucketMerges) for those buckets: a bucket not
+// whole buckets kept (see profileseries_buckets.go) for those buckets: a bucket not
 // kept yet is merged alone, then kept, where it merges more than one
 // block.
 func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, epoch int64, ids []uint64) error {
@@ -476,7 +476,7 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 						return err
 					}
 					if m.Windows() > 1 {
-						ps.buckets.put(pc.key, w)
+						ps.buckets.put(pc.key, w, windowSize(w)+len(pc.key))
 					}
 				}
 				if err := into(pc.from).Add(w); err != nil {
