@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,18 +18,19 @@ import (
 // edgeResolutions are the resolutions blocks are kept at (not rollups).
 var edgeResolutions = []int64{0, resolutionMinute, resolutionTenMinutes}
 
-// edgesQuery reads, for one series and range, the first and last start
-// of its blocks at each of edgeResolutions: a bounded read of the
+// edgesQuery reads, for series and a range, the first and last start of
+// each series' blocks at each of edgeResolutions: a bounded read of the
 // blocks' key per value (a minimum or maximum under a key prefix),
-// whatever the number of blocks between.
+// whatever the number of blocks between, and one statement for many
+// series (their ids appended, see inList).
 var edgesQuery = func() string {
 	var cols []string
 	for range edgeResolutions {
 		for _, agg := range []string{"MIN", "MAX"} {
-			cols = append(cols, `(SELECT `+agg+`(start_time) FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?)`)
+			cols = append(cols, `(SELECT `+agg+`(start_time) FROM prof_blocks WHERE series_id = s.id AND resolution = ? AND start_time >= ? AND start_time < ?)`)
 		}
 	}
-	return `SELECT ` + strings.Join(cols, ", ")
+	return `SELECT s.id, ` + strings.Join(cols, ", ") + ` FROM prof_series s WHERE s.id IN `
 }()
 
 // BlockEdges lists, per series q chooses with a block starting in
@@ -41,35 +44,42 @@ func (ps *ProfileSeries) BlockEdges(ctx context.Context, q profseries.Query) ([]
 		return nil, err
 	}
 	from, to := nanos(q.From), nanos(q.To)
+	args := make([]any, 0, 6*len(edgeResolutions))
+	for _, res := range edgeResolutions {
+		for range 2 {
+			args = append(args, res, from, to)
+		}
+	}
 	var out []profseries.SeriesEdges
-	for _, id := range ids {
-		args := make([]any, 0, 8*len(edgeResolutions))
-		for _, res := range edgeResolutions {
-			for range 2 {
-				args = append(args, int64(id), res, from, to)
+	for part := range chunks(ids, 500) {
+		sq, sargs := inList(edgesQuery, part, slices.Clone(args)...)
+		err := ps.b.each(ctx, sq+` ORDER BY s.id`, sargs, func(rows *sql.Rows) error {
+			var id int64
+			var v [6]sql.NullInt64
+			if err := rows.Scan(&id, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
+				return err
 			}
-		}
-		var v [6]sql.NullInt64
-		if err := ps.b.db.QueryRowContext(ctx, ps.b.q(edgesQuery), args...).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
+			var first, last int64
+			found := false
+			for i := 0; i < len(v); i += 2 {
+				if !v[i].Valid {
+					continue
+				}
+				if !found || v[i].Int64 < first {
+					first = v[i].Int64
+				}
+				if !found || v[i+1].Int64 > last {
+					last = v[i+1].Int64
+				}
+				found = true
+			}
+			if found {
+				out = append(out, profseries.SeriesEdges{Target: series[id], First: fromNanos(first), Last: fromNanos(last)})
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("read profile blocks' edges: %w", err)
-		}
-		ps.b.rowsRead.Add(1)
-		var first, last int64
-		found := false
-		for i := 0; i < len(v); i += 2 {
-			if !v[i].Valid {
-				continue
-			}
-			if !found || v[i].Int64 < first {
-				first = v[i].Int64
-			}
-			if !found || v[i+1].Int64 > last {
-				last = v[i+1].Int64
-			}
-			found = true
-		}
-		if found {
-			out = append(out, profseries.SeriesEdges{Target: series[int64(id)], First: fromNanos(first), Last: fromNanos(last)})
 		}
 	}
 	return out, nil
@@ -78,21 +88,86 @@ func (ps *ProfileSeries) BlockEdges(ctx context.Context, q profseries.Query) ([]
 // MergedAt merges the blocks of type typ that start at each point's
 // instant in the series of exactly its labels (the series' snapshot
 // then) into one profile, built once: what findings read of the first
-// and last goroutines of many series.
+// and last goroutines of many series. The points whose instants fall in
+// one span of chains (see chainStart), as the first snapshots of a
+// fleet's series do, are read at once: their series' blocks from the
+// span's start to the last of their instants, each decoded up to its
+// series' instant.
 func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []profseries.SeriesInstant) (*profile.Profile, error) {
-	var m profseries.Merger
+	all, err := ps.allSeries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read profile series: %w", err)
+	}
+	processes, err := ps.knownProcesses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	wanted := map[string]bool{}
 	for _, p := range points {
-		q := profseries.Query{Type: typ, Selector: profseries.Exact(p.Target), From: p.At, To: p.At.Add(time.Nanosecond)}
-		err := ps.eachBlock(ctx, q, "data", false, func(dec *blockDecoder, b storedBlock) error {
-			samples, err := dec.samples(b.series, b.resolution, nanos(b.w.Start), b.data)
-			if err != nil || !slices.Equal(b.w.Processes[0].Target, p.Target) {
-				return err // another series the labels choose too
+		wanted[p.Target.String()] = true
+	}
+	byLabels := map[string]seriesLabels{}
+	for _, s := range all[typ] {
+		if k := s.labels.String(); wanted[k] {
+			byLabels[k] = s
+		}
+	}
+	// The instant of each series, by the span of chains it is in.
+	spans := map[int64]map[int64]int64{}
+	labels := map[int64]profseries.Labels{}
+	for _, p := range points {
+		s, ok := byLabels[p.Target.String()]
+		if !ok {
+			continue
+		}
+		at := nanos(p.At)
+		c := ps.chainStart(at)
+		if spans[c] == nil {
+			spans[c] = map[int64]int64{}
+		}
+		spans[c][s.id] = at
+		labels[s.id] = s.labels
+	}
+	var m profseries.Merger
+	for _, c := range slices.Sorted(maps.Keys(spans)) {
+		at := spans[c]
+		ids := make([]uint64, 0, len(at))
+		first, last := int64(math.MaxInt64), int64(0)
+		for id, t := range at {
+			ids = append(ids, uint64(id))
+			first, last = min(first, t), max(last, t)
+		}
+		slices.Sort(ids)
+		dec := ps.decoder(ctx, typ)
+		for part := range chunks(ids, 500) {
+			sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
+				WHERE `+atResolutions+` AND start_time >= ? AND start_time <= ? AND series_id IN `, part, dec.readFrom(first), last)
+			err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+				var series, resolution, start, end, duration, processID, shapeID int64
+				var data []byte
+				if err := rows.Scan(&series, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+					return err
+				}
+				switch t := at[series]; {
+				case start < t:
+					return dec.skip(series, resolution, start, data)
+				case start > t:
+					return nil // after its instant
+				}
+				shape, err := ps.shape(ctx, shapeID)
+				if err != nil {
+					return err
+				}
+				samples, err := dec.samples(series, resolution, start, data)
+				if err != nil {
+					return err
+				}
+				return m.Add(profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
+					Processes: []profseries.TargetProcess{{Target: labels[series], Process: processes[processID]}}, Samples: samples})
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read profile blocks: %w", err)
 			}
-			b.w.Samples = samples
-			return m.Add(b.w)
-		})
-		if err != nil {
-			return nil, err
 		}
 	}
 	if m.Windows() == 0 {

@@ -147,27 +147,43 @@ func checkEdges(t *testing.T, s *DB, q profseries.Query) {
 	if limit := int64(len(edges)) + 3; read > limit {
 		t.Errorf("block edges read %d rows for %d series, want at most %d", read, len(edges), limit)
 	}
-	// The last snapshots merged at once are those merged one by one.
-	var points []profseries.SeriesInstant
-	var each []*profile.Profile
-	for _, e := range edges {
-		points = append(points, profseries.SeriesInstant{Target: e.Target, At: e.Last})
-		p, err := s.MergedProfile(context.Background(), profseries.Query{Type: q.Type, Selector: profseries.Exact(e.Target), From: e.Last, To: e.Last.Add(time.Nanosecond)})
+	// The first and the last snapshots merged at once are those merged
+	// one by one; so are snapshots at different instants, the first,
+	// second or third of each series (read at once, the blocks of one
+	// series after its instant are those before another's).
+	starts := map[string][]time.Time{}
+	for _, w := range ws {
+		k := w.Processes[0].Target.String()
+		if n := len(starts[k]); n == 0 || !starts[k][n-1].Equal(w.Start) {
+			starts[k] = append(starts[k], w.Start)
+		}
+	}
+	for i, which := range []string{"first", "last", "staggered"} {
+		var points []profseries.SeriesInstant
+		var each []*profile.Profile
+		for j, e := range edges {
+			at := [3]time.Time{e.First, e.Last, e.First}[i]
+			if st := starts[e.Target.String()]; i == 2 {
+				at = st[min(j%3, len(st)-1)]
+			}
+			points = append(points, profseries.SeriesInstant{Target: e.Target, At: at})
+			p, err := s.MergedProfile(context.Background(), profseries.Query{Type: q.Type, Selector: profseries.Exact(e.Target), From: at, To: at.Add(time.Nanosecond)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			each = append(each, p)
+		}
+		merged, err := s.MergedAt(context.Background(), q.Type, points)
 		if err != nil {
 			t.Fatal(err)
 		}
-		each = append(each, p)
-	}
-	merged, err := s.MergedAt(context.Background(), q.Type, points)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oneByOne, err := profile.Merge(each)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equalSums(stackSums(merged), stackSums(oneByOne)) || merged.DurationNanos != oneByOne.DurationNanos {
-		t.Errorf("%s: the last snapshots of %d series merged at once differ from their merge one by one", q.Type, len(points))
+		oneByOne, err := profile.Merge(each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalSums(stackSums(merged), stackSums(oneByOne)) || merged.DurationNanos != oneByOne.DurationNanos {
+			t.Errorf("%s: the %s snapshots of %d series merged at once differ from their merge one by one", q.Type, which, len(points))
+		}
 	}
 }
 
