@@ -22,8 +22,12 @@ const mergesKept = 8
 type merges struct {
 	mu   sync.Mutex
 	kept []keptMerge // oldest first
-	// running are the merges being read: a second read of a range at
-	// the same state waits for the first (a page's parts read at once).
+	// running are the merges being read: a second read of a range
+	// waits for the first (a page's parts read at once), whatever the
+	// state each read: on a live store, a scrape stored between the two
+	// (they come every few milliseconds from a fleet) would otherwise
+	// have the range read twice at once, for a merge a few milliseconds
+	// older.
 	running []*runningMerge
 }
 
@@ -31,21 +35,29 @@ type merges struct {
 // closed once its window and err are set.
 type runningMerge struct {
 	keptMerge
-	done chan struct{}
-	err  error
+	done    chan struct{}
+	err     error
+	waiting int // the callers that came while it was read
+}
+
+// of says k is a merge of q, at any state.
+func (k *keptMerge) of(q profseries.Query) bool {
+	return k.typ == q.Type && k.sel == q.Selector.String() && k.from == nanos(q.From) && k.to == nanos(q.To)
 }
 
 // same says k is the merge of q at state.
 func (k *keptMerge) same(q profseries.Query, state []int64) bool {
-	return k.typ == q.Type && k.sel == q.Selector.String() && k.from == nanos(q.From) && k.to == nanos(q.To) && slices.Equal(k.state, state)
+	return k.of(q) && slices.Equal(k.state, state)
 }
 
-// run returns the merge of q at state that read makes, reading it once
-// for every caller that asks while it is read.
+// run returns the merge of q that read makes, at state, or that of the
+// read of q under way, reading it once for every caller that asks while
+// it is read.
 func (m *merges) run(ctx context.Context, q profseries.Query, state []int64, read func() (profseries.Window, error)) (profseries.Window, error) {
 	m.mu.Lock()
 	for _, r := range m.running {
-		if r.same(q, state) {
+		if r.of(q) {
+			r.waiting++
 			m.mu.Unlock()
 			select {
 			case <-r.done:

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +153,58 @@ func TestMergesReadOnce(t *testing.T) {
 	// Each reader reads the series' state; the blocks are read once.
 	if limit := once + readers*4; read > limit {
 		t.Errorf("%d merges of one range at once read %d rows; one merge reads %d: want the blocks read once (at most %d)", readers, read, once, limit)
+	}
+}
+
+// TestMergesJoinedAcrossStates: a merge of a range asked while another
+// of it is read waits for that one and gets its merge, though a scrape
+// was stored in between (the state each read differs): on a live store,
+// the parts of one page would otherwise read the range twice at once.
+func TestMergesJoinedAcrossStates(t *testing.T) {
+	ctx := context.Background()
+	q := profseries.Query{Type: profseries.CPU, From: profEpoch, To: profEpoch.Add(time.Hour)}
+	first := profseries.Window{Start: profEpoch, End: profEpoch.Add(10 * time.Second), Duration: 10 * time.Second}
+	var m merges
+	reading, release := make(chan struct{}), make(chan struct{})
+	got := make(chan profseries.Window)
+	go func() {
+		w, err := m.run(ctx, q, []int64{1}, func() (profseries.Window, error) {
+			close(reading)
+			<-release
+			return first, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- w
+	}()
+	<-reading
+	second, readAgain := make(chan profseries.Window), make(chan struct{})
+	go func() {
+		w, err := m.run(ctx, q, []int64{2}, func() (profseries.Window, error) {
+			t.Error("the range was read again while it was read")
+			close(readAgain)
+			return profseries.Window{}, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- w
+	}()
+	// Released once the second waits for the first (or read again).
+	for waiting := false; !waiting; {
+		select {
+		case <-readAgain:
+			waiting = true
+		default:
+			m.mu.Lock()
+			waiting = m.running[0].waiting == 1
+			m.mu.Unlock()
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	if w1, w2 := <-got, <-second; !reflect.DeepEqual(w1, first) || !reflect.DeepEqual(w2, first) {
+		t.Errorf("the second merge got %+v, want the first's %+v", w2, w1)
 	}
 }
