@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/perfscope/perfscope/bench/scrape/sim"
 	"github.com/perfscope/perfscope/internal/profseries"
@@ -104,8 +107,9 @@ const scrapeEvery = 10 * time.Second
 // as a live store's newest is, not one of those. Each changes the state of
 // its series, so a page read again reads the store again, as on a live
 // store, where the kept merge of a whole range lasts until the next
-// scrape of one of its targets. stop returns how many were stored.
-func scrapeLive(ctx context.Context, dsn, dir string, f fleet) (stop func() (int, error), err error) {
+// scrape of one of its targets. stop returns how many were stored, and
+// at what rate (a scraper of the fleet stores targets × types every 10 s).
+func scrapeLive(ctx context.Context, dsn, dir string, f fleet) (stop func() (stored int, perSecond float64, err error), err error) {
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -118,12 +122,26 @@ func scrapeLive(ctx context.Context, dsn, dir string, f fleet) (stop func() (int
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var stored int
-	var werr error
-	// period stores the scrapes of the 10 s starting at start.
+	jobs := make(chan *profseries.Scrape, 64)
+	var stored atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	// Stored 8 at once, as the scraper's group commit stores them.
+	for range 8 {
+		g.Go(func() error {
+			for sc := range jobs {
+				if err := st.Append(gctx, sc); err != nil {
+					return err
+				}
+				stored.Add(1)
+			}
+			return nil
+		})
+	}
+	// period hands over the scrapes of the 10 s starting at start, each
+	// target's at its offset, all taken at the middle of the 10 s of the
+	// grid start is in.
 	period := func(start time.Time) error {
-		at := start.Add(scrapeEvery / 2)
+		at := start.Truncate(scrapeEvery).Add(scrapeEvery / 2)
 		scrapes := make([]*profseries.Scrape, len(types))
 		for i, typ := range types {
 			sc, err := replays[i].Next(typ, at)
@@ -134,10 +152,9 @@ func scrapeLive(ctx context.Context, dsn, dir string, f fleet) (stop func() (int
 			scrapes[i] = sc
 		}
 		for t := range f.Targets {
-			wait := time.Until(start.Add(time.Duration(t) * scrapeEvery / time.Duration(f.Targets)))
 			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
+			case <-time.After(time.Until(start.Add(time.Duration(t) * scrapeEvery / time.Duration(f.Targets)))):
+			case <-gctx.Done():
 				return nil
 			}
 			for _, sc := range scrapes {
@@ -145,28 +162,31 @@ func scrapeLive(ctx context.Context, dsn, dir string, f fleet) (stop func() (int
 				c.Profile = sc.Profile.Copy()
 				c.Target = labels(t, "v2")
 				c.Process = profseries.Process{BuildID: "leftpad-v2", Generation: 1}
-				if err := st.Append(ctx, &c); err != nil {
-					return err
+				select {
+				case jobs <- &c:
+				case <-gctx.Done():
+					return nil
 				}
-				stored++
 			}
 		}
 		return nil
 	}
-	go func() {
-		defer close(done)
-		for start := time.Now().Truncate(scrapeEvery); ctx.Err() == nil; start = start.Add(scrapeEvery) {
+	g.Go(func() error {
+		defer close(jobs)
+		for start := time.Now(); gctx.Err() == nil; start = start.Add(scrapeEvery) {
 			if err := period(start); err != nil {
-				if ctx.Err() == nil {
-					werr = err
-				}
-				return
+				return err
 			}
 		}
-	}()
-	return func() (int, error) {
+		return nil
+	})
+	began := time.Now()
+	return func() (int, float64, error) {
 		cancel()
-		<-done
-		return stored, errors.Join(werr, st.Close())
+		err := g.Wait()
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		return int(stored.Load()), float64(stored.Load()) / time.Since(began).Seconds(), errors.Join(err, st.Close())
 	}, nil
 }

@@ -105,8 +105,9 @@ func run(ctx context.Context, targets, hours int, cache, dir string, n, rounds i
 			return err
 		}
 		defer func() {
-			n, err := stop()
-			fmt.Printf("%d scrapes stored while the pages were read (a scrape of each of %d targets × %d types every %s)\n", n, f.Targets, len(types), scrapeEvery)
+			n, rate, err := stop()
+			fmt.Printf("%d scrapes stored while the pages were read, %.0f a second (a scraper of %d targets × %d types every %s stores %.0f)\n",
+				n, rate, f.Targets, len(types), scrapeEvery, float64(f.Targets*len(types))/scrapeEvery.Seconds())
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "watchpages: store scrapes:", err)
 			}
