@@ -165,7 +165,25 @@ func measurePages(ctx context.Context, base string, pid int, f fleet, n, rounds 
 		}
 		fmt.Printf("| %s | %d | %d | %s | %s | %s | %s |\n", p.name, status[i], count[i], ms(a), ms(b), ms(median(cpu[i])), ok)
 	}
+	if peak := peakMemory(pid); peak != "" {
+		fmt.Printf("\nthe server's peak resident memory: %s\n", peak)
+	}
 	return nil
+}
+
+// peakMemory is the peak resident memory of process pid, as Linux says
+// it (VmHWM), "" where the system does not say.
+func peakMemory(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // quantile of sorted ts, the nearest rank.

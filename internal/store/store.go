@@ -58,8 +58,15 @@
 //     process and shape, and its samples as one compressed columnar block.
 //     Once an hour of a series is past, retention moves its scrapes' blocks
 //     into one pack (prof_packs, compressed together: about half the
-//     bytes) and leaves in each block a reference to its entry; reads
-//     decode a pack once per read (profileseries_pack.go).
+//     bytes) and leaves in each block a reference to its entry; a read
+//     decodes a pack once, and the packs decoded are kept in memory for
+//     the reads after, up to 128 MiB (profileseries_pack.go).
+//   - A merge over a range keeps in memory, up to 256 MiB, the merge of
+//     each whole bucket it read (an hour, ten minutes) across the series
+//     it chose, under what the records of the bucket's scrapes say
+//     (profileseries_buckets.go): on a live store, where every scrape
+//     changes the range, the next merge of a range like it reads only
+//     the buckets that changed and its edges.
 //     Selectors are matched in Go against the series' labels (few rows;
 //     regular expressions neither engine speaks), time ranges in SQL.
 //   - Retention (Retention, DefaultRetention: raw 3 days, one-minute
