@@ -85,16 +85,8 @@ func testBucketMergesKept(t *testing.T, db *DB, where string) {
 		if err != nil {
 			t.Fatalf("%s: %v", when, err)
 		}
-		ws, err := s.Windows(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := profseries.Merge(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(w, want) {
-			t.Fatalf("%s: the merge of %s to %s is not that of the %d scrapes it holds", when, q.From.Format(time.TimeOnly), q.To.Format(time.TimeOnly), len(ws))
+		if want, n := windowsMerged(t, s, q); !reflect.DeepEqual(w, want) {
+			t.Fatalf("%s: the merge of %s to %s is not that of the %d scrapes it holds", when, q.From.Format(time.TimeOnly), q.To.Format(time.TimeOnly), n)
 		}
 		return w, read
 	}

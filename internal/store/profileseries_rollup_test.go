@@ -77,14 +77,7 @@ func testMergeAsRead(t *testing.T, s *DB) {
 	}
 	check := func(t *testing.T, rangeName string, q profseries.Query) (rowsRead int64) {
 		t.Helper()
-		ws, err := s.Windows(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := profseries.Merge(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, _ := windowsMerged(t, s, q)
 		before := s.b.rowsRead.Load()
 		got, err := s.mergeQuery(ctx, q)
 		if err != nil {
@@ -271,4 +264,18 @@ func checkSummaries(t *testing.T, s *DB, when string) {
 	if want := read(tx); !reflect.DeepEqual(kept, want) {
 		t.Errorf("%s: the series' summaries (id, first, last, scrapes, blocks, bytes)\n%v\nare not their blocks'\n%v", when, kept, want)
 	}
+}
+
+// windowsMerged is the merge of the windows s holds in q's range, decoded
+// one by one: what a merge of q must equal; n counts the windows.
+func windowsMerged(t *testing.T, s *DB, q profseries.Query) (w profseries.Window, n int) {
+	t.Helper()
+	ws, err := s.Windows(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err = profseries.Merge(ws); err != nil {
+		t.Fatal(err)
+	}
+	return w, len(ws)
 }
