@@ -22,14 +22,15 @@ import (
 // ten minutes after it ends and of ten minutes a minute after they end.
 // asLive makes the rollups such a scraper would have made by now
 // (retention applied a minute ago, the slowest it runs), and deletes
-// those it would not have made yet, at the slowest (ten minutes ending
-// less than 12 minutes before now, hours less than 71), so that the pages
-// read the last minutes of a range as a live store has them; restore
-// makes them again, for the next run that reuses the store (as
-// populating made them, at its end). The scraper also judges, after each
-// pass of retention (ten minutes apart), the deploys the home page lists,
-// and the store keeps the judgements of those that have settled: asLive
-// judges them as at ten minutes ago, the slowest.
+// those it would not have made yet, at the slowest (ten minutes starting
+// less than 12 minutes before now, so ending less than 2 minutes before,
+// and hours starting less than 71 minutes before, ending less than 11),
+// so that the pages read the last minutes of a range as a live store
+// has them; restore makes them again, for the next run that reuses the
+// store (as populating made them, at its end). The scraper also judges,
+// after each pass of retention (ten minutes apart), the deploys the home
+// page lists, and the store keeps the judgements of those that have
+// settled: asLive judges them as at ten minutes ago, the slowest.
 func asLive(ctx context.Context, dsn string, now, end time.Time) (restore func() error, err error) {
 	makeRollups := func(at time.Time) error {
 		st, err := store.Open(ctx, dsn)
