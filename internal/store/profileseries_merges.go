@@ -127,11 +127,10 @@ func (m *merges) put(q profseries.Query, state []int64, w profseries.Window) {
 // equal merges. It is read before the blocks, so that a scrape stored in
 // between makes the state older than the merge, never newer.
 func (ps *ProfileSeries) seriesState(ctx context.Context, ids []uint64) ([]int64, error) {
-	var epoch int64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
-		return nil, fmt.Errorf("read collection epoch: %w", err)
+	epoch, err := ps.epoch(ctx)
+	if err != nil {
+		return nil, err
 	}
-	ps.b.rowsRead.Add(1)
 	state := []int64{epoch}
 	for part := range chunks(ids, 500) {
 		q, args := inList(`SELECT id, first_time, last_time, scrapes, blocks, bytes FROM prof_series WHERE id IN `, part)
@@ -148,4 +147,16 @@ func (ps *ProfileSeries) seriesState(ctx context.Context, ids []uint64) ([]int64
 		}
 	}
 	return state, nil
+}
+
+// epoch reads the collection epoch (one row read): what a collection
+// moves on, so that what a reader kept of ids it may have freed is not
+// used again.
+func (ps *ProfileSeries) epoch(ctx context.Context) (int64, error) {
+	var epoch int64
+	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+		return 0, fmt.Errorf("read collection epoch: %w", err)
+	}
+	ps.b.rowsRead.Add(1)
+	return epoch, nil
 }

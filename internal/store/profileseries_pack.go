@@ -186,10 +186,9 @@ func (r *packReader) block(series, resolution, start int64, data []byte) ([]byte
 		if !r.epochRead {
 			// Read before the pack: a pass of retention in between
 			// makes the pack kept under an epoch already past.
-			if err := r.ps.b.db.QueryRowContext(r.ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&r.epoch); err != nil {
-				return nil, fmt.Errorf("read collection epoch: %w", err)
+			if r.epoch, err = r.ps.epoch(r.ctx); err != nil {
+				return nil, err
 			}
-			r.ps.b.rowsRead.Add(1)
 			r.epochRead = true
 		}
 		blocks, err = r.unpack(packKey{series, resolution, hour, r.epoch})

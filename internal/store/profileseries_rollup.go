@@ -342,11 +342,10 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 	}
 	// The epoch before the blocks (see seriesState), for the merges of
 	// buckets kept.
-	var epoch int64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
-		return nil, fmt.Errorf("read collection epoch: %w", err)
+	epoch, err := ps.epoch(ctx)
+	if err != nil {
+		return nil, err
 	}
-	ps.b.rowsRead.Add(1)
 	from, to := nanos(q.From), nanos(q.To)
 	levels, err := ps.coverages(ctx, ids, from, to, step)
 	if err != nil {
@@ -407,9 +406,9 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 // mergePart adds the blocks of the series ids (ascending) in q's range to
 // the merger into returns for each block's start, the rollups of the
 // buckets levels cover standing in for their blocks, and the merges of
-// whole buckets kept (see profileseries_buckets.go) for those buckets: a bucket not
-// kept yet is merged alone, then kept, where it merges more than one
-// block.
+// whole buckets kept (see profileseries_buckets.go) for those buckets: a
+// bucket not kept yet is merged alone, then kept, where it merges more
+// than one block.
 func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, epoch int64, ids []uint64) error {
 	from, to := nanos(q.From), nanos(q.To)
 	dec := ps.decoder(ctx, q.Type)
@@ -434,7 +433,7 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 	}
 	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
 	// read adds the blocks (rollups of res, unless 0) of sp's series
-	// starting in [from, to) to the mergers to returns.
+	// starting in [from, to) to the mergers into returns.
 	read := func(sp span, from, to int64, into func(start int64) *profseries.Merger) error {
 		res, args, readFrom := atResolutions, []any{}, dec.readFrom(from)
 		if sp.res != 0 {
