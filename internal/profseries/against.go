@@ -433,6 +433,30 @@ func (ch *Chain) decode(c *Codec, block []byte) (*columns, error) {
 	return &slot.d, nil
 }
 
+// Clone returns a copy of ch that decodes the blocks after the ones ch
+// read, as ch would, without changing ch: what a reader keeps to resume
+// a series' chain later (see the store's chain marks).
+func (ch *Chain) Clone() *Chain {
+	c := &Chain{next: ch.next}
+	for i, s := range ch.slots {
+		if s.used {
+			c.slots[i] = chainSlot{used: true, sum: s.sum, summed: s.summed, d: s.d.clone()}
+		}
+	}
+	return c
+}
+
+// Size is about the bytes ch takes in memory.
+func (ch *Chain) Size() int {
+	n := 200
+	for _, s := range ch.slots {
+		if s.used {
+			n += s.d.size()
+		}
+	}
+	return n
+}
+
 // Decode decodes block, the next block of ch's series in order of time.
 func (ch *Chain) Decode(c *Codec, block []byte) ([]Sample, error) {
 	d, err := ch.decode(c, block)

@@ -116,6 +116,71 @@ func TestChainAside(t *testing.T) {
 	}
 }
 
+// TestChainClone: a Chain cloned at any point of a chain decodes the rest
+// of it exactly as the Chain it was cloned from, and decoding through
+// either leaves the other as it was.
+func TestChainClone(t *testing.T) {
+	c := NewCodec()
+	for _, typ := range []string{Heap, Allocs, Goroutine} {
+		real, columns, period := chainOf(t, typ)
+		// A chain longer than a Chain keeps, of three real scrapes in
+		// turn (so that no block a Chain keeps repeats another).
+		if len(real) < 3 {
+			t.Fatalf("%s: %d real scrapes, want 3", typ, len(real))
+		}
+		var scrapes [][]Sample
+		for i := range 3 * chainSlots {
+			scrapes = append(scrapes, real[i%3])
+		}
+		blocks := make([][]byte, len(scrapes))
+		for i, samples := range scrapes {
+			var base []Sample
+			if i > 0 {
+				base = scrapes[i-1]
+			}
+			b, err := c.EncodeAgainst(slices.Clone(samples), columns, period, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks[i] = b
+		}
+		for at := 1; at < len(blocks); at++ {
+			var ch Chain
+			for _, b := range blocks[:at] {
+				if err := ch.Read(c, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clone := ch.Clone()
+			if clone.Size() < 100*(at-min(at, chainSlots)) {
+				t.Errorf("%s: a clone after %d blocks says it takes %d bytes", typ, at, clone.Size())
+			}
+			// The clone decodes the rest, then the original does: each
+			// gets the scrapes as encoded, so neither changed the other.
+			for _, dec := range []*Chain{clone, &ch} {
+				for i := at; i < len(blocks); i++ {
+					got, err := dec.Decode(c, blocks[i])
+					if err != nil {
+						t.Fatalf("%s: block %d after a clone at %d: %v", typ, i, at, err)
+					}
+					if !reflect.DeepEqual(got, scrapes[i]) {
+						t.Fatalf("%s: block %d after a clone at %d decodes to other samples", typ, i, at)
+					}
+				}
+			}
+		}
+		// A clone made before the block a later one is coded against
+		// refuses that later one, as the original would.
+		var ch Chain
+		if err := ch.Read(c, blocks[0]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.Clone().Decode(c, blocks[2]); err == nil && len(blocks) > 2 {
+			t.Errorf("%s: a clone decoded a block coded against one it did not read", typ)
+		}
+	}
+}
+
 func mustEncode(t testing.TB, c *Codec, samples []Sample, columns int, period int64) []byte {
 	t.Helper()
 	b, err := c.Encode(slices.Clone(samples), columns, period)

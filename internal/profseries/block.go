@@ -312,6 +312,36 @@ func (d *columns) grow(n, k int) {
 	}
 }
 
+// clone copies what a block decoded against d reads of it: its
+// samples' stacks, sizes, sampling and values (the buffers of decoding
+// are not copied).
+func (d *columns) clone() columns {
+	c := columns{n: d.n, columns: d.columns,
+		stacks: slices.Clone(d.stacks[:d.n]), sizes: slices.Clone(d.sizes[:d.n]), sms: slices.Clone(d.sms[:d.n]),
+		counted: slices.Clone(d.counted[:d.columns])}
+	c.values, c.counts = make([][]int64, d.columns), make([][]int64, d.columns)
+	for j := range d.columns {
+		c.values[j] = slices.Clone(d.values[j][:d.n])
+		if d.counted[j] != 0 {
+			c.counts[j] = slices.Clone(d.counts[j][:d.n])
+		}
+	}
+	return c
+}
+
+// size is about the bytes clone keeps of d.
+func (d *columns) size() int {
+	const perSample = 8 + 8 + 24 // stack, size, sampling
+	n := 100 + d.n*perSample
+	for j := range d.columns {
+		n += 8 * d.n
+		if d.counted[j] != 0 {
+			n += 8 * d.n
+		}
+	}
+	return n
+}
+
 // resize returns s with length n, its contents undefined.
 func resize[T any](s []T, n int) []T {
 	if cap(s) < n {

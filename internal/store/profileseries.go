@@ -50,6 +50,7 @@ type ProfileSeries struct {
 	merges  merges                              // see mergeQuery
 	buckets *keptLRU[string, profseries.Window] // see profileseries_buckets.go
 	packs   *keptLRU[packKey, [][]byte]         // see packReader
+	marks   *keptLRU[string, *profseries.Chain] // see profileseries_marks.go
 
 	// chainsFrom is where the store's scrapes are coded in chains of
 	// chainSpan; before it, of an hour (see chainStart).
@@ -99,7 +100,8 @@ func (c *symbolCache) reset(epoch int64) {
 
 func newProfileSeries(b *sqlDB) *ProfileSeries {
 	ps := &ProfileSeries{b: b, Retention: DefaultRetention,
-		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept)}
+		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept),
+		marks: newKeptLRU[string, *profseries.Chain](marksKept)}
 	ps.cache.reset(-1)
 	return ps
 }

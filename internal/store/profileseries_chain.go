@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -19,11 +20,34 @@ type blockDecoder struct {
 	chainStart func(int64) int64
 	chains     map[int64]*profseries.Chain
 	packs      *packReader
+
+	// What resumes and marks chains (see profileseries_marks.go), for
+	// the reads that begin and end: per series, where its last read
+	// ended (pos), the blocks to pass over before (ignore), the minute
+	// to mark its chain at (markAt), and whether its chain was resumed
+	// from a mark; marks are the records they are keyed by, and fresh
+	// says not to use them.
+	ctx                 context.Context
+	ps                  *ProfileSeries
+	pos, ignore, markAt map[int64]int64
+	restored            map[int64]bool
+	marks               *chainMarks
+	fresh               bool
 }
 
 func (ps *ProfileSeries) decoder(ctx context.Context, typ string) *blockDecoder {
 	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{},
-		packs: &packReader{ctx: ctx, ps: ps}, chainStart: ps.chainStart}
+		packs: &packReader{ctx: ctx, ps: ps}, chainStart: ps.chainStart,
+		ctx: ctx, ps: ps, pos: map[int64]int64{}, ignore: map[int64]int64{}, markAt: map[int64]int64{}, restored: map[int64]bool{}}
+}
+
+// stale makes err, met decoding a block of series, an errStaleMark where
+// the series' chain was resumed from a mark (see begin).
+func (d *blockDecoder) stale(series int64, err error) error {
+	if err != nil && d.restored[series] {
+		return fmt.Errorf("%w (%v)", errStaleMark, err)
+	}
+	return err
 }
 
 func (d *blockDecoder) chain(series, resolution int64) *profseries.Chain {
@@ -45,7 +69,9 @@ func (d *blockDecoder) samples(series, resolution, start int64, data []byte) ([]
 		return nil, err
 	}
 	if ch := d.chain(series, resolution); ch != nil {
-		return ch.Decode(d.c, data)
+		d.passing(series, start)
+		samples, err := ch.Decode(d.c, data)
+		return samples, d.stale(series, err)
 	}
 	return d.c.Decode(data)
 }
@@ -58,7 +84,8 @@ func (d *blockDecoder) levels(series, resolution, start int64, data []byte, l *p
 		return err
 	}
 	if ch := d.chain(series, resolution); ch != nil {
-		return ch.Levels(d.c, data, l, sampleType)
+		d.passing(series, start)
+		return d.stale(series, ch.Levels(d.c, data, l, sampleType))
 	}
 	return d.c.Levels(data, l, sampleType)
 }
@@ -70,7 +97,8 @@ func (d *blockDecoder) add(m *profseries.Merger, series, resolution int64, w pro
 		return err
 	}
 	if ch := d.chain(series, resolution); ch != nil {
-		return m.AddChained(d.c, ch, w, data)
+		d.passing(series, nanos(w.Start))
+		return d.stale(series, m.AddChained(d.c, ch, w, data))
 	}
 	return m.AddBlock(d.c, w, data)
 }
@@ -83,7 +111,8 @@ func (d *blockDecoder) skip(series, resolution, start int64, data []byte) error 
 		if err != nil {
 			return err
 		}
-		return ch.Read(d.c, data)
+		d.passing(series, start)
+		return d.stale(series, ch.Read(d.c, data))
 	}
 	return nil
 }

@@ -3,9 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -128,27 +128,60 @@ func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []prof
 		spans[c][s.id] = at
 		labels[s.id] = s.labels
 	}
+	m, err := ps.mergedAt(ctx, typ, spans, labels, processes, false)
+	if errors.Is(err, errStaleMark) {
+		m, err = ps.mergedAt(ctx, typ, spans, labels, processes, true) // a scrape stored while they were read
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.Windows() == 0 {
+		return nil, fmt.Errorf("%w for %s at the instants asked", ErrNoProfiles, typ)
+	}
+	w, err := m.Window()
+	if err != nil {
+		return nil, err
+	}
+	return profseries.BuildProfile(w, readSymbols{ctx, ps})
+}
+
+// mergedAt merges the blocks of type typ of the series of spans (by the
+// start of their span of chains, each series' instant) that start at
+// their instants (see MergedAt); fresh decodes every chain from its
+// start, not from the chains' marks.
+func (ps *ProfileSeries) mergedAt(ctx context.Context, typ string, spans map[int64]map[int64]int64, labels map[int64]profseries.Labels, processes map[int64]profseries.Process, fresh bool) (*profseries.Merger, error) {
 	var m profseries.Merger
 	for _, c := range slices.Sorted(maps.Keys(spans)) {
 		at := spans[c]
 		ids := make([]uint64, 0, len(at))
-		first, last := int64(math.MaxInt64), int64(0)
+		last := int64(0)
 		for id, t := range at {
 			ids = append(ids, uint64(id))
-			first, last = min(first, t), max(last, t)
+			last = max(last, t)
 		}
 		slices.Sort(ids)
 		dec := ps.decoder(ctx, typ)
+		dec.fresh = fresh
 		for part := range chunks(ids, 500) {
+			froms := make(map[int64]int64, len(part))
+			for _, id := range part {
+				froms[int64(id)] = at[int64(id)]
+			}
+			readFrom, err := dec.begin(froms, last)
+			if err != nil {
+				return nil, err
+			}
 			sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
-				WHERE `+atResolutions+` AND start_time >= ? AND start_time <= ? AND series_id IN `, part, dec.readFrom(first), last)
-			err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+				WHERE `+atResolutions+` AND start_time >= ? AND start_time <= ? AND series_id IN `, part, readFrom, last)
+			err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
 				var series, resolution, start, end, duration, processID, shapeID int64
 				var data []byte
 				if err := rows.Scan(&series, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
 					return err
 				}
 				switch t := at[series]; {
+				case dec.ignored(series, start):
+					return nil // its chain resumed after it
 				case start < t:
 					return dec.skip(series, resolution, start, data)
 				case start > t:
@@ -170,12 +203,5 @@ func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []prof
 			}
 		}
 	}
-	if m.Windows() == 0 {
-		return nil, fmt.Errorf("%w for %s at the instants asked", ErrNoProfiles, typ)
-	}
-	w, err := m.Window()
-	if err != nil {
-		return nil, err
-	}
-	return profseries.BuildProfile(w, readSymbols{ctx, ps})
+	return &m, nil
 }

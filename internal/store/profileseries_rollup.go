@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -353,26 +354,33 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 	}
 	halves := [][]uint64{ids[:len(ids)/2], ids[len(ids)/2:]}
 	var parts [2]map[int64]*profseries.Merger
-	g, gctx := errgroup.WithContext(ctx)
-	for i, half := range halves {
-		parts[i] = map[int64]*profseries.Merger{}
-		into := func(start int64) *profseries.Merger {
-			k := int64(0)
-			if step > 0 {
-				k = floorTo(start, step)
+	read := func(fresh bool) error {
+		g, gctx := errgroup.WithContext(ctx)
+		for i, half := range halves {
+			parts[i] = map[int64]*profseries.Merger{}
+			into := func(start int64) *profseries.Merger {
+				k := int64(0)
+				if step > 0 {
+					k = floorTo(start, step)
+				}
+				m := parts[i][k]
+				if m == nil {
+					m = &profseries.Merger{}
+					parts[i][k] = m
+				}
+				return m
 			}
-			m := parts[i][k]
-			if m == nil {
-				m = &profseries.Merger{}
-				parts[i][k] = m
+			if len(half) > 0 {
+				g.Go(func() error { return ps.mergePart(gctx, into, q, series, processes, levels, epoch, half, fresh) })
 			}
-			return m
 		}
-		if len(half) > 0 {
-			g.Go(func() error { return ps.mergePart(gctx, into, q, series, processes, levels, epoch, half) })
-		}
+		return g.Wait()
 	}
-	if err := g.Wait(); err != nil {
+	err = read(false)
+	if errors.Is(err, errStaleMark) {
+		err = read(true) // a scrape stored while the range was read
+	}
+	if err != nil {
 		return nil, err
 	}
 	steps := map[int64]*profseries.Merger{}
@@ -409,9 +417,10 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 // whole buckets kept (see profileseries_buckets.go) for those buckets: a
 // bucket not kept yet is merged alone, then kept, where it merges more
 // than one block.
-func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, epoch int64, ids []uint64) error {
+func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *profseries.Merger, q profseries.Query, series map[int64]profseries.Labels, processes map[int64]profseries.Process, levels []coverage, epoch int64, ids []uint64, fresh bool) error {
 	from, to := nanos(q.From), nanos(q.To)
 	dec := ps.decoder(ctx, q.Type)
+	dec.fresh = fresh
 	var spanFrom int64                              // the start of the piece being read
 	var target func(start int64) *profseries.Merger // where its blocks go
 	add := func(rows *sql.Rows) error {
@@ -419,6 +428,9 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 		var data []byte
 		if err := rows.Scan(&seriesID, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
 			return err
+		}
+		if dec.ignored(seriesID, start) {
+			return nil
 		}
 		if start < spanFrom {
 			return dec.skip(seriesID, resolution, start, data)
@@ -435,14 +447,25 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 	// read adds the blocks (rollups of res, unless 0) of sp's series
 	// starting in [from, to) to the mergers into returns.
 	read := func(sp span, from, to int64, into func(start int64) *profseries.Merger) error {
-		res, args, readFrom := atResolutions, []any{}, dec.readFrom(from)
-		if sp.res != 0 {
-			res, args, readFrom = `resolution = ?`, []any{sp.res}, from
+		res, args, readFrom := `resolution = ?`, []any{sp.res}, from
+		if sp.res == 0 {
+			froms := make(map[int64]int64, len(sp.series))
+			for _, id := range sp.series {
+				froms[int64(id)] = from
+			}
+			var err error
+			if readFrom, err = dec.begin(froms, to); err != nil {
+				return err
+			}
+			res, args = atResolutions, nil
 		}
 		spanFrom, target = from, into
 		sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, append(args, readFrom, to)...)
 		if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
 			return fmt.Errorf("read profile blocks: %w", err)
+		}
+		if sp.res == 0 {
+			dec.end(sp.series, to)
 		}
 		return nil
 	}

@@ -1,0 +1,210 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/perfscope/perfscope/internal/profseries"
+)
+
+// Marks of chains. A scrape of a Chained type is coded against the one
+// before it in its chain (see chainStart), so a read of a series' blocks
+// from a time decodes them from the start of that time's chain: up to
+// ten minutes of scrapes a series, decoded only for what is coded
+// against them. The ranges pages read start and end minutes after the
+// ones read before, and each read decoded again what the one before had.
+// A read now leaves marks: the state of each series' chain (the blocks a
+// profseries.Chain keeps) at the minute its blocks in the range start
+// in, and at the end of the read where that is a whole minute. A later
+// read resumes each series from the latest mark at or before where it
+// starts, and decodes only what follows it.
+//
+// A mark is kept under what the records of the series' scrapes
+// (prof_gauges, by minute) say of each minute of the chain before it,
+// and the collection epoch: a scrape stored into those minutes, however
+// late, changes the key, and a mark is made only where the series'
+// scrapes were all recorded. The records are read before the blocks: a
+// read may meet a block stored in between, coded against one the mark it
+// resumed from does not hold. Decoding it fails, and the read is made
+// again from the chains' starts (errStaleMark).
+
+// marksKept bounds the bytes the marks kept take, about; the least
+// recently used go first.
+const marksKept = 64 << 20
+
+// errStaleMark says a series resumed from a mark met a block the mark
+// does not account for: the read is to be made again without marks.
+var errStaleMark = errors.New("a chain resumed from a mark met a block stored after the mark's records were read")
+
+// chainMarks is what a blockDecoder resumes and marks chains with: the
+// records of the minutes of the series it reads (see bucketRecords) from
+// vouched, where they are whole, and the collection epoch.
+type chainMarks struct {
+	epoch, vouched int64
+	records        map[seriesHour]string
+}
+
+// key names the mark of series' chain at m, a whole minute; ok is false
+// where the records do not vouch for every minute of the chain before m.
+func (ms *chainMarks) key(chainStart, series, m int64) (string, bool) {
+	if ms == nil || chainStart < ms.vouched || m <= chainStart {
+		return "", false
+	}
+	var b []byte
+	for _, v := range []int64{ms.epoch, series, m} {
+		b = binary.AppendVarint(b, v)
+	}
+	for t := chainStart; t < m; t += gaugeMinute {
+		rec, ok := ms.records[seriesHour{series, t}]
+		if !ok {
+			return "", false
+		}
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		b = append(b, rec...)
+	}
+	return string(b), true
+}
+
+// begin readies the chains of the series of froms for a read of each
+// one's blocks from the time froms gives, the read ending at to, and
+// returns where the read is to start: each series goes on from where the
+// decoder's last read of it ended, when that is in the same chain before
+// its from, else from its latest mark at or before its from, else from
+// its chain's start. The blocks before that of each series are to be
+// passed over (ignored). Without chains, it returns the earliest from.
+func (d *blockDecoder) begin(froms map[int64]int64, to int64) (int64, error) {
+	start := int64(math.MaxInt64)
+	if !d.chained {
+		for _, f := range froms {
+			start = min(start, f)
+		}
+		return start, nil
+	}
+	if err := d.readMarks(froms, to); err != nil {
+		return 0, err
+	}
+	for s, f := range froms {
+		c := d.chainStart(f)
+		from, ok := d.pos[s]
+		if !ok || from < c || from > f {
+			from = c
+			d.chains[s], d.restored[s] = &profseries.Chain{}, false
+			for m := floorTo(f, gaugeMinute); m > c; m -= gaugeMinute {
+				k, ok := d.marks.key(c, s, m)
+				if !ok {
+					continue
+				}
+				if ch, ok := d.ps.marks.get(k); ok {
+					d.chains[s], d.restored[s], from = ch.Clone(), true, m
+					break
+				}
+			}
+		}
+		d.ignore[s] = from
+		if m := floorTo(f, gaugeMinute); m > from {
+			d.markAt[s] = m
+		} else {
+			delete(d.markAt, s)
+		}
+		start = min(start, from)
+	}
+	return start, nil
+}
+
+// readMarks reads the records the marks of the chains of froms up to to
+// are keyed by, where the decoder resumes and marks chains.
+func (d *blockDecoder) readMarks(froms map[int64]int64, to int64) error {
+	if d.fresh {
+		return nil
+	}
+	lo, hi := int64(math.MaxInt64), floorTo(to, gaugeMinute)
+	ids := make([]uint64, 0, len(froms))
+	for s, f := range froms {
+		lo = min(lo, d.chainStart(f))
+		hi = max(hi, floorTo(f, gaugeMinute))
+		ids = append(ids, uint64(s))
+	}
+	if lo >= hi {
+		return nil
+	}
+	if d.marks == nil {
+		epoch, err := d.ps.epoch(d.ctx)
+		if err != nil {
+			return err
+		}
+		d.marks = &chainMarks{epoch: epoch, records: map[seriesHour]string{}}
+	}
+	vouched, err := d.ps.recordedFrom(d.ctx, ids)
+	if err != nil {
+		return err
+	}
+	d.marks.vouched = max(d.marks.vouched, ceilTo(vouched, gaugeMinute))
+	lo = max(lo, d.marks.vouched)
+	if lo >= hi {
+		return nil
+	}
+	rows, err := d.ps.gaugeRows(d.ctx, ids, gaugeMinute, lo, hi, rowGroup{})
+	if err != nil {
+		return err
+	}
+	for k, rec := range bucketRecords(ids, gaugeMinute, lo, hi, rows) {
+		d.marks.records[k] = rec
+	}
+	return nil
+}
+
+// ignored says a block of series starting at start is before where the
+// read of the series began (see begin): its chain already holds it.
+func (d *blockDecoder) ignored(series, start int64) bool {
+	from, ok := d.ignore[series]
+	return ok && start < from
+}
+
+// passing marks series' chain before the decoder reads its block that
+// starts at start, where that is the first at or after the minute begin
+// marks.
+func (d *blockDecoder) passing(series, start int64) {
+	if m, ok := d.markAt[series]; ok && start >= m {
+		d.mark(series, m)
+		delete(d.markAt, series)
+	}
+}
+
+// end says the read begun for series ended at to: every block of theirs
+// before to has been read. Their chains are marked at the minutes begin
+// asked for that no block passed, and at to where it is a whole minute
+// inside a chain.
+func (d *blockDecoder) end(series []uint64, to int64) {
+	if !d.chained {
+		return
+	}
+	for _, id := range series {
+		s := int64(id)
+		if m, ok := d.markAt[s]; ok {
+			d.mark(s, m)
+			delete(d.markAt, s)
+		}
+		if to%gaugeMinute == 0 && d.chainStart(to) != to {
+			d.mark(s, to)
+		}
+		d.pos[s] = to
+	}
+}
+
+// mark keeps a copy of series' chain as its mark at m, unless kept.
+func (d *blockDecoder) mark(series, m int64) {
+	ch := d.chains[series]
+	if ch == nil {
+		return
+	}
+	k, ok := d.marks.key(d.chainStart(m-1), series, m)
+	if !ok {
+		return
+	}
+	if _, kept := d.ps.marks.get(k); kept {
+		return
+	}
+	c := ch.Clone()
+	d.ps.marks.put(k, c, c.Size()+len(k))
+}
