@@ -433,15 +433,18 @@ func (ch *Chain) decode(c *Codec, block []byte) (*columns, error) {
 	return &slot.d, nil
 }
 
-// Clone returns a copy of ch that decodes the blocks after the ones ch
-// read, as ch would, without changing ch: what a reader keeps to resume
-// a series' chain later (see the store's chain marks).
-func (ch *Chain) Clone() *Chain {
+// Tail returns a Chain holding a copy of the block ch decoded last
+// (blocks coded aside do not count), without changing ch: what decodes
+// the blocks after those ch read where each is coded against the one
+// before it, as a writer that keeps running codes them. A block coded
+// against an earlier one (a writer restarted within the chain) does not
+// decode from it, and says so: what a reader keeps to resume a series'
+// chain later (see the store's chain marks), a quarter of what ch holds.
+func (ch *Chain) Tail() *Chain {
+	last := (ch.next + chainSlots - 1) % chainSlots
 	c := &Chain{next: ch.next}
-	for i, s := range ch.slots {
-		if s.used {
-			c.slots[i] = chainSlot{used: true, sum: s.sum, summed: s.summed, d: s.d.clone()}
-		}
+	if s := ch.slots[last]; s.used {
+		c.slots[last] = chainSlot{used: true, sum: s.sum, summed: s.summed, d: s.d.clone()}
 	}
 	return c
 }

@@ -116,10 +116,12 @@ func TestChainAside(t *testing.T) {
 	}
 }
 
-// TestChainClone: a Chain cloned at any point of a chain decodes the rest
-// of it exactly as the Chain it was cloned from, and decoding through
-// either leaves the other as it was.
-func TestChainClone(t *testing.T) {
+// TestChainTail: the tail of a Chain at any point of a chain, each block
+// coded against the one before, decodes the rest of it exactly as the
+// Chain does, and decoding through either leaves the other as it was; a
+// block coded against an earlier block than the last is refused by the
+// tail, decoded by the Chain.
+func TestChainTail(t *testing.T) {
 	c := NewCodec()
 	for _, typ := range []string{Heap, Allocs, Goroutine} {
 		real, columns, period := chainOf(t, typ)
@@ -151,32 +153,48 @@ func TestChainClone(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			clone := ch.Clone()
-			if clone.Size() < 100*(at-min(at, chainSlots)) {
-				t.Errorf("%s: a clone after %d blocks says it takes %d bytes", typ, at, clone.Size())
+			tail := ch.Tail()
+			if n := len(scrapes[at-1]); tail.Size() < 8*n || tail.Size()*2 > ch.Size() && at >= chainSlots {
+				t.Errorf("%s: the tail after %d blocks says it takes %d bytes, the Chain %d (%d samples a block)", typ, at, tail.Size(), ch.Size(), n)
 			}
-			// The clone decodes the rest, then the original does: each
-			// gets the scrapes as encoded, so neither changed the other.
-			for _, dec := range []*Chain{clone, &ch} {
+			// The tail decodes the rest, then the Chain does: each gets
+			// the scrapes as encoded, so neither changed the other.
+			for _, dec := range []*Chain{tail, &ch} {
 				for i := at; i < len(blocks); i++ {
 					got, err := dec.Decode(c, blocks[i])
 					if err != nil {
-						t.Fatalf("%s: block %d after a clone at %d: %v", typ, i, at, err)
+						t.Fatalf("%s: block %d after a tail at %d: %v", typ, i, at, err)
 					}
 					if !reflect.DeepEqual(got, scrapes[i]) {
-						t.Fatalf("%s: block %d after a clone at %d decodes to other samples", typ, i, at)
+						t.Fatalf("%s: block %d after a tail at %d decodes to other samples", typ, i, at)
 					}
 				}
 			}
 		}
-		// A clone made before the block a later one is coded against
-		// refuses that later one, as the original would.
+		// A block coded against the last but one: the Chain decodes it,
+		// its tail refuses it (where it is coded against it: a small
+		// block may be coded alone).
 		var ch Chain
-		if err := ch.Read(c, blocks[0]); err != nil {
+		for _, b := range blocks[:3] {
+			if err := ch.Read(c, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		skipping, err := c.EncodeAgainst(slices.Clone(scrapes[3]), columns, period, scrapes[1])
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ch.Clone().Decode(c, blocks[2]); err == nil && len(blocks) > 2 {
-			t.Errorf("%s: a clone decoded a block coded against one it did not read", typ)
+		if h, err := readHeader(skipping); err != nil || !h.against {
+			if typ == Heap {
+				t.Fatalf("heap: a scrape coded against the one before was coded alone (%v)", err)
+			}
+			continue
+		}
+		if _, err := ch.Tail().Decode(c, skipping); err == nil {
+			t.Errorf("%s: a tail decoded a block coded against one before its last", typ)
+		}
+		if got, err := ch.Decode(c, skipping); err != nil || !reflect.DeepEqual(got, scrapes[3]) {
+			t.Errorf("%s: the Chain did not decode a block coded against the last but one: %v", typ, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -51,6 +52,9 @@ type ProfileSeries struct {
 	buckets *keptLRU[string, profseries.Window] // see profileseries_buckets.go
 	packs   *keptLRU[packKey, [][]byte]         // see packReader
 	marks   *keptLRU[string, *profseries.Chain] // see profileseries_marks.go
+	// staleMarks counts the reads made again because a chain resumed
+	// from a mark met a block it lacks (see errStaleMark).
+	staleMarks atomic.Int64
 
 	// chainsFrom is where the store's scrapes are coded in chains of
 	// chainSpan; before it, of an hour (see chainStart).

@@ -103,20 +103,12 @@ type piece struct {
 // buckets whose merges may be kept and what is left: a span of rollups
 // of several series into its level's buckets (a series' rollup is one
 // block a bucket: kept, it would save nothing), a span of blocks into
-// whole buckets of the narrowest level (blocks of a Chained type only
-// where a chain starts at the bucket: read alone, it decodes nothing
-// before it).
+// the whole buckets of the levels narrower than an hour, the widest
+// first (ten minutes, then minutes at its edges: a range starts and ends
+// anywhere in its ten minutes). A bucket of a Chained type read alone
+// decodes its series' chains from the latest mark before it (see
+// profileseries_marks.go).
 func (ps *ProfileSeries) pieces(sp span, typ string, epoch int64, levels []coverage) []piece {
-	var c *coverage
-	for i := range levels {
-		if sp.res == 0 || sp.res == levels[i].level.resolution() {
-			c = &levels[i]
-		}
-	}
-	if c == nil || (sp.res != 0 && len(sp.series) == 1) {
-		return []piece{{from: sp.from, to: sp.to}}
-	}
-	w := c.level.width
 	var out []piece
 	rest := func(from, to int64) {
 		if from >= to {
@@ -128,19 +120,47 @@ func (ps *ProfileSeries) pieces(sp span, typ string, epoch int64, levels []cover
 		}
 		out = append(out, piece{from: from, to: to})
 	}
-	lo, hi := ceilTo(sp.from, w), floorTo(sp.to, w)
-	rest(sp.from, min(lo, sp.to))
-	for t := lo; t < hi; t += w {
-		key, empty, ok := bucketKey(typ, epoch, w, t, sp.series, c.records)
-		if ok && sp.res == 0 && profseries.Chained(typ) && ps.chainStart(t) != t {
-			ok = false
+	// cut cuts [from, to) into the whole buckets of levels[i:] whose
+	// records vouch for them, widest first.
+	var cut func(from, to int64, levels []coverage)
+	cut = func(from, to int64, levels []coverage) {
+		if len(levels) == 0 {
+			rest(from, to)
+			return
 		}
-		if !ok {
-			rest(t, t+w)
-			continue
+		c := &levels[0]
+		w := c.level.width
+		lo, hi := ceilTo(from, w), floorTo(to, w)
+		if lo >= hi {
+			cut(from, to, levels[1:])
+			return
 		}
-		out = append(out, piece{from: t, to: t + w, key: key, empty: empty})
+		cut(from, lo, levels[1:])
+		for t := lo; t < hi; t += w {
+			key, empty, ok := bucketKey(typ, epoch, w, t, sp.series, c.records)
+			if !ok {
+				cut(t, t+w, levels[1:])
+				continue
+			}
+			out = append(out, piece{from: t, to: t + w, key: key, empty: empty})
+		}
+		cut(hi, to, levels[1:])
 	}
-	rest(max(hi, lo), sp.to)
+	if sp.res != 0 {
+		for _, c := range levels {
+			if c.level.resolution() == sp.res && len(sp.series) > 1 {
+				cut(sp.from, sp.to, []coverage{c})
+				return out
+			}
+		}
+		return []piece{{from: sp.from, to: sp.to}}
+	}
+	var narrower []coverage
+	for _, c := range levels {
+		if c.level.width < resolutionHour {
+			narrower = append(narrower, c)
+		}
+	}
+	cut(sp.from, sp.to, narrower)
 	return out
 }

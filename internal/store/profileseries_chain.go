@@ -23,22 +23,23 @@ type blockDecoder struct {
 
 	// What resumes and marks chains (see profileseries_marks.go), for
 	// the reads that begin and end: per series, where its last read
-	// ended (pos), the blocks to pass over before (ignore), the minute
+	// ended (pos), the blocks to pass over before (ignore), the minutes
 	// to mark its chain at (markAt), and whether its chain was resumed
 	// from a mark; marks are the records they are keyed by, and fresh
 	// says not to use them.
-	ctx                 context.Context
-	ps                  *ProfileSeries
-	pos, ignore, markAt map[int64]int64
-	restored            map[int64]bool
-	marks               *chainMarks
-	fresh               bool
+	ctx         context.Context
+	ps          *ProfileSeries
+	pos, ignore map[int64]int64
+	markAt      map[int64][]int64
+	restored    map[int64]bool
+	marks       *chainMarks
+	fresh       bool
 }
 
 func (ps *ProfileSeries) decoder(ctx context.Context, typ string) *blockDecoder {
 	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{},
 		packs: &packReader{ctx: ctx, ps: ps}, chainStart: ps.chainStart,
-		ctx: ctx, ps: ps, pos: map[int64]int64{}, ignore: map[int64]int64{}, markAt: map[int64]int64{}, restored: map[int64]bool{}}
+		ctx: ctx, ps: ps, pos: map[int64]int64{}, ignore: map[int64]int64{}, markAt: map[int64][]int64{}, restored: map[int64]bool{}}
 }
 
 // stale makes err, met decoding a block of series, an errStaleMark where

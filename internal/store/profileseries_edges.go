@@ -130,6 +130,7 @@ func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []prof
 	}
 	m, err := ps.mergedAt(ctx, typ, spans, labels, processes, false)
 	if errors.Is(err, errStaleMark) {
+		ps.staleMarks.Add(1)
 		m, err = ps.mergedAt(ctx, typ, spans, labels, processes, true) // a scrape stored while they were read
 	}
 	if err != nil {
@@ -167,7 +168,7 @@ func (ps *ProfileSeries) mergedAt(ctx context.Context, typ string, spans map[int
 			for _, id := range part {
 				froms[int64(id)] = at[int64(id)]
 			}
-			readFrom, err := dec.begin(froms, last)
+			readFrom, err := dec.begin(froms, last, nil)
 			if err != nil {
 				return nil, err
 			}

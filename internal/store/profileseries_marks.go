@@ -68,12 +68,15 @@ func (ms *chainMarks) key(chainStart, series, m int64) (string, bool) {
 
 // begin readies the chains of the series of froms for a read of each
 // one's blocks from the time froms gives, the read ending at to, and
-// returns where the read is to start: each series goes on from where the
-// decoder's last read of it ended, when that is in the same chain before
-// its from, else from its latest mark at or before its from, else from
+// returns where the read is to start: each series goes on from the latest
+// of where the decoder's last read of it ended (when that is in the same
+// chain, before its from) and its marks at or before its from, else from
 // its chain's start. The blocks before that of each series are to be
-// passed over (ignored). Without chains, it returns the earliest from.
-func (d *blockDecoder) begin(froms map[int64]int64, to int64) (int64, error) {
+// passed over (ignored). The chains are marked at the minute each
+// series' from is in, and at the whole minutes of at (ascending) up to
+// to, as the read passes them. Without chains, it returns the earliest
+// from.
+func (d *blockDecoder) begin(froms map[int64]int64, to int64, at []int64) (int64, error) {
 	start := int64(math.MaxInt64)
 	if !d.chained {
 		for _, f := range froms {
@@ -86,27 +89,34 @@ func (d *blockDecoder) begin(froms map[int64]int64, to int64) (int64, error) {
 	}
 	for s, f := range froms {
 		c := d.chainStart(f)
-		from, ok := d.pos[s]
-		if !ok || from < c || from > f {
-			from = c
-			d.chains[s], d.restored[s] = &profseries.Chain{}, false
-			for m := floorTo(f, gaugeMinute); m > c; m -= gaugeMinute {
-				k, ok := d.marks.key(c, s, m)
-				if !ok {
-					continue
-				}
-				if ch, ok := d.ps.marks.get(k); ok {
-					d.chains[s], d.restored[s], from = ch.Clone(), true, m
-					break
-				}
+		from, fresh := c, true
+		if p, ok := d.pos[s]; ok && p >= c && p <= f {
+			from, fresh = p, false
+		}
+		for m := floorTo(f, gaugeMinute); m > from; m -= gaugeMinute {
+			k, ok := d.marks.key(c, s, m)
+			if !ok {
+				continue
+			}
+			if ch, ok := d.ps.marks.get(k); ok {
+				d.chains[s], d.restored[s], from, fresh = ch.Tail(), true, m, false
+				break
 			}
 		}
-		d.ignore[s] = from
-		if m := floorTo(f, gaugeMinute); m > from {
-			d.markAt[s] = m
-		} else {
-			delete(d.markAt, s)
+		if fresh {
+			d.chains[s], d.restored[s] = &profseries.Chain{}, false
 		}
+		d.ignore[s] = from
+		var marks []int64
+		if m := floorTo(f, gaugeMinute); m > from {
+			marks = append(marks, m)
+		}
+		for _, m := range at {
+			if m%gaugeMinute == 0 && m > from && m <= to && (len(marks) == 0 || m > marks[len(marks)-1]) {
+				marks = append(marks, m)
+			}
+		}
+		d.markAt[s] = marks
 		start = min(start, from)
 	}
 	return start, nil
@@ -161,14 +171,16 @@ func (d *blockDecoder) ignored(series, start int64) bool {
 	return ok && start < from
 }
 
-// passing marks series' chain before the decoder reads its block that
-// starts at start, where that is the first at or after the minute begin
-// marks.
+// passing marks series' chain, before the decoder reads its block that
+// starts at start, at the minutes begin asked for that the block is at
+// or after.
 func (d *blockDecoder) passing(series, start int64) {
-	if m, ok := d.markAt[series]; ok && start >= m {
-		d.mark(series, m)
-		delete(d.markAt, series)
+	marks := d.markAt[series]
+	for len(marks) > 0 && start >= marks[0] {
+		d.mark(series, marks[0])
+		marks = marks[1:]
 	}
+	d.markAt[series] = marks
 }
 
 // end says the read begun for series ended at to: every block of theirs
@@ -181,10 +193,10 @@ func (d *blockDecoder) end(series []uint64, to int64) {
 	}
 	for _, id := range series {
 		s := int64(id)
-		if m, ok := d.markAt[s]; ok {
+		for _, m := range d.markAt[s] {
 			d.mark(s, m)
-			delete(d.markAt, s)
 		}
+		delete(d.markAt, s)
 		if to%gaugeMinute == 0 && d.chainStart(to) != to {
 			d.mark(s, to)
 		}
@@ -205,6 +217,6 @@ func (d *blockDecoder) mark(series, m int64) {
 	if _, kept := d.ps.marks.get(k); kept {
 		return
 	}
-	c := ch.Clone()
+	c := ch.Tail()
 	d.ps.marks.put(k, c, c.Size()+len(k))
 }

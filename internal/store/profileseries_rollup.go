@@ -314,7 +314,54 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	if step > 0 && step%int64(time.Minute) != 0 {
+		return out, nil
+	}
+	// The minutes at the edges of what the levels leave, which no
+	// rollup covers: their records only, for the merges of whole
+	// minutes kept (see pieces).
+	c := coverage{level: rollupLevel{width: int64(time.Minute)}, covered: map[seriesHour]bool{}, records: map[seriesHour]string{}}
+	for _, sp := range plan(ids, out, from, to) {
+		if sp.res != 0 {
+			continue
+		}
+		a, b := ceilTo(sp.from, resolutionTenMinutes), floorTo(sp.to, resolutionTenMinutes)
+		edges := [][2]int64{{sp.from, min(a, sp.to)}, {max(b, a, sp.from), sp.to}}
+		if a >= b {
+			edges = [][2]int64{{sp.from, sp.to}}
+		}
+		for _, e := range edges {
+			lo, hi := ceilTo(e[0], c.level.width), floorTo(e[1], c.level.width)
+			if lo >= hi {
+				continue
+			}
+			recs, err := ps.bucketRecordsOf(ctx, sp.series, c.level.width, lo, hi)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(c.records, recs)
+		}
+	}
+	return append(out, c), nil
+}
+
+// bucketRecordsOf reads the records of the buckets of width in [from, to)
+// (whole ones) of the series ids, from where they were all recorded (see
+// bucketRecords).
+func (ps *ProfileSeries) bucketRecordsOf(ctx context.Context, ids []uint64, width, from, to int64) (map[seriesHour]string, error) {
+	recordedFrom, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	from = max(from, ceilTo(recordedFrom, width))
+	if from >= to {
+		return nil, nil
+	}
+	rows, err := ps.gaugeRows(ctx, ids, width, from, to, rowGroup{})
+	if err != nil {
+		return nil, err
+	}
+	return bucketRecords(ids, width, from, to, rows), nil
 }
 
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
@@ -378,6 +425,7 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 	}
 	err = read(false)
 	if errors.Is(err, errStaleMark) {
+		ps.staleMarks.Add(1)
 		err = read(true) // a scrape stored while the range was read
 	}
 	if err != nil {
@@ -445,8 +493,9 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 	}
 	const cols = `SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks WHERE `
 	// read adds the blocks (rollups of res, unless 0) of sp's series
-	// starting in [from, to) to the mergers into returns.
-	read := func(sp span, from, to int64, into func(start int64) *profseries.Merger) error {
+	// starting in [from, to) to the mergers route returns, marking the
+	// chains at the times of at (see begin).
+	read := func(sp span, from, to int64, route func(start int64) *profseries.Merger, at []int64) error {
 		res, args, readFrom := `resolution = ?`, []any{sp.res}, from
 		if sp.res == 0 {
 			froms := make(map[int64]int64, len(sp.series))
@@ -454,12 +503,12 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 				froms[int64(id)] = from
 			}
 			var err error
-			if readFrom, err = dec.begin(froms, to); err != nil {
+			if readFrom, err = dec.begin(froms, to, at); err != nil {
 				return err
 			}
 			res, args = atResolutions, nil
 		}
-		spanFrom, target = from, into
+		spanFrom, target = from, route
 		sq, args := inList(cols+res+` AND start_time >= ? AND start_time < ? AND series_id IN `, sp.series, append(args, readFrom, to)...)
 		if err := ps.b.each(ctx, sq+` ORDER BY start_time`, args, add); err != nil {
 			return fmt.Errorf("read profile blocks: %w", err)
@@ -469,16 +518,58 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 		}
 		return nil
 	}
+	// readPieces reads pieces of sp, one after another, at once: each
+	// whole bucket's blocks into a merger of its own, then kept (where it
+	// merges more than one block), the rest into into.
+	readPieces := func(sp span, pcs []piece) error {
+		if len(pcs) == 0 {
+			return nil
+		}
+		mergers := make([]*profseries.Merger, len(pcs))
+		at := make([]int64, len(pcs))
+		for i, pc := range pcs {
+			if pc.key != "" {
+				mergers[i] = &profseries.Merger{}
+			}
+			at[i] = pc.to
+		}
+		route := func(start int64) *profseries.Merger {
+			i, _ := slices.BinarySearchFunc(pcs, start, func(pc piece, t int64) int { return cmp.Compare(pc.to, t+1) })
+			if m := mergers[i]; m != nil {
+				return m
+			}
+			return into(start)
+		}
+		if err := read(sp, pcs[0].from, pcs[len(pcs)-1].to, route, at); err != nil {
+			return err
+		}
+		for i, m := range mergers {
+			if m == nil || m.Windows() == 0 {
+				continue
+			}
+			w, err := m.Window()
+			if err != nil {
+				return err
+			}
+			if m.Windows() > 1 {
+				ps.buckets.put(pcs[i].key, w, windowSize(w)+len(pcs[i].key))
+			}
+			if err := into(pcs[i].from).Add(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for part := range chunks(ids, 500) {
 		// The spans of blocks and of rollups, in order of time.
 		spans := plan(part, levels, from, to)
 		slices.SortStableFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
 		for _, sp := range spans {
+			// The pieces not kept are read together, up to one kept.
+			var unread []piece
 			for _, pc := range ps.pieces(sp, q.Type, epoch, levels) {
 				if pc.key == "" {
-					if err := read(sp, pc.from, pc.to, into); err != nil {
-						return err
-					}
+					unread = append(unread, pc)
 					continue
 				}
 				if pc.empty {
@@ -486,24 +577,19 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 				}
 				w, ok := ps.buckets.get(pc.key)
 				if !ok {
-					var m profseries.Merger
-					if err := read(sp, pc.from, pc.to, func(int64) *profseries.Merger { return &m }); err != nil {
-						return err
-					}
-					if m.Windows() == 0 {
-						continue
-					}
-					var err error
-					if w, err = m.Window(); err != nil {
-						return err
-					}
-					if m.Windows() > 1 {
-						ps.buckets.put(pc.key, w, windowSize(w)+len(pc.key))
-					}
+					unread = append(unread, pc)
+					continue
 				}
+				if err := readPieces(sp, unread); err != nil {
+					return err
+				}
+				unread = unread[:0]
 				if err := into(pc.from).Add(w); err != nil {
 					return err
 				}
+			}
+			if err := readPieces(sp, unread); err != nil {
+				return err
 			}
 		}
 	}
