@@ -474,11 +474,13 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		// put back once the migrations have run again; the snapshots'
 		// levels (migration 12), the packs (13), the rollups' counts
 		// (14), where ten-minute chains start (15), where compaction
-		// reached (16) and the judged deploys (18) are dropped; the
-		// buckets' first levels (17) went with prof_gauges.
+		// reached (16), the judged deploys (18) and the rollups' index
+		// (19) are dropped; the buckets' first levels (17) went with
+		// prof_gauges.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
 		`ALTER TABLE prof_blocks DROP COLUMN levels`,
-		`DROP TABLE prof_packs`, // migration 13; nothing is packed yet
+		`DROP TABLE prof_packs`,          // migration 13; nothing is packed yet
+		`DROP INDEX prof_blocks_rollups`, // migration 19
 		`ALTER TABLE prof_blocks DROP COLUMN scrapes`,
 		`DELETE FROM prof_meta WHERE name = 'chains_from'`,  // migration 15
 		`DELETE FROM prof_meta WHERE name = 'compacted_to'`, // migration 16

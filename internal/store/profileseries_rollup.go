@@ -142,6 +142,13 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 	return ok
 }
 
+// rollupCountsQuery reads the process and count of scrapes of the
+// rollups of a resolution starting in a range, of the series listed
+// after it (see inList); "resolution < 0" lets the engines read the
+// rollups' index (migration19) alone.
+const rollupCountsQuery = `SELECT series_id, start_time, process_id, scrapes FROM prof_blocks
+	WHERE resolution = ? AND resolution < 0 AND start_time >= ? AND start_time < ? AND series_id IN `
+
 // covered is rolledUp's answer for the series ids over the whole buckets
 // of level's width in [from, to), read from the rollups' records of their
 // scrapes (see the comment at the top): a bucket is covered when each
@@ -157,8 +164,7 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 	rolled := map[hourProcess]int64{} // each rollup's count; -1 where a shape's differs
 	unknown := map[seriesHour]bool{}
 	for part := range chunks(ids, 500) {
-		q, args := inList(`SELECT series_id, start_time, process_id, scrapes FROM prof_blocks
-			WHERE resolution = ? AND start_time >= ? AND start_time < ? AND series_id IN `, part, level.resolution(), from, to)
+		q, args := inList(rollupCountsQuery, part, level.resolution(), from, to)
 		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
 			var k hourProcess
 			var n sql.NullInt64

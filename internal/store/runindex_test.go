@@ -266,6 +266,27 @@ func TestSQLiteListsFromSQL(t *testing.T) {
 		s, _ := openTestSQLite(t)
 		testBenchHistoryLimitsInSQL(t, s)
 	})
+	t.Run("Rollups", func(t *testing.T) {
+		// What a merge reads of rollups to know they are up to date
+		// comes from their index alone: the table's row would read the
+		// whole rollup first.
+		s, _ := openTestSQLite(t)
+		q, args := inList(rollupCountsQuery, []uint64{1, 2, 3}, resolutionRollup, 0, 1)
+		var plan []string
+		err := s.b.each(context.Background(), `EXPLAIN QUERY PLAN `+q, args, func(rows *sql.Rows) error {
+			var id, parent, notused int
+			var detail string
+			err := rows.Scan(&id, &parent, &notused, &detail)
+			plan = append(plan, detail)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "COVERING INDEX prof_blocks_rollups") {
+			t.Errorf("the rollups' counts of scrapes are read by %q; want the covering index prof_blocks_rollups", p)
+		}
+	})
 }
 
 func TestPostgresListsFromSQL(t *testing.T) {
