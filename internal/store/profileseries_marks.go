@@ -39,10 +39,22 @@ var errStaleMark = errors.New("a chain resumed from a mark met a block stored af
 
 // chainMarks is what a blockDecoder resumes and marks chains with: the
 // records of the minutes of the series it reads (see bucketRecords) from
-// vouched, where they are whole, and the collection epoch.
+// vouched, where they are whole, and the collection epoch; known are
+// records read before for the same read (not to be changed), records
+// those the decoder read.
 type chainMarks struct {
 	epoch, vouched int64
-	records        map[seriesHour]string
+	known, records map[seriesHour]string
+}
+
+// record returns the record of series' minute at t.
+func (ms *chainMarks) record(series, t int64) (string, bool) {
+	k := seriesHour{series, t}
+	if rec, ok := ms.known[k]; ok {
+		return rec, true
+	}
+	rec, ok := ms.records[k]
+	return rec, ok
 }
 
 // key names the mark of series' chain at m, a whole minute; ok is false
@@ -56,7 +68,7 @@ func (ms *chainMarks) key(chainStart, series, m int64) (string, bool) {
 		b = binary.AppendVarint(b, v)
 	}
 	for t := chainStart; t < m; t += gaugeMinute {
-		rec, ok := ms.records[seriesHour{series, t}]
+		rec, ok := ms.record(series, t)
 		if !ok {
 			return "", false
 		}
@@ -135,7 +147,7 @@ func (d *blockDecoder) readMarks(froms map[int64]int64, to int64) error {
 		hi = max(hi, floorTo(f, gaugeMinute))
 		ids = append(ids, uint64(s))
 	}
-	if lo >= hi {
+	if lo >= hi || d.haveRecords(froms, hi) {
 		return nil
 	}
 	if d.marks == nil {
@@ -162,6 +174,22 @@ func (d *blockDecoder) readMarks(froms map[int64]int64, to int64) error {
 		d.marks.records[k] = rec
 	}
 	return nil
+}
+
+// haveRecords says the decoder has the records of every minute from the
+// chain start of each series of froms up to hi, where they are vouched.
+func (d *blockDecoder) haveRecords(froms map[int64]int64, hi int64) bool {
+	if d.marks == nil {
+		return false
+	}
+	for s, f := range froms {
+		for t := max(d.chainStart(f), d.marks.vouched); t < hi; t += gaugeMinute {
+			if _, ok := d.marks.record(s, t); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ignored says a block of series starting at start is before where the

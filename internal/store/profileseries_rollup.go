@@ -287,6 +287,9 @@ type coverage struct {
 	level   rollupLevel
 	covered map[seriesHour]bool
 	records map[seriesHour]string
+	// vouched is where the records of every series read start (for
+	// the minutes, whose records mark chains too: see chainMarks).
+	vouched int64
 }
 
 // coverages reads which buckets of [from, to) of the series ids can be
@@ -325,7 +328,8 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 	}
 	// The minutes at the edges of what the levels leave, which no
 	// rollup covers: their records only, for the merges of whole
-	// minutes kept (see pieces).
+	// minutes kept (see pieces), from the start of the ten minutes
+	// each edge starts in, where chains start (see chainMarks).
 	c := coverage{level: rollupLevel{width: int64(time.Minute)}, covered: map[seriesHour]bool{}, records: map[seriesHour]string{}}
 	for _, sp := range plan(ids, out, from, to) {
 		if sp.res != 0 {
@@ -337,37 +341,39 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 			edges = [][2]int64{{sp.from, sp.to}}
 		}
 		for _, e := range edges {
-			lo, hi := ceilTo(e[0], c.level.width), floorTo(e[1], c.level.width)
+			lo, hi := floorTo(e[0], resolutionTenMinutes), floorTo(e[1], c.level.width)
 			if lo >= hi {
 				continue
 			}
-			recs, err := ps.bucketRecordsOf(ctx, sp.series, c.level.width, lo, hi)
+			recs, vouched, err := ps.bucketRecordsOf(ctx, sp.series, c.level.width, lo, hi)
 			if err != nil {
 				return nil, err
 			}
 			maps.Copy(c.records, recs)
+			c.vouched = max(c.vouched, vouched)
 		}
 	}
 	return append(out, c), nil
 }
 
 // bucketRecordsOf reads the records of the buckets of width in [from, to)
-// (whole ones) of the series ids, from where they were all recorded (see
-// bucketRecords).
-func (ps *ProfileSeries) bucketRecordsOf(ctx context.Context, ids []uint64, width, from, to int64) (map[seriesHour]string, error) {
+// (whole ones) of the series ids, from vouched, where they were all
+// recorded (see bucketRecords).
+func (ps *ProfileSeries) bucketRecordsOf(ctx context.Context, ids []uint64, width, from, to int64) (records map[seriesHour]string, vouched int64, err error) {
 	recordedFrom, err := ps.recordedFrom(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	from = max(from, ceilTo(recordedFrom, width))
+	vouched = ceilTo(recordedFrom, width)
+	from = max(from, vouched)
 	if from >= to {
-		return nil, nil
+		return nil, vouched, nil
 	}
 	rows, err := ps.gaugeRows(ctx, ids, width, from, to, rowGroup{})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return bucketRecords(ids, width, from, to, rows), nil
+	return bucketRecords(ids, width, from, to, rows), vouched, nil
 }
 
 // mergeBlocks merges the blocks of series (ids, ascending) in q's range as
@@ -475,6 +481,12 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 	from, to := nanos(q.From), nanos(q.To)
 	dec := ps.decoder(ctx, q.Type)
 	dec.fresh = fresh
+	if n := len(levels); n > 0 && levels[n-1].level.width == int64(time.Minute) && !fresh {
+		// The minutes' records read for the pieces key the chains'
+		// marks too.
+		m := levels[n-1]
+		dec.marks = &chainMarks{epoch: epoch, vouched: m.vouched, known: m.records, records: map[seriesHour]string{}}
+	}
 	var spanFrom int64                              // the start of the piece being read
 	var target func(start int64) *profseries.Merger // where its blocks go
 	add := func(rows *sql.Rows) error {
