@@ -52,6 +52,7 @@ type ProfileSeries struct {
 	buckets *keptLRU[string, profseries.Window] // see profileseries_buckets.go
 	packs   *keptLRU[packKey, [][]byte]         // see packReader
 	marks   *keptLRU[string, *profseries.Chain] // see profileseries_marks.go
+	covers  *keptLRU[string, struct{}]          // see covered
 	// staleMarks counts the reads made again because a chain resumed
 	// from a mark met a block it lacks (see errStaleMark).
 	staleMarks atomic.Int64
@@ -105,7 +106,7 @@ func (c *symbolCache) reset(epoch int64) {
 func newProfileSeries(b *sqlDB) *ProfileSeries {
 	ps := &ProfileSeries{b: b, Retention: DefaultRetention,
 		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept),
-		marks: newKeptLRU[string, *profseries.Chain](marksKept)}
+		marks: newKeptLRU[string, *profseries.Chain](marksKept), covers: newKeptLRU[string, struct{}](coversKept)}
 	ps.cache.reset(-1)
 	return ps
 }

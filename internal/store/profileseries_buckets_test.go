@@ -133,3 +133,94 @@ func testBucketMergesKept(t *testing.T, db *DB, where string) {
 	}
 	merged(reader, "a range of whole hours after late scrapes", hours)
 }
+
+// TestCoversKept: which hours of a series are rolled up and up to date is
+// read from the rollups once and then known while the hours' records are
+// as they were (no rollup row read again); a scrape stored late into a
+// rolled-up hour makes it unknown, read, and found stale.
+func TestCoversKept(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, where := e.open(t)
+			testCoversKept(t, db, where)
+		})
+	}
+}
+
+func testCoversKept(t *testing.T, db *DB, where string) {
+	ctx := context.Background()
+	cpu := leftpadProfiles(t, profseries.CPU)
+	targets := []profseries.Labels{
+		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "a"}),
+		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "b"}),
+	}
+	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
+	late := at(30*time.Minute + 5*time.Second)
+	for t0 := at(0); t0.Before(at(150 * time.Minute)); t0 = t0.Add(10 * time.Second) {
+		for _, target := range targets {
+			i := int(t0.Sub(profEpoch) / (10 * time.Second))
+			if err := db.Append(ctx, scrapeAt(target, profseries.CPU, cpu[i%len(cpu)], t0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if rep, err := db.RollUp(ctx, at(150*time.Minute)); err != nil || rep.RolledUp == 0 {
+		t.Fatalf("roll up: %+v, %v", rep, err)
+	}
+	reader, err := Open(ctx, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series, err := reader.matchingSeries(ctx, profseries.Query{Type: profseries.CPU, Selector: sel, From: at(0), To: at(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := sortedIDs(series)
+	from, to := nanos(at(0)), nanos(at(2*time.Hour))
+	covered := func(when string) (map[seriesHour]bool, int64) {
+		t.Helper()
+		var cov map[seriesHour]bool
+		read := rowsReadBy(reader, func() { cov, _, err = reader.covered(ctx, ids, rollupHours, from, to) })
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		for _, id := range ids {
+			for h := from; h < to; h += resolutionHour {
+				if !cov[seriesHour{int64(id), h}] {
+					t.Fatalf("%s: series %d's hour at %s is not covered", when, id, fromNanos(h).Format(time.TimeOnly))
+				}
+			}
+		}
+		return cov, read
+	}
+	_, first := covered("first")
+	if _, again := covered("again"); again+int64(len(ids))*2 > first {
+		t.Errorf("covered read %d rows the first time, %d again: want the rollups of the hours known covered not read", first, again)
+	}
+	// A scrape stored late into the first hour of a: its records change,
+	// its rollup is read again and is stale.
+	if err := db.Append(ctx, scrapeAt(targets[0], profseries.CPU, cpu[0], late)); err != nil {
+		t.Fatal(err)
+	}
+	cov, _, err := reader.covered(ctx, ids, rollupHours, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale int
+	for _, id := range ids {
+		if !cov[seriesHour{int64(id), from}] {
+			stale++
+		}
+		if !cov[seriesHour{int64(id), from + resolutionHour}] {
+			t.Errorf("series %d's second hour is not covered after a late scrape into the first", id)
+		}
+	}
+	if stale != 1 {
+		t.Errorf("%d series' first hour not covered after a late scrape into one of them, want 1", stale)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -142,6 +143,10 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 	return ok
 }
 
+// coversKept bounds the bytes of the buckets known covered kept (see
+// covered): a few tens of bytes a series and hour.
+const coversKept = 16 << 20
+
 // rollupCountsQuery reads the process and count of scrapes of the
 // rollups of a resolution starting in a range, of the series listed
 // after it (see inList); "resolution < 0" lets the engines read the
@@ -159,12 +164,62 @@ const rollupCountsQuery = `SELECT series_id, start_time, process_id, scrapes FRO
 // rollup that records no count, are checked against the blocks' sums
 // (blockSums). records are the records of every bucket of the series
 // from where they were all recorded (see bucketRecords).
+//
+// A bucket of a level whose rollups stay while their blocks do (keep 0:
+// hours) found covered is known to be while its records are as they
+// were: its rollups are made again only when its scrapes change, and go
+// only with its blocks and records. The store keeps those it found
+// (covers), and reads no rollup of the buckets it knows.
 func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollupLevel, from, to int64) (covered map[seriesHour]bool, records map[seriesHour]string, err error) {
+	recordedFrom, err := ps.recordedFrom(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	vouched := max(from, ceilTo(recordedFrom, level.width))
+	recorded, err := ps.gaugeRows(ctx, ids, level.width, vouched, to, rowGroup{})
+	if err != nil {
+		return nil, nil, err
+	}
+	records = bucketRecords(ids, level.width, vouched, to, recorded)
+	coverKey := func(k seriesHour) string {
+		if level.keep != 0 || records[k] == "" {
+			return ""
+		}
+		var b []byte
+		for _, v := range []int64{k.series, level.width, k.hour} {
+			b = binary.AppendVarint(b, v)
+		}
+		return string(append(b, records[k]...))
+	}
+	// The buckets known covered, and the series with others, whose
+	// rollups are read.
+	knownCovered := map[seriesHour]bool{}
+	var unknownIDs []uint64
+	lo, hi := to, from
+	for _, id := range ids {
+		found := false
+		for h := from; h < to; h += level.width {
+			k := seriesHour{int64(id), h}
+			if key := coverKey(k); key != "" {
+				if _, ok := ps.covers.get(key); ok {
+					knownCovered[k] = true
+					continue
+				}
+			}
+			found = true
+			lo, hi = min(lo, h), max(hi, h+level.width)
+		}
+		if found {
+			unknownIDs = append(unknownIDs, id)
+		}
+	}
+	known := func(k seriesHour) bool { return knownCovered[k] }
+
 	type hourProcess struct{ series, hour, process int64 }
 	rolled := map[hourProcess]int64{} // each rollup's count; -1 where a shape's differs
 	unknown := map[seriesHour]bool{}
-	for part := range chunks(ids, 500) {
-		q, args := inList(rollupCountsQuery, part, level.resolution(), from, to)
+	for part := range chunks(unknownIDs, 500) {
+		q, args := inList(rollupCountsQuery, part, level.resolution(), lo, hi)
 		err := ps.b.each(ctx, q, args, func(rows *sql.Rows) error {
 			var k hourProcess
 			var n sql.NullInt64
@@ -172,6 +227,9 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 				return err
 			}
 			k.hour = floorTo(k.hour, level.width)
+			if known(seriesHour{k.series, k.hour}) {
+				return nil
+			}
 			if !n.Valid {
 				unknown[seriesHour{k.series, k.hour}] = true
 				return nil
@@ -186,23 +244,19 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 			return nil, nil, fmt.Errorf("read rollups: %w", err)
 		}
 	}
-	recordedFrom, err := ps.recordedFrom(ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	vouched := max(from, ceilTo(recordedFrom, level.width))
-	recorded, err := ps.gaugeRows(ctx, ids, level.width, vouched, to, rowGroup{})
-	if err != nil {
-		return nil, nil, err
-	}
-	records = bucketRecords(ids, level.width, vouched, to, recorded)
 	covered = map[seriesHour]bool{}
+	for k := range knownCovered {
+		covered[k] = true
+	}
 	for k := range rolled {
 		covered[seriesHour{k.series, k.hour}] = true
 	}
 	counted := map[hourProcess]bool{}
 	for _, r := range recorded {
 		k := hourProcess{r.series, r.start, r.process}
+		if known(seriesHour{k.series, k.hour}) {
+			continue // its rollups were not read
+		}
 		counted[k] = true
 		if rolled[k] != r.scrapes {
 			covered[seriesHour{k.series, k.hour}] = false
@@ -215,7 +269,7 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 	}
 	// Buckets the records cannot vouch for: the blocks' sums decide.
 	var check []uint64
-	lo, hi := to, from
+	lo, hi = to, from
 	for _, id := range ids {
 		for h := from; h < to; h += level.width {
 			k := seriesHour{int64(id), h}
@@ -238,6 +292,11 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 					covered[k] = bySums[k]
 				}
 			}
+		}
+	}
+	for k, ok := range covered {
+		if key := coverKey(k); ok && !known(k) && key != "" && k.hour >= vouched {
+			ps.covers.put(key, struct{}{}, len(key)+64)
 		}
 	}
 	return covered, records, nil
