@@ -163,12 +163,19 @@ func (ps *ProfileSeries) mergedAt(ctx context.Context, typ string, spans map[int
 		slices.Sort(ids)
 		dec := ps.decoder(ctx, typ)
 		dec.fresh = fresh
+		// The chains are marked at every minute they pass: the next
+		// read's instants, a little later, resume from the minute
+		// before theirs.
+		var minutes []int64
+		for m := c + gaugeMinute; m <= last; m += gaugeMinute {
+			minutes = append(minutes, m)
+		}
 		for part := range chunks(ids, 500) {
 			froms := make(map[int64]int64, len(part))
 			for _, id := range part {
 				froms[int64(id)] = at[int64(id)]
 			}
-			readFrom, err := dec.begin(froms, last, nil)
+			readFrom, err := dec.begin(froms, last, minutes)
 			if err != nil {
 				return nil, err
 			}
