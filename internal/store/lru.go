@@ -2,6 +2,8 @@ package store
 
 import (
 	"container/list"
+	"encoding/binary"
+	"hash/maphash"
 	"sync"
 )
 
@@ -59,4 +61,42 @@ func (c *keptLRU[K, V]) put(k K, v V, size int) {
 		delete(c.kept, old.key)
 		c.bytes -= old.size
 	}
+}
+
+// A keyHasher hashes what names a value kept into a key of 16 bytes: two
+// hashes of 64 bits under seeds of their own, the same for the process,
+// so that two different names share a key with a chance of 2^-128. A
+// name written as it comes costs no copy of it, however long (the
+// records of every series of a bucket).
+type keyHasher struct{ a, b maphash.Hash }
+
+var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func newKeyHasher() *keyHasher {
+	h := &keyHasher{}
+	h.a.SetSeed(keySeeds[0])
+	h.b.SetSeed(keySeeds[1])
+	return h
+}
+
+func (h *keyHasher) int(v int64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(v))
+	h.a.Write(b[:])
+	h.b.Write(b[:])
+}
+
+// str writes s and its length, so that no two lists of strings write the
+// same bytes.
+func (h *keyHasher) str(s string) {
+	h.int(int64(len(s)))
+	h.a.WriteString(s)
+	h.b.WriteString(s)
+}
+
+func (h *keyHasher) key() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], h.a.Sum64())
+	binary.LittleEndian.PutUint64(b[8:], h.b.Sum64())
+	return string(b[:])
 }

@@ -73,9 +73,10 @@ func bucketRecords(ids []uint64, width, from, to int64, rows []gaugeRow) map[ser
 // records; ok is false when a series' records do not vouch for the bucket,
 // and empty says that no series has a scrape in it.
 func bucketKey(typ string, epoch, width, start int64, ids []uint64, records map[seriesHour]string) (key string, empty, ok bool) {
-	b := append([]byte(typ), 0)
+	h := newKeyHasher()
+	h.str(typ)
 	for _, v := range []int64{epoch, width, start} {
-		b = binary.AppendVarint(b, v)
+		h.int(v)
 	}
 	empty = true
 	for _, id := range ids {
@@ -84,11 +85,10 @@ func bucketKey(typ string, epoch, width, start int64, ids []uint64, records map[
 			return "", false, false
 		}
 		empty = empty && rec == ""
-		b = binary.AppendUvarint(b, id)
-		b = binary.AppendUvarint(b, uint64(len(rec)))
-		b = append(b, rec...)
+		h.int(int64(id))
+		h.str(rec)
 	}
-	return string(b), empty, true
+	return h.key(), empty, true
 }
 
 // A piece is a part of a span to read: a whole bucket whose merge may be

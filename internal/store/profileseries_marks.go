@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 
@@ -63,19 +62,18 @@ func (ms *chainMarks) key(chainStart, series, m int64) (string, bool) {
 	if ms == nil || chainStart < ms.vouched || m <= chainStart {
 		return "", false
 	}
-	var b []byte
+	h := newKeyHasher()
 	for _, v := range []int64{ms.epoch, series, m} {
-		b = binary.AppendVarint(b, v)
+		h.int(v)
 	}
 	for t := chainStart; t < m; t += gaugeMinute {
 		rec, ok := ms.record(series, t)
 		if !ok {
 			return "", false
 		}
-		b = binary.AppendUvarint(b, uint64(len(rec)))
-		b = append(b, rec...)
+		h.str(rec)
 	}
-	return string(b), true
+	return h.key(), true
 }
 
 // begin readies the chains of the series of froms for a read of each
