@@ -76,29 +76,13 @@ func testBucketMergesKept(t *testing.T, db *DB, where string) {
 	query := func(from, to time.Duration) profseries.Query {
 		return profseries.Query{Type: profseries.Heap, Selector: sel, From: at(from), To: at(to)}
 	}
-	// merged merges q through s, checks it against the scrapes the range
-	// holds, and returns the rows the merge read.
 	merged := func(s *DB, when string, q profseries.Query) (profseries.Window, int64) {
 		t.Helper()
-		var w profseries.Window
-		read := rowsReadBy(s, func() { w, err = s.mergeQuery(ctx, q) })
-		if err != nil {
-			t.Fatalf("%s: %v", when, err)
-		}
-		if want, n := windowsMerged(t, s, q); !reflect.DeepEqual(w, want) {
-			t.Fatalf("%s: the merge of %s to %s is not that of the %d scrapes it holds", when, q.From.Format(time.TimeOnly), q.To.Format(time.TimeOnly), n)
-		}
-		return w, read
+		return mergedChecked(t, s, when, q)
 	}
-	// fresh merges q through a handle that has kept nothing.
 	fresh := func(when string, q profseries.Query) (profseries.Window, int64) {
 		t.Helper()
-		s, err := Open(ctx, where)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		return merged(s, when, q)
+		return mergedFresh(t, where, when, q)
 	}
 
 	// Edges of 5 minutes around whole ten minutes: rolled up (10 to 80
@@ -223,4 +207,32 @@ func testCoversKept(t *testing.T, db *DB, where string) {
 	if stale != 1 {
 		t.Errorf("%d series' first hour not covered after a late scrape into one of them, want 1", stale)
 	}
+}
+
+// mergedChecked merges q through s, checks it against the merge of the
+// scrapes the range holds, and returns it and the rows the merge read.
+func mergedChecked(t *testing.T, s *DB, when string, q profseries.Query) (profseries.Window, int64) {
+	t.Helper()
+	var w profseries.Window
+	var err error
+	read := rowsReadBy(s, func() { w, err = s.mergeQuery(context.Background(), q) })
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	if want, n := windowsMerged(t, s, q); !reflect.DeepEqual(w, want) {
+		t.Fatalf("%s: the merge of %s to %s is not that of the %d scrapes it holds", when, q.From.Format(time.TimeOnly), q.To.Format(time.TimeOnly), n)
+	}
+	return w, read
+}
+
+// mergedFresh is mergedChecked through a handle on where that has kept
+// nothing.
+func mergedFresh(t *testing.T, where, when string, q profseries.Query) (profseries.Window, int64) {
+	t.Helper()
+	s, err := Open(context.Background(), where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return mergedChecked(t, s, when, q)
 }

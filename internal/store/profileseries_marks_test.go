@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"reflect"
 	"testing"
 	"time"
 
@@ -65,29 +64,15 @@ func testChainMarks(t *testing.T, db *DB, where string) {
 	query := func(from, to time.Duration) profseries.Query {
 		return profseries.Query{Type: profseries.Heap, Selector: sel, From: at(from), To: at(to)}
 	}
-	// merged merges q through s, checks it against the scrapes the range
-	// holds, and returns the rows the merge read.
 	merged := func(s *DB, when string, q profseries.Query) int64 {
 		t.Helper()
-		var w profseries.Window
-		read := rowsReadBy(s, func() { w, err = s.mergeQuery(ctx, q) })
-		if err != nil {
-			t.Fatalf("%s: %v", when, err)
-		}
-		if want, n := windowsMerged(t, s, q); !reflect.DeepEqual(w, want) {
-			t.Fatalf("%s: the merge of %s to %s is not that of the %d scrapes it holds", when, q.From.Format(time.TimeOnly), q.To.Format(time.TimeOnly), n)
-		}
+		_, read := mergedChecked(t, s, when, q)
 		return read
 	}
-	// fresh merges q through a handle that has kept nothing.
 	fresh := func(when string, q profseries.Query) int64 {
 		t.Helper()
-		s, err := Open(ctx, where)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		return merged(s, when, q)
+		_, read := mergedFresh(t, where, when, q)
+		return read
 	}
 
 	// A range from 19:05 into the chain of 10:00 marks each chain at

@@ -246,19 +246,8 @@ func TestSQLiteListsFromSQL(t *testing.T) {
 		testRunIndexListsFromSQL(t, s)
 		// The database itself reads only the target's runs, from an
 		// index, rather than scanning the table.
-		var plan []string
-		err := s.b.each(context.Background(), `EXPLAIN QUERY PLAN SELECT `+profileRunCols+` FROM profile_runs WHERE start_time >= 0 AND target = ? ORDER BY start_time DESC, id LIMIT 10`,
-			[]any{target(7)}, func(rows *sql.Rows) error {
-				var id, parent, notused int
-				var detail string
-				err := rows.Scan(&id, &parent, &notused, &detail)
-				plan = append(plan, detail)
-				return err
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := strings.Join(plan, "; "); !strings.Contains(p, "profile_runs_target") || strings.Contains(p, "SCAN profile_runs") {
+		p := queryPlan(t, s, `SELECT `+profileRunCols+` FROM profile_runs WHERE start_time >= 0 AND target = ? ORDER BY start_time DESC, id LIMIT 10`, target(7))
+		if !strings.Contains(p, "profile_runs_target") || strings.Contains(p, "SCAN profile_runs") {
 			t.Errorf("the newest runs of a target are found by %q; want a search of index profile_runs_target", p)
 		}
 	})
@@ -272,21 +261,27 @@ func TestSQLiteListsFromSQL(t *testing.T) {
 		// whole rollup first.
 		s, _ := openTestSQLite(t)
 		q, args := inList(rollupCountsQuery, []uint64{1, 2, 3}, resolutionRollup, 0, 1)
-		var plan []string
-		err := s.b.each(context.Background(), `EXPLAIN QUERY PLAN `+q, args, func(rows *sql.Rows) error {
-			var id, parent, notused int
-			var detail string
-			err := rows.Scan(&id, &parent, &notused, &detail)
-			plan = append(plan, detail)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := strings.Join(plan, "; "); !strings.Contains(p, "COVERING INDEX prof_blocks_rollups") {
+		if p := queryPlan(t, s, q, args...); !strings.Contains(p, "COVERING INDEX prof_blocks_rollups") {
 			t.Errorf("the rollups' counts of scrapes are read by %q; want the covering index prof_blocks_rollups", p)
 		}
 	})
+}
+
+// queryPlan is how SQLite says it runs q with args, its steps joined.
+func queryPlan(t *testing.T, s *DB, q string, args ...any) string {
+	t.Helper()
+	var plan []string
+	err := s.b.each(context.Background(), `EXPLAIN QUERY PLAN `+q, args, func(rows *sql.Rows) error {
+		var id, parent, notused int
+		var detail string
+		err := rows.Scan(&id, &parent, &notused, &detail)
+		plan = append(plan, detail)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "; ")
 }
 
 func TestPostgresListsFromSQL(t *testing.T) {
