@@ -10,8 +10,9 @@
 //
 //	go run ./bench/watchpages [-targets 500] [-hours 24] [-cache DIR] [-n 10] [-rounds 3] [-chromium] [-pages REGEXP] [-cpuprofile FILE] [-populate] [-scrape=false]
 //
-// -cache keeps the populated store in DIR and reuses it (moved by whole
-// hours to end now) when it was made for the same -targets and -hours.
+// -cache keeps the populated store in DIR and reuses it while it ends at
+// least 30 minutes ahead of now, when it was made for the same -targets
+// and -hours; else it makes it again.
 // -cpuprofile FILE serves the pages in this process instead (server.New,
 // as perfscope serve makes it) and writes a CPU profile of the requests,
 // each labelled page=NAME: go tool pprof -tagfocus page=services FILE.
