@@ -25,13 +25,14 @@ type blockDecoder struct {
 	// the reads that begin and end: per series, where its last read
 	// ended (pos), the blocks to pass over before (ignore), the minutes
 	// to mark its chain at (markAt), and whether its chain was resumed
-	// from a mark; marks are the records they are keyed by, and fresh
-	// says not to use them.
+	// from a mark or an earlier read's statement; marks are the records
+	// they are keyed by, and fresh says to read every chain from its
+	// start in the statement that reads it.
 	ctx         context.Context
 	ps          *ProfileSeries
 	pos, ignore map[int64]int64
 	markAt      map[int64][]int64
-	restored    map[int64]bool
+	resumed     map[int64]bool
 	marks       *chainMarks
 	fresh       bool
 }
@@ -39,13 +40,15 @@ type blockDecoder struct {
 func (ps *ProfileSeries) decoder(ctx context.Context, typ string) *blockDecoder {
 	return &blockDecoder{c: ps.codec(), chained: profseries.Chained(typ), chains: map[int64]*profseries.Chain{},
 		packs: &packReader{ctx: ctx, ps: ps}, chainStart: ps.chainStart,
-		ctx: ctx, ps: ps, pos: map[int64]int64{}, ignore: map[int64]int64{}, markAt: map[int64][]int64{}, restored: map[int64]bool{}}
+		ctx: ctx, ps: ps, pos: map[int64]int64{}, ignore: map[int64]int64{}, markAt: map[int64][]int64{}, resumed: map[int64]bool{}}
 }
 
 // stale makes err, met decoding a block of series, an errStaleMark where
-// the series' chain was resumed from a mark (see begin).
+// the series' chain was resumed (see begin): from a mark, or from what
+// an earlier statement read, which a block stored since may be coded
+// against.
 func (d *blockDecoder) stale(series int64, err error) error {
-	if err != nil && d.restored[series] {
+	if err != nil && d.resumed[series] {
 		return fmt.Errorf("%w (%v)", errStaleMark, err)
 	}
 	return err

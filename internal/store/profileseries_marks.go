@@ -23,10 +23,12 @@ import (
 // (prof_gauges, by minute) say of each minute of the chain before it,
 // and the collection epoch: a scrape stored into those minutes, however
 // late, changes the key, and a mark is made only where the series'
-// scrapes were all recorded. The records are read before the blocks: a
-// read may meet a block stored in between, coded against one the mark it
-// resumed from does not hold. Decoding it fails, and the read is made
-// again from the chains' starts (errStaleMark).
+// scrapes were all recorded. The records are read before the blocks, and
+// a read of a range's pieces goes on with the chains its last statement
+// read: a statement may meet a block stored in between, coded against one
+// the mark or the statement before did not hold. Decoding it fails, and
+// the read is made again, each chain from its start in the statement
+// that reads it (errStaleMark).
 
 // marksKept bounds the bytes the marks kept take, about; the least
 // recently used go first.
@@ -81,8 +83,8 @@ func (ms *chainMarks) key(chainStart, series, m int64) (string, bool) {
 // returns where the read is to start: each series goes on from the latest
 // of where the decoder's last read of it ended (when that is in the same
 // chain, before its from) and its marks at or before its from, else from
-// its chain's start. The blocks before that of each series are to be
-// passed over (ignored). The chains are marked at the minute each
+// its chain's start (always, where the decoder is fresh). The blocks
+// before that of each series are to be passed over (ignored). The chains are marked at the minute each
 // series' from is in, and at the whole minutes of at (ascending) up to
 // to, as the read passes them. Without chains, it returns the earliest
 // from.
@@ -100,7 +102,7 @@ func (d *blockDecoder) begin(froms map[int64]int64, to int64, at []int64) (int64
 	for s, f := range froms {
 		c := d.chainStart(f)
 		from, fresh := c, true
-		if p, ok := d.pos[s]; ok && p >= c && p <= f {
+		if p, ok := d.pos[s]; ok && !d.fresh && p >= c && p <= f {
 			from, fresh = p, false
 		}
 		for m := floorTo(f, gaugeMinute); m > from; m -= gaugeMinute {
@@ -109,12 +111,13 @@ func (d *blockDecoder) begin(froms map[int64]int64, to int64, at []int64) (int64
 				continue
 			}
 			if ch, ok := d.ps.marks.get(k); ok {
-				d.chains[s], d.restored[s], from, fresh = ch.Tail(), true, m, false
+				d.chains[s], from, fresh = ch.Tail(), m, false
 				break
 			}
 		}
+		d.resumed[s] = !fresh
 		if fresh {
-			d.chains[s], d.restored[s] = &profseries.Chain{}, false
+			d.chains[s] = &profseries.Chain{}
 		}
 		d.ignore[s] = from
 		var marks []int64
