@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/perfscope/perfscope/internal/profseries"
 )
 
@@ -36,10 +38,7 @@ func testBucketMergesKept(t *testing.T, db *DB, where string) {
 	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
 	store := func(target profseries.Labels, t0 time.Time) {
 		t.Helper()
-		i := int(t0.Sub(profEpoch) / (10 * time.Second))
-		if err := db.Append(ctx, scrapeAt(target, profseries.Heap, heap[i%len(heap)], t0)); err != nil {
-			t.Fatal(err)
-		}
+		appendReplayed(t, db, target, profseries.Heap, heap, t0)
 	}
 	// Left out, to be stored late: one scrape in ten minutes rolled up,
 	// one in ten minutes that are not.
@@ -142,10 +141,7 @@ func testCoversKept(t *testing.T, db *DB, where string) {
 	late := at(30*time.Minute + 5*time.Second)
 	for t0 := at(0); t0.Before(at(150 * time.Minute)); t0 = t0.Add(10 * time.Second) {
 		for _, target := range targets {
-			i := int(t0.Sub(profEpoch) / (10 * time.Second))
-			if err := db.Append(ctx, scrapeAt(target, profseries.CPU, cpu[i%len(cpu)], t0)); err != nil {
-				t.Fatal(err)
-			}
+			appendReplayed(t, db, target, profseries.CPU, cpu, t0)
 		}
 	}
 	if rep, err := db.RollUp(ctx, at(150*time.Minute)); err != nil || rep.RolledUp == 0 {
@@ -235,4 +231,15 @@ func mergedFresh(t *testing.T, where, when string, q profseries.Query) (profseri
 	}
 	defer s.Close()
 	return mergedChecked(t, s, when, q)
+}
+
+// appendReplayed stores target's scrape of typ at t0: the committed real
+// scrape of profiles that a scraper every 10 s from profEpoch replays in
+// turn at t0.
+func appendReplayed(t *testing.T, db *DB, target profseries.Labels, typ string, profiles []*profile.Profile, t0 time.Time) {
+	t.Helper()
+	i := int(t0.Sub(profEpoch) / (10 * time.Second))
+	if err := db.Append(context.Background(), scrapeAt(target, typ, profiles[i%len(profiles)], t0)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -205,6 +205,9 @@ func (d *blockDecoder) ignored(series, start int64) bool {
 // or after.
 func (d *blockDecoder) passing(series, start int64) {
 	marks := d.markAt[series]
+	if len(marks) == 0 || start < marks[0] {
+		return
+	}
 	for len(marks) > 0 && start >= marks[0] {
 		d.mark(series, marks[0])
 		marks = marks[1:]

@@ -40,10 +40,7 @@ func testChainMarks(t *testing.T, db *DB, where string) {
 	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
 	store := func(target profseries.Labels, t0 time.Time) {
 		t.Helper()
-		i := int(t0.Sub(profEpoch) / (10 * time.Second))
-		if err := db.Append(ctx, scrapeAt(target, profseries.Heap, heap[i%len(heap)], t0)); err != nil {
-			t.Fatal(err)
-		}
+		appendReplayed(t, db, target, profseries.Heap, heap, t0)
 	}
 	late := at(15*time.Minute + 5*time.Second) // between two scrapes of a marked minute
 	for t0 := at(0); t0.Before(at(25 * time.Minute)); t0 = t0.Add(10 * time.Second) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -185,11 +184,12 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 		if level.keep != 0 || records[k] == "" {
 			return ""
 		}
-		var b []byte
+		h := newKeyHasher()
 		for _, v := range []int64{k.series, level.width, k.hour} {
-			b = binary.AppendVarint(b, v)
+			h.int(v)
 		}
-		return string(append(b, records[k]...))
+		h.str(records[k])
+		return h.key()
 	}
 	// The buckets known covered, and the series with others, whose
 	// rollups are read.
