@@ -53,6 +53,7 @@ type ProfileSeries struct {
 	packs   *keptLRU[packKey, [][]byte]         // see packReader
 	marks   *keptLRU[string, *profseries.Chain] // see profileseries_marks.go
 	covers  *keptLRU[string, struct{}]          // see covered
+	rows    *keptLRU[string, []gaugeRow]        // see keptRows
 	// staleMarks counts the reads made again because a chain resumed
 	// from a mark met a block it lacks (see errStaleMark).
 	staleMarks atomic.Int64
@@ -106,7 +107,8 @@ func (c *symbolCache) reset(epoch int64) {
 func newProfileSeries(b *sqlDB) *ProfileSeries {
 	ps := &ProfileSeries{b: b, Retention: DefaultRetention,
 		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept),
-		marks: newKeptLRU[string, *profseries.Chain](marksKept), covers: newKeptLRU[string, struct{}](coversKept)}
+		marks: newKeptLRU[string, *profseries.Chain](marksKept), covers: newKeptLRU[string, struct{}](coversKept),
+		rows: newKeptLRU[string, []gaugeRow](keptRowsLimit)}
 	ps.cache.reset(-1)
 	return ps
 }

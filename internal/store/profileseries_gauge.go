@@ -179,6 +179,9 @@ func (ps *ProfileSeries) forgetBefore(ctx context.Context, tx *sql.Tx, t int64) 
 	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_gauges WHERE start_time < ?`), h); err != nil {
 		return fmt.Errorf("forget records: %w", err)
 	}
+	if err := ps.changedRecords(ctx, tx); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, ps.b.q(`DELETE FROM prof_deploys WHERE at < ?`), t); err != nil {
 		return fmt.Errorf("forget judged deploys: %w", err)
 	}
@@ -239,10 +242,17 @@ type rowGroup struct {
 // gaugeRows reads the rows of width of the series ids starting in
 // [from, to), added up by g.
 func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, from, to int64, g rowGroup) ([]gaugeRow, error) {
-	var out []gaugeRow
-	if from >= to {
+	if from >= to || len(ids) == 0 {
 		return nil, nil
 	}
+	return ps.keptRows(ctx, ids, width, from, to, g, func(from, to int64) ([]gaugeRow, error) {
+		return ps.readGaugeRows(ctx, ids, width, from, to, g)
+	})
+}
+
+// readGaugeRows is gaugeRows, read.
+func (ps *ProfileSeries) readGaugeRows(ctx context.Context, ids []uint64, width, from, to int64, g rowGroup) ([]gaugeRow, error) {
+	var out []gaugeRow
 	const sums = `MIN(first_start), MAX(last_end), SUM(scrapes), SUM(gauged), SUM(total), SUM(duration)`
 	cols, group := `series_id, start_time, process_id, first_start, last_end, scrapes, gauged, total, duration`, ``
 	var colArgs []any
@@ -286,6 +296,10 @@ func (ps *ProfileSeries) recorded(ctx context.Context, ids []uint64, from, to, w
 	m1, m2 := ceilTo(from, gaugeMinute), floorTo(to, gaugeMinute)
 	if width == gaugeScrape || m1 >= m2 {
 		return ps.scrapeRows(ctx, ids, from, to, g)
+	}
+	ctx, err := ps.withRecordsState(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var widths []int64 // a minute up to width
 	for _, w := range gaugeWidths {
@@ -444,6 +458,10 @@ func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, se
 	return groups[""], err
 }
 
+// fewSeries is the most series of a group GaugeSeriesBy may read a row a
+// series and step of, rather than one a step added up by the query.
+const fewSeries = 8
+
 // GaugeSeriesBy reads gauge g as GaugeSeries does, of every series sel
 // chooses at once, and adds the series up in groups: group names the
 // group of a series' labels. A list of many targets is one read a gauge,
@@ -478,6 +496,9 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 	if err != nil {
 		return nil, err
 	}
+	if ctx, err = ps.withRecordsState(ctx); err != nil {
+		return nil, err
+	}
 	lo = max(lo, nanos(from))
 	if lo > nanos(from) {
 		before := q
@@ -491,7 +512,9 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 	if lo < nanos(to) {
 		// A group of several series is added up by the query, a row a
 		// step; the series alone in their groups are read together, a
-		// row a series and step.
+		// row a series and step. So are those of many groups of a few
+		// series each (a list of targets, each of a version or two),
+		// added up here: one read, not one a group.
 		keys := make(map[int64]string, len(series))
 		members := map[string][]uint64{}
 		for _, id := range ids {
@@ -499,9 +522,19 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 			keys[int64(id)] = k
 			members[k] = append(members[k], id)
 		}
+		few := 0
+		for _, m := range members {
+			if len(m) > 1 && len(m) <= fewSeries {
+				few++
+			}
+		}
+		together := func(k string) bool {
+			n := len(members[k])
+			return n == 1 || (n <= fewSeries && few > 1)
+		}
 		var alone []uint64
 		for _, id := range ids {
-			if len(members[keys[int64(id)]]) == 1 {
+			if together(keys[int64(id)]) {
 				alone = append(alone, id)
 			}
 		}
@@ -520,7 +553,7 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 			return nil, err
 		}
 		for k, m := range members {
-			if len(m) == 1 {
+			if together(k) {
 				continue
 			}
 			if err := add(m, rowGroup{step: int64(step), acrossSeries: true}, func(gaugeRow) string { return k }); err != nil {

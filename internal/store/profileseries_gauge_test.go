@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -93,24 +94,33 @@ func decodedGauges(t *testing.T, s *DB, g profseries.Gauge, sel profseries.Selec
 // the windows ws of the range, decoded and grouped the same way.
 func checkGaugesByTarget(t *testing.T, s *DB, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration, ws []profseries.Window) {
 	t.Helper()
-	target := func(ls profseries.Labels) string { return ls.String() }
-	got, err := s.GaugeSeriesBy(context.Background(), g, sel, from, to, step, target)
+	checkGaugesBy(t, s, g, sel, from, to, step, ws, "target", func(ls profseries.Labels) string { return ls.String() })
+	if sel == nil {
+		checkGaugesBy(t, s, g, sel, from, to, step, ws, "everything", func(profseries.Labels) string { return "" })
+	}
+}
+
+// checkGaugesBy checks GaugeSeriesBy, grouping by group (named name),
+// against the windows ws of the range, decoded and grouped the same way.
+func checkGaugesBy(t *testing.T, s *DB, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration, ws []profseries.Window, name string, group func(profseries.Labels) string) {
+	t.Helper()
+	got, err := s.GaugeSeriesBy(context.Background(), g, sel, from, to, step, group)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byTarget := map[string][]profseries.Window{}
+	byGroup := map[string][]profseries.Window{}
 	for _, w := range ws {
-		k := target(w.Processes[0].Target)
-		byTarget[k] = append(byTarget[k], w)
+		k := group(w.Processes[0].Target)
+		byGroup[k] = append(byGroup[k], w)
 	}
 	want := map[string][]profseries.GaugePoint{}
-	for k, tw := range byTarget {
+	for k, tw := range byGroup {
 		if pts := profseries.GaugeSeries(tw, g, step); len(pts) > 0 {
 			want[k] = pts
 		}
 	}
-	if len(want) == 0 || (sel == nil && len(want) < 2) || !reflect.DeepEqual(got, want) {
-		t.Errorf("%s per %v by target: got\n%+v\nwant, decoded (%d targets),\n%+v", g.Name, step, got, len(want), want)
+	if len(want) == 0 || (sel == nil && name == "target" && len(want) < 2) || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s per %v by %s: got\n%+v\nwant, decoded (%d groups),\n%+v", g.Name, step, name, got, len(want), want)
 	}
 }
 
@@ -474,17 +484,18 @@ func testUnrecordedStore(t *testing.T, s *DB, where string) {
 		// put back once the migrations have run again; the snapshots'
 		// levels (migration 12), the packs (13), the rollups' counts
 		// (14), where ten-minute chains start (15), where compaction
-		// reached (16), the judged deploys (18) and the rollups' index
-		// (19) are dropped; the buckets' first levels (17) went with
-		// prof_gauges.
+		// reached (16), the judged deploys (18), the rollups' index
+		// (19) and the newest scrape and records' revision (20) are
+		// dropped; the buckets' first levels (17) went with prof_gauges.
 		`ALTER TABLE prof_callers RENAME TO prof_callers_kept`,
 		`ALTER TABLE prof_blocks DROP COLUMN levels`,
 		`DROP TABLE prof_packs`,          // migration 13; nothing is packed yet
 		`DROP INDEX prof_blocks_rollups`, // migration 19
 		`ALTER TABLE prof_blocks DROP COLUMN scrapes`,
-		`DELETE FROM prof_meta WHERE name = 'chains_from'`,  // migration 15
-		`DELETE FROM prof_meta WHERE name = 'compacted_to'`, // migration 16
-		`DROP TABLE prof_deploys`,                           // migration 18
+		`DELETE FROM prof_meta WHERE name = 'chains_from'`,                    // migration 15
+		`DELETE FROM prof_meta WHERE name = 'compacted_to'`,                   // migration 16
+		`DROP TABLE prof_deploys`,                                             // migration 18
+		`DELETE FROM prof_meta WHERE name IN ('newest_start', 'records_rev')`, // migration 20
 		`DELETE FROM schema_version WHERE version >= 10`,
 	} {
 		if _, err := s.b.db.ExecContext(ctx, stmt); err != nil {
@@ -609,6 +620,54 @@ func TestCompactedTo(t *testing.T) {
 			}
 			if got := reached(); got != newest+1 {
 				t.Errorf("migration 16: compaction reached %v, want just after the newest window, %v", fromNanos(got), fromNanos(newest+1))
+			}
+		})
+	}
+}
+
+// TestGaugesGrouped checks GaugeSeriesBy's two ways of adding series up
+// against decoding: groups of a few series (a target's versions) read a
+// row a series and step and added up in Go, a group of many added up by
+// the query.
+func TestGaugesGrouped(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, _ := e.open(t)
+			cpu := leftpadProfiles(t, profseries.CPU)
+			var targets []profseries.Labels
+			for i := range fewSeries + 2 {
+				for _, v := range []string{"v1", "v2"} {
+					targets = append(targets, profseries.NewLabels(map[string]string{"job": "leftpad", "instance": fmt.Sprint(i), "version": v}))
+				}
+			}
+			at := func(d time.Duration) time.Time { return profEpoch.Add(d) }
+			for t0 := at(0); t0.Before(at(30 * time.Minute)); t0 = t0.Add(30 * time.Second) {
+				for i, target := range targets {
+					// v1 before the deploy at 15 minutes, v2 after, and
+					// both for a minute around it.
+					v2 := i%2 == 1
+					if (v2 && t0.Before(at(14*time.Minute))) || (!v2 && !t0.Before(at(16*time.Minute))) {
+						continue
+					}
+					appendReplayed(t, db, target, profseries.CPU, cpu, t0.Add(time.Duration(i)*time.Second))
+				}
+			}
+			g, _ := profseries.GaugeOf(profseries.CPU)
+			from, to := at(0), at(30*time.Minute)
+			ws, err := db.Windows(context.Background(), profseries.Query{Type: profseries.CPU, From: from, To: to})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, by := range []struct {
+				name  string
+				group func(profseries.Labels) string
+			}{
+				{"instance", func(ls profseries.Labels) string { return ls.Get("instance") }},
+				{"job", func(ls profseries.Labels) string { return ls.Get("job") }},
+			} {
+				for _, step := range []time.Duration{time.Minute, 10 * time.Minute} {
+					checkGaugesBy(t, db, g, nil, from, to, step, ws, by.name, by.group)
+				}
 			}
 		})
 	}

@@ -360,6 +360,10 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 	if from <= 0 {
 		return nil, nil
 	}
+	ctx, err := ps.withRecordsState(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, level := range rollupLevels {
 		if step > 0 && step%level.width != 0 {
 			continue

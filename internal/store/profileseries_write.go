@@ -143,6 +143,7 @@ func (ps *ProfileSeries) appendTx(ctx context.Context, rs []*appendReq) error {
 		return err
 	}
 	clear(ps.cache.pending)
+	starts := make([]int64, 0, len(rs))
 	for _, r := range rs {
 		if err := ps.appendScrape(ctx, tx, r.s); err != nil {
 			if len(rs) > 1 {
@@ -150,6 +151,10 @@ func (ps *ProfileSeries) appendTx(ctx context.Context, rs []*appendReq) error {
 			}
 			return err
 		}
+		starts = append(starts, nanos(r.s.Start))
+	}
+	if err := ps.noteStored(ctx, tx, starts, time.Now().UnixNano()); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err

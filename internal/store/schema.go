@@ -82,7 +82,7 @@ func (d dialect) rebind(q string) string {
 // benchmarks × 3 units is 600 rows instead of 6,000, and one metric's history
 // is one contiguous range of the samples primary key.
 func migrations() []string {
-	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16, 17: migration17, 18: migration18, 19: migration19}
+	return []string{1: migration1, 2: migration2, 3: migration3, 4: migration4, 5: migration5, 6: migration6, 7: migration7, 8: migration8, 9: migration9, 10: migration10, 11: migration11, 12: migration12, 13: migration13, 14: migration14, 15: migration15, 16: migration16, 17: migration17, 18: migration18, 19: migration19, 20: migration20}
 }
 
 const migration1 = `
@@ -409,6 +409,16 @@ CREATE INDEX prof_deploys_at ON prof_deploys (at)
 // the rollups alone, a few rows a series and hour.
 const migration19 = `
 CREATE INDEX prof_blocks_rollups ON prof_blocks (series_id, resolution, start_time, process_id, scrapes) WHERE resolution < 0
+`
+
+// migration20 keeps what lets a reader keep the records of a range no
+// scrape can reach any more (see keptRows): the newest start of a scrape
+// stored, and a count bumped by every change to records before it. A
+// store made before starts with none stored: nothing is kept until
+// scrapes come in.
+const migration20 = `
+INSERT INTO prof_meta (name, value) VALUES ('newest_start', 0);
+INSERT INTO prof_meta (name, value) VALUES ('records_rev', 0)
 `
 
 // schemaVersion is the version a database has after all migrations.
