@@ -132,26 +132,13 @@ func TestCoversKept(t *testing.T) {
 
 func testCoversKept(t *testing.T, db *DB, where string) {
 	ctx := context.Background()
-	cpu := leftpadProfiles(t, profseries.CPU)
-	targets := []profseries.Labels{
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "a"}),
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "b"}),
-	}
+	targets, cpu := leftpadFleet(t, db, profseries.CPU, 2, 150*time.Minute)
 	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
 	late := at(30*time.Minute + 5*time.Second)
-	for t0 := at(0); t0.Before(at(150 * time.Minute)); t0 = t0.Add(10 * time.Second) {
-		for _, target := range targets {
-			appendReplayed(t, db, target, profseries.CPU, cpu, t0)
-		}
-	}
 	if rep, err := db.RollUp(ctx, at(150*time.Minute)); err != nil || rep.RolledUp == 0 {
 		t.Fatalf("roll up: %+v, %v", rep, err)
 	}
-	reader, err := Open(ctx, where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := openReader(t, where)
 	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
 	if err != nil {
 		t.Fatal(err)
@@ -242,4 +229,34 @@ func appendReplayed(t *testing.T, db *DB, target profseries.Labels, typ string, 
 	if err := db.Append(context.Background(), scrapeAt(target, typ, profiles[i%len(profiles)], t0)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// leftpadFleet stores n targets of the job leftpad (instances a, b, ...),
+// each a scrape of typ every 10 s from profEpoch over span, the committed
+// real scrapes replayed; it returns the targets and the scrapes.
+func leftpadFleet(t *testing.T, db *DB, typ string, n int, span time.Duration) ([]profseries.Labels, []*profile.Profile) {
+	t.Helper()
+	profiles := leftpadProfiles(t, typ)
+	var targets []profseries.Labels
+	for i := range n {
+		targets = append(targets, profseries.NewLabels(map[string]string{"job": "leftpad", "instance": string(rune('a' + i))}))
+	}
+	for t0 := profEpoch; t0.Before(profEpoch.Add(span)); t0 = t0.Add(10 * time.Second) {
+		for _, target := range targets {
+			appendReplayed(t, db, target, typ, profiles, t0)
+		}
+	}
+	return targets, profiles
+}
+
+// openReader opens a second handle on where (a server beside the
+// scraper), closed when the test ends.
+func openReader(t *testing.T, where string) *DB {
+	t.Helper()
+	r, err := Open(context.Background(), where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
 }

@@ -30,30 +30,15 @@ func TestChainMarks(t *testing.T) {
 }
 
 func testChainMarks(t *testing.T, db *DB, where string) {
-	ctx := context.Background()
-	heap := leftpadProfiles(t, profseries.Heap)
-	targets := []profseries.Labels{
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "a"}),
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "b"}),
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "c"}),
-	}
+	targets, heap := leftpadFleet(t, db, profseries.Heap, 3, 25*time.Minute)
 	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
 	store := func(target profseries.Labels, t0 time.Time) {
 		t.Helper()
 		appendReplayed(t, db, target, profseries.Heap, heap, t0)
 	}
 	late := at(15*time.Minute + 5*time.Second) // between two scrapes of a marked minute
-	for t0 := at(0); t0.Before(at(25 * time.Minute)); t0 = t0.Add(10 * time.Second) {
-		for _, target := range targets {
-			store(target, t0)
-		}
-	}
 
-	reader, err := Open(ctx, where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := openReader(t, where)
 	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
 	if err != nil {
 		t.Fatal(err)

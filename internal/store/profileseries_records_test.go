@@ -24,22 +24,9 @@ func TestKeptRecords(t *testing.T) {
 
 func testKeptRecords(t *testing.T, db *DB, where string) {
 	ctx := context.Background()
-	cpu := leftpadProfiles(t, profseries.CPU)
-	targets := []profseries.Labels{
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "a"}),
-		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "b"}),
-	}
+	targets, cpu := leftpadFleet(t, db, profseries.CPU, 2, 3*time.Hour)
 	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
-	for t0 := at(0); t0.Before(at(3 * time.Hour)); t0 = t0.Add(10 * time.Second) {
-		for _, target := range targets {
-			appendReplayed(t, db, target, profseries.CPU, cpu, t0)
-		}
-	}
-	reader, err := Open(ctx, where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader := openReader(t, where)
 	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
 	if err != nil {
 		t.Fatal(err)
