@@ -14,9 +14,9 @@ import (
 // again: a day's hours for the charts, the spans of the findings and the
 // coverage of the merges, request after request. The rows of a range no
 // scrape in order can reach any more only change when a scrape is stored
-// late, or when retention compacts or deletes them; so the store says
-// when that happens, and a reader keeps what it read of such a range
-// until it does.
+// late, or when retention deletes them; so the store says when that
+// happens, and a reader keeps what it read of such a range until it
+// does.
 //
 // prof_meta keeps two values for it:
 //   - newest_start, the latest start of a scrape stored (never later than
@@ -38,8 +38,8 @@ import (
 // lateSlack is how far behind the newest scrape a scrape may start and
 // still be in order: a scrape starts a window before it is stored (10 s
 // by default), and Appends from several targets come in a few seconds
-// apart. A scrape whose window is longer counts as late: correct, but
-// each one makes every reader read its records again.
+// apart. A scrape whose window is longer than that counts as late:
+// correct, but each one makes every reader read its records again.
 const lateSlack = int64(2 * time.Minute)
 
 // keptRowsLimit bounds the records kept, in bytes.
