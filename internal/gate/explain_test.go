@@ -218,10 +218,17 @@ func BenchmarkAlloc(b *testing.B) {
 		}
 		f := e.Functions[0]
 		// The runtime's own allocations of a run (a few, at times
-		// that depend on timing) spread over its operations: the
-		// total may differ from the site's by a few per cent of it.
-		if f.Function != "example.com/scratch.grow" || f.File != "alloc_test.go" || f.Line != 10 || f.Delta != d || f.Base != 0 || math.Abs(e.Delta-d) > 0.05*d {
-			t.Errorf("%s: delta %v, first site %+v; want %v at example.com/scratch.grow alloc_test.go:10, and about as much in all", e.Unit, e.Delta, f, d)
+		// that depend on timing, more on a busy machine: up to 8% of
+		// the site's bytes) are charged to the runtime's lines; less
+		// those, the total is the site's, within a few per cent.
+		module := e.Delta
+		for _, c := range e.Functions[1:] {
+			if strings.HasPrefix(c.Function, "runtime.") {
+				module -= c.Delta
+			}
+		}
+		if f.Function != "example.com/scratch.grow" || f.File != "alloc_test.go" || f.Line != 10 || f.Delta != d || f.Base != 0 || math.Abs(module-d) > 0.05*d {
+			t.Errorf("%s: delta %v (%v less the runtime's own), first site %+v; want %v at example.com/scratch.grow alloc_test.go:10, and about as much in all", e.Unit, e.Delta, module, f, d)
 		}
 	}
 	if len(want) > 0 {
