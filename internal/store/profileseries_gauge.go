@@ -245,9 +245,7 @@ func (ps *ProfileSeries) gaugeRows(ctx context.Context, ids []uint64, width, fro
 	if from >= to || len(ids) == 0 {
 		return nil, nil
 	}
-	return ps.keptRows(ctx, ids, width, from, to, g, func(from, to int64) ([]gaugeRow, error) {
-		return ps.readGaugeRows(ctx, ids, width, from, to, g)
-	})
+	return ps.keptRows(ctx, ids, width, from, to, g)
 }
 
 // readGaugeRows is gaugeRows, read.

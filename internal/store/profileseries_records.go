@@ -117,15 +117,15 @@ func (ps *ProfileSeries) changedRecords(ctx context.Context, tx *sql.Tx) error {
 
 // keptRows returns the rows gaugeRows(ids, width, from, to, g) read
 // before, while the range is closed and its records unchanged; else it
-// reads them (read), and keeps them where the range is closed. The rows
+// reads them, and keeps them where the range is closed. The rows
 // of a group (g) may then come in two, one of each part of the range, as
 // they do from recorded: the callers add them up. Ranges of single
 // scrapes are not kept: they are the edges of ranges ending at any time,
 // read once. The rows returned are shared: nothing may change them (they
 // are clipped, so an append copies them).
-func (ps *ProfileSeries) keptRows(ctx context.Context, ids []uint64, width, from, to int64, g rowGroup, read func(from, to int64) ([]gaugeRow, error)) ([]gaugeRow, error) {
+func (ps *ProfileSeries) keptRows(ctx context.Context, ids []uint64, width, from, to int64, g rowGroup) ([]gaugeRow, error) {
 	if width < gaugeMinute {
-		return read(from, to)
+		return ps.readGaugeRows(ctx, ids, width, from, to, g)
 	}
 	st, ok := ctx.Value(stateKey{}).(recordsState)
 	if !ok {
@@ -140,13 +140,13 @@ func (ps *ProfileSeries) keptRows(ctx context.Context, ids []uint64, width, from
 		// closed, kept, and the one or two after, read.
 		c := floorTo(st.newest-lateSlack, width)
 		if width < gaugeTenMinutes || c <= from {
-			return read(from, to)
+			return ps.readGaugeRows(ctx, ids, width, from, to, g)
 		}
-		kept, err := ps.keptRows(ctx, ids, width, from, c, g, read)
+		kept, err := ps.keptRows(ctx, ids, width, from, c, g)
 		if err != nil {
 			return nil, err
 		}
-		open, err := read(c, to)
+		open, err := ps.readGaugeRows(ctx, ids, width, c, to, g)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func (ps *ProfileSeries) keptRows(ctx context.Context, ids []uint64, width, from
 	if rows, ok := ps.rows.get(key); ok {
 		return rows, nil
 	}
-	rows, err := read(from, to)
+	rows, err := ps.readGaugeRows(ctx, ids, width, from, to, g)
 	if err != nil {
 		return nil, err
 	}
