@@ -206,6 +206,43 @@ type resolvedQuery struct {
 	compare          bool
 }
 
+// parseRange reads the range [from, to) of a service page. A range
+// counted back from now ("24h", to now) starts at a whole step of
+// rangeGrain, the step of its charts, at or before from: the charts'
+// first step and the table, the flame graph and the findings then start
+// together, and the range's start is whole buckets, which the store
+// keeps merged (minutes) or rolled up (ten minutes, hours), not scrapes
+// read one by one from a time that moves with every request. Its end is
+// left where it is: rounded up, the bucket still being scraped would be
+// read whole, scrape by scrape. A range of dates is read as written.
+func parseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
+	f, t, err := profseries.ParseRange("", from, to, now)
+	if err != nil || !units.Ago(from) || (to != "" && !units.Ago(to)) {
+		return f, t, err
+	}
+	// A range made longer may take a longer step: rounded to that one
+	// (the steps grow with the range, each a whole number of the ones
+	// before, so a few rounds settle it).
+	for range 4 {
+		g := rangeGrain(f, t)
+		if f = wholeSteps(f, g); rangeGrain(f, t) == g {
+			break
+		}
+	}
+	return f, t, nil
+}
+
+// rangeGrain is what a range counted back from now is rounded out to:
+// the step of its charts (profseries.SeriesStep), a minute at least where
+// that is more than a scrape interval (an hour: a minute, not 20 s).
+func rangeGrain(from, to time.Time) time.Duration {
+	step := profseries.SeriesStep(from, to)
+	if step > scrapeInterval && step < time.Minute {
+		step = time.Minute
+	}
+	return step
+}
+
 // resolve reads q, or says in one line what is wrong with it.
 func resolve(q web.ServiceQuery, now time.Time) (rq resolvedQuery, err error) {
 	if q.Target == "" {
@@ -223,12 +260,12 @@ func resolve(q web.ServiceQuery, now time.Time) (rq resolvedQuery, err error) {
 	if !slices.Contains(profseries.Types, q.Type) {
 		return rq, errors.New("type " + strconv.Quote(q.Type) + ": choose one of the profile types listed")
 	}
-	if rq.from, rq.to, err = profseries.ParseRange("", q.From, q.To, now); err != nil {
+	if rq.from, rq.to, err = parseRange(q.From, q.To, now); err != nil {
 		return rq, errors.New("range: " + err.Error())
 	}
 	if q.BaseFrom != "" || q.BaseTo != "" {
 		rq.compare = true
-		if rq.baseFrom, rq.baseTo, err = profseries.ParseRange("", q.BaseFrom, q.BaseTo, now); err != nil {
+		if rq.baseFrom, rq.baseTo, err = parseRange(q.BaseFrom, q.BaseTo, now); err != nil {
 			return rq, errors.New("compared range: " + err.Error())
 		}
 	}

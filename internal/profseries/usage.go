@@ -174,7 +174,8 @@ func SeriesStep(from, to time.Time) time.Duration {
 
 // StepFor chooses the step of a series over [from, to) so that it has
 // about points steps, rounded up to a whole number of interval (the scrape
-// interval), at least one interval; a step of a minute or more is rounded
+// interval), at least one interval, and up to a minute where a minute is
+// not a whole number of steps (40 s); a step of a minute or more is rounded
 // up to the next of 1, 2, 5, 10, 15, 20 or 30 minutes, or of 1, 2, 3, 6, 12
 // or 24 hours: steps a store answers from its sums per minute, ten
 // minutes or hour without reading every scrape.
@@ -190,6 +191,9 @@ func StepFor(from, to time.Time, points int, interval time.Duration) time.Durati
 		return interval
 	}
 	step = (step + interval - 1) / interval * interval
+	if step < time.Minute && time.Minute%step != 0 {
+		step = time.Minute // 40 s or 50 s would cut minutes in parts
+	}
 	if step <= time.Minute {
 		return step
 	}

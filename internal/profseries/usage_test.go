@@ -84,6 +84,9 @@ func TestStepFor(t *testing.T) {
 		{4 * time.Hour, time.Minute},
 		{25 * time.Minute, 10 * time.Second},
 		{41 * time.Minute, 20 * time.Second},
+		{2 * time.Hour, 30 * time.Second},
+		{2*time.Hour + time.Minute, time.Minute}, // not 40 s
+		{3 * time.Hour, time.Minute},             // not 50 s
 	} {
 		if got := StepFor(from, from.Add(c.span), 240, 10*time.Second); got != c.want {
 			t.Errorf("StepFor(%v, 240 points) = %v, want %v", c.span, got, c.want)

@@ -32,6 +32,9 @@ type ProfileSeries struct {
 	// Retention is applied by ApplyRetention; DefaultRetention unless
 	// changed before use.
 	Retention Retention
+	// now is the reader's clock, for what it knows until a time (see
+	// covered); time.Now.
+	now func() time.Time
 
 	mu    sync.Mutex
 	cache symbolCache
@@ -105,7 +108,7 @@ func (c *symbolCache) reset(epoch int64) {
 }
 
 func newProfileSeries(b *sqlDB) *ProfileSeries {
-	ps := &ProfileSeries{b: b, Retention: DefaultRetention,
+	ps := &ProfileSeries{b: b, Retention: DefaultRetention, now: time.Now,
 		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept),
 		marks: newKeptLRU[string, *profseries.Chain](marksKept), covers: newKeptLRU[string, struct{}](coversKept),
 		rows: newKeptLRU[string, []gaugeRow](keptRowsLimit)}

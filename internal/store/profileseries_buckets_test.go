@@ -149,25 +149,45 @@ func testCoversKept(t *testing.T, db *DB, where string) {
 	}
 	ids := sortedIDs(series)
 	from, to := nanos(at(0)), nanos(at(2*time.Hour))
-	covered := func(when string) (map[seriesHour]bool, int64) {
+	levelCovered := func(when string, level rollupLevel, from, to int64) (map[seriesHour]bool, int64) {
 		t.Helper()
 		var cov map[seriesHour]bool
-		read := rowsReadBy(reader, func() { cov, _, err = reader.covered(ctx, ids, rollupHours, from, to) })
+		read := rowsReadBy(reader, func() { cov, _, err = reader.covered(ctx, ids, level, from, to) })
 		if err != nil {
 			t.Fatalf("%s: %v", when, err)
 		}
 		for _, id := range ids {
-			for h := from; h < to; h += resolutionHour {
+			for h := from; h < to; h += level.width {
 				if !cov[seriesHour{int64(id), h}] {
-					t.Fatalf("%s: series %d's hour at %s is not covered", when, id, fromNanos(h).Format(time.TimeOnly))
+					t.Fatalf("%s: series %d's bucket at %s is not covered", when, id, fromNanos(h).Format(time.TimeOnly))
 				}
 			}
 		}
 		return cov, read
 	}
+	covered := func(when string) (map[seriesHour]bool, int64) { return levelCovered(when, rollupHours, from, to) }
 	_, first := covered("first")
 	if _, again := covered("again"); again+int64(len(ids))*2 > first {
 		t.Errorf("covered read %d rows the first time, %d again: want the rollups of the hours known covered not read", first, again)
+	}
+	// Ten minutes (after the hours rolled up), whose rollups go at their
+	// keep: known covered up to coverMargin before it, read again after.
+	tens := func(when string) int64 {
+		t.Helper()
+		_, read := levelCovered(when, rollupTens, nanos(at(2*time.Hour)), nanos(at(140*time.Minute)))
+		return read
+	}
+	reader.now = func() time.Time { return at(150 * time.Minute) }
+	first = tens("ten minutes, first")
+	again := tens("ten minutes, again")
+	if again+int64(len(ids))*2 > first {
+		t.Errorf("covered read %d rows of ten minutes the first time, %d again: want the rollups of the buckets known covered not read", first, again)
+	}
+	// Less than coverMargin before the first bucket's rollups go: they
+	// are read again (a row a series), the second's not.
+	reader.now = func() time.Time { return at(2*time.Hour + rollupTens.keep - coverMargin + time.Minute) }
+	if near := tens("ten minutes, near their keep"); near != again+int64(len(ids)) {
+		t.Errorf("covered read %d rows of ten minutes known covered, %d less than %v before the first bucket's rollups go: want its rollups read again, a row a series", again, near, coverMargin)
 	}
 	// A scrape stored late into the first hour of a: its records change,
 	// its rollup is read again and is stale.

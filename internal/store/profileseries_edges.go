@@ -128,13 +128,25 @@ func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []prof
 		spans[c][s.id] = at
 		labels[s.id] = s.labels
 	}
-	m, err := ps.mergedAt(ctx, typ, spans, labels, processes, false)
-	if errors.Is(err, errStaleMark) {
-		ps.staleMarks.Add(1)
-		m, err = ps.mergedAt(ctx, typ, spans, labels, processes, true) // a scrape stored while they were read
-	}
+	ctx, err = ps.withRecordsState(ctx)
 	if err != nil {
 		return nil, err
+	}
+	epoch, err := ps.epoch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m profseries.Merger
+	for _, c := range slices.Sorted(maps.Keys(spans)) {
+		w, err := ps.keptAt(ctx, typ, epoch, c, spans[c], labels, processes)
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
+			if err := m.Add(*w); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if m.Windows() == 0 {
 		return nil, fmt.Errorf("%w for %s at the instants asked", ErrNoProfiles, typ)
@@ -146,69 +158,108 @@ func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []prof
 	return profseries.BuildProfile(w, readSymbols{ctx, ps})
 }
 
-// mergedAt merges the blocks of type typ of the series of spans (by the
-// start of their span of chains, each series' instant) that start at
-// their instants (see MergedAt); fresh decodes every chain from its
-// start, not from the chains' marks.
-func (ps *ProfileSeries) mergedAt(ctx context.Context, typ string, spans map[int64]map[int64]int64, labels map[int64]profseries.Labels, processes map[int64]profseries.Process, fresh bool) (*profseries.Merger, error) {
+// keptAt returns the merge of the blocks of type typ of the series of at
+// (each one's instant, all in the span of chains starting at c) that
+// start at their instants, nil where there are none. Instants where the
+// records are closed (see recordsState.closed) are merged once, kept
+// under the records' revision and the collection epoch: the first
+// snapshots of a range stay where they are for as long as its start is
+// in one bucket, and a snapshot before a deploy for good.
+func (ps *ProfileSeries) keptAt(ctx context.Context, typ string, epoch, c int64, at map[int64]int64, labels map[int64]profseries.Labels, processes map[int64]profseries.Process) (*profseries.Window, error) {
+	ids := make([]uint64, 0, len(at))
+	last := int64(0)
+	for id, t := range at {
+		ids = append(ids, uint64(id))
+		last = max(last, t)
+	}
+	slices.Sort(ids)
+	key := ""
+	if st, ok := ctx.Value(stateKey{}).(recordsState); ok && st.closed(0, last+1) {
+		h := newKeyHasher()
+		h.str("instants " + typ)
+		for _, v := range []int64{st.rev, epoch, c} {
+			h.int(v)
+		}
+		for _, id := range ids {
+			h.int(int64(id))
+			h.int(at[int64(id)])
+		}
+		key = h.key()
+		if w, ok := ps.buckets.get(key); ok {
+			return &w, nil
+		}
+	}
+	m, err := ps.mergedAt(ctx, typ, c, at, ids, last, labels, processes, false)
+	if errors.Is(err, errStaleMark) {
+		ps.staleMarks.Add(1)
+		m, err = ps.mergedAt(ctx, typ, c, at, ids, last, labels, processes, true) // a scrape stored while they were read
+	}
+	if err != nil || m.Windows() == 0 {
+		return nil, err
+	}
+	w, err := m.Window()
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		ps.buckets.put(key, w, windowSize(w)+len(key))
+	}
+	return &w, nil
+}
+
+// mergedAt merges the blocks of type typ of the series ids (ascending) of
+// at, in the span of chains starting at c, that start at their instants
+// (see MergedAt), the latest of which is last; fresh decodes every chain
+// from its start, not from the chains' marks.
+func (ps *ProfileSeries) mergedAt(ctx context.Context, typ string, c int64, at map[int64]int64, ids []uint64, last int64, labels map[int64]profseries.Labels, processes map[int64]profseries.Process, fresh bool) (*profseries.Merger, error) {
 	var m profseries.Merger
-	for _, c := range slices.Sorted(maps.Keys(spans)) {
-		at := spans[c]
-		ids := make([]uint64, 0, len(at))
-		last := int64(0)
-		for id, t := range at {
-			ids = append(ids, uint64(id))
-			last = max(last, t)
+	dec := ps.decoder(ctx, typ)
+	dec.fresh = fresh
+	// The chains are marked at every minute they pass: the next
+	// read's instants, a little later, resume from the minute
+	// before theirs.
+	var minutes []int64
+	for m := c + gaugeMinute; m <= last; m += gaugeMinute {
+		minutes = append(minutes, m)
+	}
+	for part := range chunks(ids, 500) {
+		froms := make(map[int64]int64, len(part))
+		for _, id := range part {
+			froms[int64(id)] = at[int64(id)]
 		}
-		slices.Sort(ids)
-		dec := ps.decoder(ctx, typ)
-		dec.fresh = fresh
-		// The chains are marked at every minute they pass: the next
-		// read's instants, a little later, resume from the minute
-		// before theirs.
-		var minutes []int64
-		for m := c + gaugeMinute; m <= last; m += gaugeMinute {
-			minutes = append(minutes, m)
+		readFrom, err := dec.begin(froms, last, minutes)
+		if err != nil {
+			return nil, err
 		}
-		for part := range chunks(ids, 500) {
-			froms := make(map[int64]int64, len(part))
-			for _, id := range part {
-				froms[int64(id)] = at[int64(id)]
+		sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
+			WHERE `+atResolutions+` AND start_time >= ? AND start_time <= ? AND series_id IN `, part, readFrom, last)
+		err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
+			var series, resolution, start, end, duration, processID, shapeID int64
+			var data []byte
+			if err := rows.Scan(&series, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
+				return err
 			}
-			readFrom, err := dec.begin(froms, last, minutes)
+			switch t := at[series]; {
+			case dec.ignored(series, start):
+				return nil // its chain resumed after it
+			case start < t:
+				return dec.skip(series, resolution, start, data)
+			case start > t:
+				return nil // after its instant
+			}
+			shape, err := ps.shape(ctx, shapeID)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			sq, args := inList(`SELECT series_id, resolution, start_time, end_time, duration, process_id, shape_id, data FROM prof_blocks
-				WHERE `+atResolutions+` AND start_time >= ? AND start_time <= ? AND series_id IN `, part, readFrom, last)
-			err = ps.b.each(ctx, sq+` ORDER BY start_time`, args, func(rows *sql.Rows) error {
-				var series, resolution, start, end, duration, processID, shapeID int64
-				var data []byte
-				if err := rows.Scan(&series, &resolution, &start, &end, &duration, &processID, &shapeID, &data); err != nil {
-					return err
-				}
-				switch t := at[series]; {
-				case dec.ignored(series, start):
-					return nil // its chain resumed after it
-				case start < t:
-					return dec.skip(series, resolution, start, data)
-				case start > t:
-					return nil // after its instant
-				}
-				shape, err := ps.shape(ctx, shapeID)
-				if err != nil {
-					return err
-				}
-				samples, err := dec.samples(series, resolution, start, data)
-				if err != nil {
-					return err
-				}
-				return m.Add(profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
-					Processes: []profseries.TargetProcess{{Target: labels[series], Process: processes[processID]}}, Samples: samples})
-			})
+			samples, err := dec.samples(series, resolution, start, data)
 			if err != nil {
-				return nil, fmt.Errorf("read profile blocks: %w", err)
+				return err
 			}
+			return m.Add(profseries.Window{Start: fromNanos(start), End: fromNanos(end), Duration: time.Duration(duration), Shape: shape,
+				Processes: []profseries.TargetProcess{{Target: labels[series], Process: processes[processID]}}, Samples: samples})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read profile blocks: %w", err)
 		}
 	}
 	return &m, nil

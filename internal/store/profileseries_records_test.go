@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -121,4 +124,81 @@ func testKeptRecords(t *testing.T, db *DB, where string) {
 	if st.newest < nanos(before) || st.newest > time.Now().UnixNano() {
 		t.Errorf("newest start %s after a scrape stamped an hour ahead of %s: want the clock's time", fromNanos(st.newest).Format(time.RFC3339Nano), before.Format(time.RFC3339Nano))
 	}
+}
+
+// TestKeptSnapshots checks the snapshots MergedAt keeps (see keptAt):
+// those at closed instants are read once, and read again after a late
+// scrape stored at one of them; those at open instants are read every
+// time. Every answer equals the snapshots merged one by one.
+func TestKeptSnapshots(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, where := e.open(t)
+			testKeptSnapshots(t, db, where)
+		})
+	}
+}
+
+func testKeptSnapshots(t *testing.T, db *DB, where string) {
+	ctx := context.Background()
+	targets, cpu := leftpadFleet(t, db, profseries.CPU, 2, time.Hour)
+	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
+	reader := openReader(t, where)
+	snapshots := func(when string, instants ...time.Time) int64 {
+		t.Helper()
+		var points []profseries.SeriesInstant
+		var each []*profile.Profile
+		for i, target := range targets {
+			points = append(points, profseries.SeriesInstant{Target: target, At: instants[i]})
+			p, err := db.MergedProfile(ctx, profseries.Query{Type: profseries.CPU, Selector: profseries.Exact(target), From: instants[i], To: instants[i].Add(time.Nanosecond)})
+			if errors.Is(err, ErrNoProfiles) {
+				continue // no block starts at its instant
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			each = append(each, p)
+		}
+		var merged *profile.Profile
+		var err error
+		read := rowsReadBy(reader, func() { merged, err = reader.MergedAt(ctx, profseries.CPU, points) })
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		want, err := profile.Merge(each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalSums(stackSums(merged), stackSums(want)) || merged.DurationNanos != want.DurationNanos {
+			t.Fatalf("%s: %d snapshots merged at once differ from their merge one by one", when, len(each))
+		}
+		return read
+	}
+
+	// Closed instants, the second series' a little after its last
+	// scrape before them: read once, kept. A read of other instants
+	// first has the reader know the series and processes.
+	snapshots("known series", at(10*time.Minute), at(10*time.Minute))
+	closed := []time.Time{at(20 * time.Minute), at(20*time.Minute + 5*time.Second)}
+	first := snapshots("closed", closed...)
+	if again := snapshots("closed, again", closed...); again+2 > first {
+		t.Errorf("snapshots at closed instants read %d rows the first time, %d again: want them kept", first, again)
+	}
+	// A scrape stored late at the second series' instant shows.
+	if err := db.Append(ctx, scrapeAt(targets[1], profseries.CPU, cpu[1], closed[1])); err != nil {
+		t.Fatal(err)
+	}
+	snapshots("closed, after a late scrape", closed...)
+
+	// Open instants (the newest scrape's): the first series has a block
+	// at its instant, the second not yet; its scrape in order shows.
+	open := []time.Time{at(time.Hour), at(time.Hour)}
+	if err := db.Append(ctx, scrapeAt(targets[0], profseries.CPU, cpu[0], open[0])); err != nil {
+		t.Fatal(err)
+	}
+	snapshots("open", open...)
+	if err := db.Append(ctx, scrapeAt(targets[1], profseries.CPU, cpu[2], open[1])); err != nil {
+		t.Fatal(err)
+	}
+	snapshots("open, after a scrape in order", open...)
 }

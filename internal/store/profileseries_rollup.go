@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -146,6 +147,11 @@ func rolledUp(blocks, rollups map[hourKey]hourSums) map[seriesHour]bool {
 // covered): a few tens of bytes a series and hour.
 const coversKept = 16 << 20
 
+// coverMargin is how long before their keep the rollups of a level that
+// keeps them a while are no longer known covered (see covered): a writer
+// whose clock runs ahead deletes them that much earlier.
+const coverMargin = time.Hour
+
 // rollupCountsQuery reads the process and count of scrapes of the
 // rollups of a resolution starting in a range, of the series listed
 // after it (see inList); "resolution < 0" lets the engines read the
@@ -164,11 +170,12 @@ const rollupCountsQuery = `SELECT series_id, start_time, process_id, scrapes FRO
 // (blockSums). records are the records of every bucket of the series
 // from where they were all recorded (see bucketRecords).
 //
-// A bucket of a level whose rollups stay while their blocks do (keep 0:
-// hours) found covered is known to be while its records are as they
+// A bucket found covered is known to be while its records are as they
 // were: its rollups are made again only when its scrapes change, and go
-// only with its blocks and records. The store keeps those it found
-// (covers), and reads no rollup of the buckets it knows.
+// with its blocks and records, or (a level that keeps them a while: ten
+// minutes) at their keep, which the bucket is known covered until, less
+// coverMargin. The store keeps those it found (covers), and reads no
+// rollup of the buckets it knows.
 func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollupLevel, from, to int64) (covered map[seriesHour]bool, records map[seriesHour]string, err error) {
 	recordedFrom, err := ps.recordedFrom(ctx, ids)
 	if err != nil {
@@ -180,8 +187,15 @@ func (ps *ProfileSeries) covered(ctx context.Context, ids []uint64, level rollup
 		return nil, nil, err
 	}
 	records = bucketRecords(ids, level.width, vouched, to, recorded)
+	// A level's rollups kept a while (ten minutes) go at their keep: a
+	// bucket is known covered up to an hour before then (writers' clocks
+	// may run ahead of this one's).
+	keptFrom := int64(math.MinInt64)
+	if level.keep != 0 {
+		keptFrom = nanos(ps.now().Add(-level.keep + coverMargin))
+	}
 	coverKey := func(k seriesHour) string {
-		if level.keep != 0 || records[k] == "" {
+		if records[k] == "" || k.hour < keptFrom {
 			return ""
 		}
 		h := newKeyHasher()

@@ -16,10 +16,8 @@ func ParseInstant(s string, now time.Time) (time.Time, error) {
 	if s == "now" {
 		return now, nil
 	}
-	for _, layout := range []string{time.DateOnly, time.RFC3339, time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02 15:04:05"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
+	if t, ok := parseDate(s); ok {
+		return t, nil
 	}
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
@@ -32,4 +30,24 @@ func ParseInstant(s string, now time.Time) (time.Time, error) {
 		return now.Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%q is neither a date (2025-03-01, 2025-03-01 14:00) nor a duration ago (90m, 72h, 30d, 2w)", s)
+}
+
+// parseDate reads s as one of the dates ParseInstant takes.
+func parseDate(s string) (time.Time, bool) {
+	for _, layout := range []string{time.DateOnly, time.RFC3339, time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02 15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Ago says s is an instant ParseInstant counts back from now ("now", a
+// duration ago), not a date: what s names moves with now.
+func Ago(s string) bool {
+	if _, ok := parseDate(s); ok {
+		return false
+	}
+	_, err := ParseInstant(s, time.Now())
+	return err == nil
 }

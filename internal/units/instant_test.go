@@ -30,3 +30,15 @@ func TestParseInstant(t *testing.T) {
 		}
 	}
 }
+
+func TestAgo(t *testing.T) {
+	for in, want := range map[string]bool{
+		"now": true, "90m": true, "24h": true, "7d": true, "2w": true,
+		"2025-03-01": false, "2025-03-01T10:00:00Z": false, "2025-03-01 14:00": false,
+		"": false, "yesterday": false, "-5m": false,
+	} {
+		if got := Ago(in); got != want {
+			t.Errorf("Ago(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
