@@ -57,6 +57,7 @@ type ProfileSeries struct {
 	marks   *keptLRU[string, *profseries.Chain] // see profileseries_marks.go
 	covers  *keptLRU[string, struct{}]          // see covered
 	rows    *keptLRU[string, []gaugeRow]        // see keptRows
+	levels  *keptLRU[string, []levelRow]        // see bucketLevels
 	// staleMarks counts the reads made again because a chain resumed
 	// from a mark met a block it lacks (see errStaleMark).
 	staleMarks atomic.Int64
@@ -111,7 +112,7 @@ func newProfileSeries(b *sqlDB) *ProfileSeries {
 	ps := &ProfileSeries{b: b, Retention: DefaultRetention, now: time.Now,
 		buckets: newKeptLRU[string, profseries.Window](bucketsKept), packs: newKeptLRU[packKey, [][]byte](packsKept),
 		marks: newKeptLRU[string, *profseries.Chain](marksKept), covers: newKeptLRU[string, struct{}](coversKept),
-		rows: newKeptLRU[string, []gaugeRow](keptRowsLimit)}
+		rows: newKeptLRU[string, []gaugeRow](keptRowsLimit), levels: newKeptLRU[string, []levelRow](levelRowsKept)}
 	ps.cache.reset(-1)
 	return ps
 }

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/perfscope/perfscope/internal/profseries"
 )
@@ -91,44 +93,131 @@ func (ps *ProfileSeries) bucketLevels(ctx context.Context, q profseries.Query, e
 	if err != nil {
 		return nil, err
 	}
-	from, to := nanos(q.From), nanos(q.To)
+	ctx, err = ps.withRecordsState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from, to := ceilTo(nanos(q.From), every), nanos(q.To)
 	// One snapshot a bucket of each series, as most have one process
 	// over the range: the levels are not copied again as they grow.
 	out := make([]profseries.Levels, 0, len(ids)*int(min((to-from)/every+1, 10_000)))
 	for part := range chunks(ids, 500) {
-		sq, args := inList(`SELECT series_id, process_id, first_start, first_shape, first_levels FROM prof_gauges
-			WHERE width = ? AND start_time >= ? AND start_time < ? AND first_start < ? AND series_id IN `,
-			part, every, ceilTo(from, every), to, to)
-		sq += ` ORDER BY series_id, start_time, process_id`
-		err := ps.b.each(ctx, sq, args, func(rows *sql.Rows) error {
-			var id, process, start int64
-			var shapeID sql.NullInt64
-			var levels []byte
-			if err := rows.Scan(&id, &process, &start, &shapeID, &levels); err != nil {
-				return err
-			}
-			if levels == nil || !shapeID.Valid {
-				return errLevelsMissing
-			}
-			shape, err := ps.shape(ctx, shapeID.Int64)
-			if err != nil {
-				return err
-			}
-			t := fromNanos(start)
-			l := profseries.Levels{Window: profseries.Window{Start: t, End: t, Shape: shape,
-				Processes: []profseries.TargetProcess{{Target: series[id], Process: processes[process]}}}}
-			if err := profseries.DecodeLevels(levels, &l); err != nil {
-				return err
-			}
-			out = append(out, l)
-			return nil
-		})
+		rows, err := ps.levelRows(ctx, part, every, from, to)
 		if err != nil {
-			if errors.Is(err, errLevelsMissing) {
+			return nil, err
+		}
+		for _, r := range rows {
+			if r.levels == nil || r.shape < 0 {
+				return nil, errLevelsMissing
+			}
+			shape, err := ps.shape(ctx, r.shape)
+			if err != nil {
 				return nil, err
 			}
-			return nil, fmt.Errorf("read the levels of snapshots: %w", err)
+			t := fromNanos(r.start)
+			l := profseries.Levels{Window: profseries.Window{Start: t, End: t, Shape: shape,
+				Processes: []profseries.TargetProcess{{Target: series[r.series], Process: processes[r.process]}}}}
+			if err := profseries.DecodeLevels(r.levels, &l); err != nil {
+				return nil, err
+			}
+			out = append(out, l)
 		}
+	}
+	return out, nil
+}
+
+// A levelRow is what prof_gauges keeps of the first snapshot of a series
+// and process in the bucket starting at bucket: its start, shape (-1:
+// none) and levels.
+type levelRow struct {
+	series, bucket, process, start, shape int64
+	levels                                []byte
+}
+
+// levelRowsKept bounds the bytes of the level rows kept (see levelRows).
+const levelRowsKept = 64 << 20
+
+// levelSegment is how many buckets of levels are read, and kept, at once.
+const levelSegment = 10
+
+// levelRows reads the level rows of the series ids (at most a chunk) in
+// the buckets of width every starting in [from, to) whose first snapshot
+// starts before to, ordered by series, start and process. The range is
+// read in segments of levelSegment buckets: a segment closed (see
+// recordsState.closed) is read whole once and kept under the records'
+// revision (a range of the last hour, read again ten seconds later,
+// reads only its last segments); the others are read as the range has
+// them.
+func (ps *ProfileSeries) levelRows(ctx context.Context, ids []uint64, every, from, to int64) ([]levelRow, error) {
+	st, known := ctx.Value(stateKey{}).(recordsState)
+	seg := levelSegment * every
+	var out []levelRow
+	for s := floorTo(from, seg); s < to; s += seg {
+		a, b := max(s, from), min(s+seg, to)
+		if !known || !st.closed(every, s+seg) {
+			rows, err := ps.readLevelRows(ctx, ids, every, a, b, to)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rows...)
+			continue
+		}
+		h := newKeyHasher()
+		h.str("levels")
+		for _, v := range []int64{st.rev, every, s, int64(len(ids))} {
+			h.int(v)
+		}
+		for _, id := range ids {
+			h.int(int64(id))
+		}
+		key := h.key()
+		rows, ok := ps.levels.get(key)
+		if !ok {
+			var err error
+			if rows, err = ps.readLevelRows(ctx, ids, every, s, s+seg, s+seg); err != nil {
+				return nil, err
+			}
+			size := 64
+			for _, r := range rows {
+				size += int(unsafe.Sizeof(r)) + len(r.levels)
+			}
+			ps.levels.put(key, rows, size)
+		}
+		for _, r := range rows {
+			if r.bucket >= a && r.bucket < b && r.start < to {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(x, y levelRow) int {
+		return cmp.Or(cmp.Compare(x.series, y.series), cmp.Compare(x.bucket, y.bucket), cmp.Compare(x.process, y.process))
+	})
+	return out, nil
+}
+
+// readLevelRows reads the level rows of the series ids in the buckets of
+// width every starting in [from, to) whose first snapshot starts before
+// before.
+func (ps *ProfileSeries) readLevelRows(ctx context.Context, ids []uint64, every, from, to, before int64) ([]levelRow, error) {
+	var out []levelRow
+	sq, args := inList(`SELECT series_id, start_time, process_id, first_start, first_shape, first_levels FROM prof_gauges
+		WHERE width = ? AND start_time >= ? AND start_time < ? AND first_start < ? AND series_id IN `,
+		ids, every, from, to, before)
+	err := ps.b.each(ctx, sq, args, func(rows *sql.Rows) error {
+		var r levelRow
+		var shape sql.NullInt64
+		if err := rows.Scan(&r.series, &r.bucket, &r.process, &r.start, &shape, &r.levels); err != nil {
+			return err
+		}
+		r.shape = -1
+		if shape.Valid {
+			r.shape = shape.Int64
+		}
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the levels of snapshots: %w", err)
 	}
 	return out, nil
 }

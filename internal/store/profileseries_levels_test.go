@@ -29,13 +29,13 @@ import (
 func TestLevelsAsWindows(t *testing.T) {
 	for _, e := range testEngines {
 		t.Run(e.name, func(t *testing.T) {
-			s, _ := e.open(t)
-			testLevelsAsWindows(t, s)
+			s, where := e.open(t)
+			testLevelsAsWindows(t, s, where)
 		})
 	}
 }
 
-func testLevelsAsWindows(t *testing.T, s *DB) {
+func testLevelsAsWindows(t *testing.T, s *DB, where string) {
 	ctx := context.Background()
 	start := profEpoch.Add(45 * time.Minute)
 	const snapshots = 180
@@ -93,6 +93,9 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 			t.Fatal(err)
 		}
 	}
+	// Records changed outside the store are read by a handle opened
+	// after (one that kept nothing of them), as a store migrated is.
+	s = openReader(t, where)
 	checkSpacedLevels(t, s, start.Add(65*time.Second), end, time.Minute)
 	// Over an hour, FindLeaks reads a snapshot a minute, says so, and
 	// still names the growing stacks.
@@ -125,6 +128,7 @@ func testLevelsAsWindows(t *testing.T, s *DB) {
 			t.Fatal(err)
 		}
 	}
+	s = openReader(t, where)
 	check("partly kept")
 	checkSpacedLevels(t, s, start, end, 0)
 	s.Retention = Retention{Raw: 24 * time.Hour, Minute: 48 * time.Hour, TenMinutes: 72 * time.Hour}
@@ -302,4 +306,73 @@ type countingLevels struct {
 func (c *countingLevels) Levels(ctx context.Context, q profseries.Query, sampleType string, every time.Duration) ([]profseries.Levels, time.Duration, error) {
 	c.reads.Add(1)
 	return c.DB.Levels(ctx, q, sampleType, every)
+}
+
+// TestKeptLevels checks the level rows a reader keeps (see levelRows):
+// the segments of a range that are closed are read once, and again after
+// a late snapshot is stored into one; the open ones are read every time.
+// Each answer equals that of a handle that kept nothing.
+func TestKeptLevels(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, where := e.open(t)
+			testKeptLevels(t, db, where)
+		})
+	}
+}
+
+func testKeptLevels(t *testing.T, db *DB, where string) {
+	ctx := context.Background()
+	ps := leftpadProfiles(t, profseries.Goroutine)
+	snapshot := func(target profseries.Labels, i int, at time.Time, generation int) {
+		t.Helper()
+		p := ps[i%len(ps)].Copy()
+		growLevels(p, profseries.Goroutine, i)
+		sc := scrapeAt(target, profseries.Goroutine, p, at)
+		sc.End, sc.Process.Generation = sc.Start, generation
+		if err := db.Append(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	targets := []profseries.Labels{apiTarget, webTarget}
+	for i := range 360 {
+		for _, target := range targets {
+			snapshot(target, i, profEpoch.Add(time.Duration(i)*10*time.Second), 1)
+		}
+	}
+	reader := openReader(t, where)
+	lt := profseries.LeakTypes[0]
+	q := profseries.Query{Type: lt.Type, From: profEpoch.Add(5 * time.Second), To: profEpoch.Add(time.Hour)}
+	levels := func(when string) int64 {
+		t.Helper()
+		var got []profseries.Levels
+		var every time.Duration
+		var err error
+		read := rowsReadBy(reader, func() { got, every, err = reader.Levels(ctx, q, lt.SampleType, time.Minute) })
+		if err != nil || every != time.Minute {
+			t.Fatalf("%s: levels at a spacing of %v, %v; want a minute", when, every, err)
+		}
+		fresh := openReader(t, where)
+		want, _, err := fresh.Levels(ctx, q, lt.SampleType, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) < 100 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %d levels read, those of a handle that kept nothing differ (%d)", when, len(got), len(want))
+		}
+		return read
+	}
+	// The first 50 minutes are closed segments, the last ten open (the
+	// newest snapshot starts at 59:50).
+	first := levels("first")
+	if again := levels("again"); again+2*50 > first {
+		t.Errorf("levels read %d rows the first time, %d again: want the closed segments' rows kept", first, again)
+	}
+	// A snapshot of another process stored late into a closed segment,
+	// and one in order into the open one, show: each is the first of its
+	// process in its minute.
+	snapshot(webTarget, 1000, profEpoch.Add(20*time.Minute+5*time.Second), 2)
+	levels("after a late snapshot")
+	snapshot(apiTarget, 1001, profEpoch.Add(time.Hour-5*time.Second), 2)
+	levels("after a snapshot in order")
 }
