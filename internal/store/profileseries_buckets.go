@@ -91,12 +91,60 @@ func bucketKey(typ string, epoch, width, start int64, ids []uint64, records map[
 	return h.key(), empty, true
 }
 
+// wholeParts returns the pieces of the buckets of c's level that make up
+// [from, to), or none where the records do not vouch for every one.
+func wholeParts(typ string, epoch, from, to int64, ids []uint64, c *coverage) []piece {
+	var parts []piece
+	for t := from; t < to; t += c.level.width {
+		key, empty, ok := bucketKey(typ, epoch, c.level.width, t, ids, c.records)
+		if !ok {
+			return nil
+		}
+		parts = append(parts, piece{from: t, to: t + c.level.width, key: key, empty: empty})
+	}
+	return parts
+}
+
+// joined returns the merge of pc's bucket made of the merges kept of its
+// parts, and keeps it; false where a part's is not kept.
+func (ps *ProfileSeries) joined(pc piece) (profseries.Window, bool) {
+	if len(pc.parts) == 0 {
+		return profseries.Window{}, false
+	}
+	var m profseries.Merger
+	for _, part := range pc.parts {
+		if part.empty {
+			continue
+		}
+		w, ok := ps.buckets.get(part.key)
+		if !ok {
+			return profseries.Window{}, false
+		}
+		if err := m.Add(w); err != nil {
+			return profseries.Window{}, false
+		}
+	}
+	if m.Windows() == 0 {
+		return profseries.Window{}, false
+	}
+	w, err := m.Window()
+	if err != nil {
+		return profseries.Window{}, false
+	}
+	ps.buckets.put(pc.key, w, windowSize(w)+len(pc.key))
+	return w, true
+}
+
 // A piece is a part of a span to read: a whole bucket whose merge may be
 // kept (key set), or what is around such buckets.
 type piece struct {
 	from, to int64
 	key      string
 	empty    bool
+	// parts are the whole buckets of the next level the piece's bucket
+	// is made of, where their records vouch for every one: their merges
+	// kept make the bucket's without a block read (see joined).
+	parts []piece
 }
 
 // pieces cuts sp, a span of the series of type typ, into the whole
@@ -142,7 +190,11 @@ func (ps *ProfileSeries) pieces(sp span, typ string, epoch int64, levels []cover
 				cut(t, t+w, levels[1:])
 				continue
 			}
-			out = append(out, piece{from: t, to: t + w, key: key, empty: empty})
+			pc := piece{from: t, to: t + w, key: key, empty: empty}
+			if len(levels) > 1 {
+				pc.parts = wholeParts(typ, epoch, t, t+w, sp.series, &levels[1])
+			}
+			out = append(out, pc)
 		}
 		cut(hi, to, levels[1:])
 	}

@@ -280,3 +280,58 @@ func openReader(t *testing.T, where string) *DB {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// TestBucketJoined: a range ending now reads the minutes of its last ten
+// minutes as they close, and keeps their merges; once the ten minutes
+// are whole (not rolled up yet), the range reads them as those minutes
+// kept and the last one, not as their blocks again, and the next read
+// joins the minutes' merges into the ten minutes' own. Every merge equals
+// that of the scrapes the range holds.
+func TestBucketJoined(t *testing.T) {
+	for _, e := range testEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db, where := e.open(t)
+			testBucketJoined(t, db, where)
+		})
+	}
+}
+
+func testBucketJoined(t *testing.T, db *DB, where string) {
+	heap := leftpadProfiles(t, profseries.Heap)
+	targets := []profseries.Labels{
+		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "a"}),
+		profseries.NewLabels(map[string]string{"job": "leftpad", "instance": "b"}),
+	}
+	at := func(m time.Duration) time.Time { return profEpoch.Add(m) }
+	storeTo := func(from, to time.Duration) {
+		for t0 := at(from); t0.Before(at(to)); t0 = t0.Add(10 * time.Second) {
+			for _, target := range targets {
+				appendReplayed(t, db, target, profseries.Heap, heap, t0)
+			}
+		}
+	}
+	reader := openReader(t, where)
+	sel, err := profseries.ParseSelector(`{job="leftpad"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query := func(to time.Duration) profseries.Query {
+		return profseries.Query{Type: profseries.Heap, Selector: sel, From: at(0), To: at(to)}
+	}
+	// The range's end passes the minutes of the ten minutes from 10.
+	storeTo(0, 19*time.Minute+40*time.Second)
+	for _, end := range []time.Duration{12 * time.Minute, 15 * time.Minute, 19*time.Minute + 30*time.Second} {
+		mergedChecked(t, reader, "ending in the ten minutes", query(end))
+	}
+	// The ten minutes whole: their minutes kept and the last read.
+	storeTo(19*time.Minute+40*time.Second, 20*time.Minute+30*time.Second)
+	_, whole := mergedChecked(t, reader, "the ten minutes whole", query(20*time.Minute+20*time.Second))
+	_, all := mergedFresh(t, where, "the ten minutes whole, nothing kept", query(20*time.Minute+20*time.Second))
+	if whole*3 > all {
+		t.Errorf("the ten minutes whole read %d rows, a handle that kept nothing %d: want their minutes' merges kept used", whole, all)
+	}
+	_, joined := mergedChecked(t, reader, "the ten minutes joined", query(20*time.Minute+25*time.Second))
+	if joined > whole {
+		t.Errorf("the ten minutes joined read %d rows, %d before", joined, whole)
+	}
+}

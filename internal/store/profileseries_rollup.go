@@ -412,8 +412,11 @@ func (ps *ProfileSeries) coverages(ctx context.Context, ids []uint64, from, to, 
 		if sp.res != 0 {
 			continue
 		}
+		// The end's edge from the ten minutes before its own: a
+		// range ending now just after ten minutes whole and not rolled
+		// up yet reads them as their minutes kept (see joined).
 		a, b := ceilTo(sp.from, resolutionTenMinutes), floorTo(sp.to, resolutionTenMinutes)
-		edges := [][2]int64{{sp.from, min(a, sp.to)}, {max(b, a, sp.from), sp.to}}
+		edges := [][2]int64{{sp.from, min(a, sp.to)}, {max(b-resolutionTenMinutes, a, sp.from), sp.to}}
 		if a >= b {
 			edges = [][2]int64{{sp.from, sp.to}}
 		}
@@ -662,7 +665,9 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 		for _, sp := range spans {
 			// The pieces not kept are read together, up to one kept.
 			var unread []piece
-			for _, pc := range ps.pieces(sp, q.Type, epoch, levels) {
+			pcs := ps.pieces(sp, q.Type, epoch, levels)
+			for i := 0; i < len(pcs); i++ {
+				pc := pcs[i]
 				if pc.key == "" {
 					unread = append(unread, pc)
 					continue
@@ -671,6 +676,17 @@ func (ps *ProfileSeries) mergePart(ctx context.Context, into func(start int64) *
 					continue // nothing was scraped in it
 				}
 				w, ok := ps.buckets.get(pc.key)
+				if !ok {
+					// A bucket closed lately (ten minutes not rolled
+					// up yet), whose minutes were read as the range's
+					// end passed them: made of their merges kept, or
+					// read as its minutes, the next read's to join.
+					w, ok = ps.joined(pc)
+					if !ok && len(pc.parts) > 0 {
+						pcs = slices.Insert(pcs, i+1, pc.parts...)
+						continue
+					}
+				}
 				if !ok {
 					unread = append(unread, pc)
 					continue
