@@ -220,9 +220,9 @@ func parseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
 	if err != nil || !units.Ago(from) || (to != "" && !units.Ago(to)) {
 		return f, t, err
 	}
-	// A range made longer may take a longer step: rounded to that one
-	// (the steps grow with the range, each a whole number of the ones
-	// before, so a few rounds settle it).
+	// A range made longer may take a longer step: its start is rounded
+	// down to that one (the steps grow with the range, each a whole
+	// number of the ones before, so a few rounds settle it).
 	for range 4 {
 		g := rangeGrain(f, t)
 		if f = wholeSteps(f, g); rangeGrain(f, t) == g {
@@ -232,9 +232,10 @@ func parseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
 	return f, t, nil
 }
 
-// rangeGrain is what a range counted back from now is rounded out to:
-// the step of its charts (profseries.SeriesStep), a minute at least where
-// that is more than a scrape interval (an hour: a minute, not 20 s).
+// rangeGrain is what the start of a range counted back from now is
+// rounded down to: the step of its charts (profseries.SeriesStep), a
+// minute at least where that is more than a scrape interval (an hour: a
+// minute, not 20 s).
 func rangeGrain(from, to time.Time) time.Duration {
 	step := profseries.SeriesStep(from, to)
 	if step > scrapeInterval && step < time.Minute {
