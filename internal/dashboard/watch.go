@@ -217,7 +217,7 @@ type resolvedQuery struct {
 // read whole, scrape by scrape. A range of dates is read as written.
 func parseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
 	f, t, err := profseries.ParseRange("", from, to, now)
-	if err != nil || !units.Ago(from) || (to != "" && !units.Ago(to)) {
+	if err != nil || !ago(from, now) || (to != "" && !ago(to, now)) {
 		return f, t, err
 	}
 	// A range made longer may take a longer step: its start is rounded
@@ -230,6 +230,13 @@ func parseRange(from, to string, now time.Time) (time.Time, time.Time, error) {
 		}
 	}
 	return f, t, nil
+}
+
+// ago says the instant s is counted back from now (see
+// units.ParseInstantAgo).
+func ago(s string, now time.Time) bool {
+	_, ago, err := units.ParseInstantAgo(s, now)
+	return err == nil && ago
 }
 
 // rangeGrain is what the start of a range counted back from now is

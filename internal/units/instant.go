@@ -13,23 +13,31 @@ import (
 // (90m, 72h, and d for days, w for weeks: 30d, 2w). Dates without a zone
 // are local time.
 func ParseInstant(s string, now time.Time) (time.Time, error) {
+	t, _, err := ParseInstantAgo(s, now)
+	return t, err
+}
+
+// ParseInstantAgo is ParseInstant, and says whether s is counted back
+// from now ("now", a duration ago) rather than a date: what it names
+// moves with now.
+func ParseInstantAgo(s string, now time.Time) (t time.Time, ago bool, err error) {
 	if s == "now" {
-		return now, nil
+		return now, true, nil
 	}
 	if t, ok := parseDate(s); ok {
-		return t, nil
+		return t, false, nil
 	}
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
 			if v, err := strconv.ParseFloat(n, 64); err == nil && v >= 0 {
-				return now.Add(-time.Duration(v * float64(unit))), nil
+				return now.Add(-time.Duration(v * float64(unit))), true, nil
 			}
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
+		return now.Add(-d), true, nil
 	}
-	return time.Time{}, fmt.Errorf("%q is neither a date (2025-03-01, 2025-03-01 14:00) nor a duration ago (90m, 72h, 30d, 2w)", s)
+	return time.Time{}, false, fmt.Errorf("%q is neither a date (2025-03-01, 2025-03-01 14:00) nor a duration ago (90m, 72h, 30d, 2w)", s)
 }
 
 // parseDate reads s as one of the dates ParseInstant takes.
@@ -40,14 +48,4 @@ func parseDate(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// Ago says s is an instant ParseInstant counts back from now ("now", a
-// duration ago), not a date: what s names moves with now.
-func Ago(s string) bool {
-	if _, ok := parseDate(s); ok {
-		return false
-	}
-	_, err := ParseInstant(s, time.Now())
-	return err == nil
 }

@@ -31,14 +31,20 @@ func TestParseInstant(t *testing.T) {
 	}
 }
 
-func TestAgo(t *testing.T) {
+func TestParseInstantAgo(t *testing.T) {
+	now := time.Date(2025, 3, 20, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]bool{
 		"now": true, "90m": true, "24h": true, "7d": true, "2w": true,
 		"2025-03-01": false, "2025-03-01T10:00:00Z": false, "2025-03-01 14:00": false,
-		"": false, "yesterday": false, "-5m": false,
 	} {
-		if got := Ago(in); got != want {
-			t.Errorf("Ago(%q) = %v, want %v", in, got, want)
+		at, ago, err := ParseInstantAgo(in, now)
+		if want2, err2 := ParseInstant(in, now); err != nil || err2 != nil || ago != want || !at.Equal(want2) {
+			t.Errorf("ParseInstantAgo(%q) = %v, %v, %v; want %v, %v as ParseInstant reads it", in, at, ago, err, want2, want)
+		}
+	}
+	for _, bad := range []string{"", "yesterday", "-5m"} {
+		if _, ago, err := ParseInstantAgo(bad, now); err == nil || ago {
+			t.Errorf("ParseInstantAgo(%q) accepted (ago %v)", bad, ago)
 		}
 	}
 }
