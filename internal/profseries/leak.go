@@ -88,6 +88,11 @@ type Leak struct {
 	Start   int64   `json:"start"`
 	End     int64   `json:"end"`
 	Trend   Trend   `json:"trend"`
+	// Levels are the values the trend was judged on, in time order: the
+	// stack's level in each snapshot, or, over more snapshots than a
+	// trend compares, the median of each span of time (see
+	// maxTrendPoints).
+	Levels []LeakLevel `json:"levels"`
 	// StartedAt is where the goroutines were started — the outermost
 	// frame of their stack that is not the runtime's, as "function
 	// file:line" (the function's first line) — for goroutine types; for
@@ -107,6 +112,12 @@ type Leak struct {
 	// number of goroutines, not with any one line of the program.
 	RuntimeOnly   bool `json:"runtime_only,omitempty"`
 	NewGoroutines bool `json:"new_goroutines,omitempty"`
+}
+
+// A LeakLevel is one value of a leaking stack: its level at At.
+type LeakLevel struct {
+	At    time.Time `json:"at"`
+	Value float64   `json:"value"`
 }
 
 // A LeakReport is what FindLeaks judged over one range.
@@ -411,7 +422,7 @@ func leaksOf(target Labels, typ, sampleType string, snapshots []Levels, src Symb
 		}
 		leaks = append(leaks, Leak{Target: target, Type: typ, SampleType: sampleType, Unit: c.unit,
 			Process: c.seg[0].Process(), From: c.seg[0].Start, To: c.seg[len(c.seg)-1].Start, Snapshots: len(c.seg),
-			PerHour: c.tr.Slope * 3600, Growth: growth, Start: c.first, End: c.last, Trend: c.tr})
+			PerHour: c.tr.Slope * 3600, Growth: growth, Start: c.first, End: c.last, Trend: c.tr, Levels: leakLevels(c.points)})
 		ids = append(ids, c.stack)
 	}
 	if len(leaks) == 0 {
@@ -422,6 +433,15 @@ func leaksOf(target Labels, typ, sampleType string, snapshots []Levels, src Symb
 	}
 	slices.SortStableFunc(leaks, func(a, b Leak) int { return cmp.Compare(b.PerHour, a.PerHour) })
 	return leaks, js, nil
+}
+
+// leakLevels are the points a leak's trend was judged on.
+func leakLevels(ps []point) []LeakLevel {
+	ls := make([]LeakLevel, len(ps))
+	for i, p := range ps {
+		ls[i] = LeakLevel{At: p.t, Value: p.v}
+	}
+	return ls
 }
 
 // stackLevels returns the stacks whose level in the last of snapshots is

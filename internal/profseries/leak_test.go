@@ -1,6 +1,7 @@
 package profseries
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,24 @@ func TestHeapLeakOfNewGoroutines(t *testing.T) {
 		t.Errorf("the runtime.malg stack is not named as new goroutines' heap: %+v", goroutines)
 	}
 	if user == nil || user.RuntimeOnly || user.NewGoroutines {
-		t.Errorf("the (*accessLog).request stack is not named by its own frame: %+v", user)
+		t.Fatalf("the (*accessLog).request stack is not named by its own frame: %+v", user)
+	}
+	// Its levels are the stack's level in each snapshot: 2 MiB more a
+	// snapshot on each of its samples.
+	if len(user.Levels) != 30 {
+		t.Fatalf("the leak carries %d levels, want one per snapshot (30)", len(user.Levels))
+	}
+	per := user.Levels[1].Value - user.Levels[0].Value
+	if per <= 0 || math.Mod(per, 1<<21) != 0 {
+		t.Errorf("the leak's level grew by %v between its first two snapshots, want a positive multiple of 2 MiB", per)
+	}
+	for i, l := range user.Levels {
+		if at := start.Add(time.Duration(i) * 10 * time.Second); !l.At.Equal(at) || l.Value != user.Levels[0].Value+float64(i)*per {
+			t.Errorf("level %d is %v at %v, want %v at %v", i, l.Value, l.At, user.Levels[0].Value+float64(i)*per, at)
+		}
+	}
+	if float64(user.Start) != user.Levels[0].Value || float64(user.End) != user.Levels[29].Value {
+		t.Errorf("the levels run from %v to %v, the leak says %d to %d", user.Levels[0].Value, user.Levels[29].Value, user.Start, user.End)
 	}
 }
 

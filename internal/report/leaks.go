@@ -29,6 +29,18 @@ func LeakSentence(l profseries.Leak) string {
 	return fmt.Sprintf("%s %s grew by %s per hour for %s", what, ShortFrame(l.StartedAt), leakAmount(l, l.PerHour), spanText(l.To.Sub(l.From)))
 }
 
+// LeakLevelsTitle names what a chart of a leak's levels shows.
+func LeakLevelsTitle(l profseries.Leak) string {
+	what := "Goroutines on this stack"
+	if l.Type == profseries.Heap {
+		what = "Heap in use on this stack"
+	}
+	if len(l.Levels) < l.Snapshots {
+		return fmt.Sprintf("%s: the median of each of %d spans of the %d snapshots judged; the trend fitted, dashed", what, len(l.Levels), l.Snapshots)
+	}
+	return what + " in each snapshot judged; the trend fitted, dashed"
+}
+
 // LeakEvidence says what the sentence rests on: the levels seen, the
 // test and its p-value.
 func LeakEvidence(l profseries.Leak) string {

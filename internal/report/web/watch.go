@@ -306,24 +306,52 @@ func NewTimeChart(g GaugeLine, from, to time.Time, releases []Release) TimeChart
 // timeChart draws points over [from, to) with a y axis labelled by label
 // and an x axis of times; the SVG carries the range for zooming.
 func timeChart(points []profseries.GaugePoint, step time.Duration, from, to time.Time, name string, label func(float64) string, releases []Release) template.HTML {
+	return drawTimeChart(timeSeries{points: points, step: step, from: from, to: to, name: name, label: label, releases: releases, zoom: true})
+}
+
+// A timeSeries is what a time chart draws: points over [from, to), broken
+// where more than two steps apart, with a y axis labelled by label; fit,
+// when set, a fitted line drawn dashed over them; zoom makes it a chart
+// dragging across zooms into (see watch.js).
+type timeSeries struct {
+	points   []profseries.GaugePoint
+	step     time.Duration
+	from, to time.Time
+	name     string
+	label    func(float64) string
+	releases []Release
+	fit      []profseries.GaugePoint
+	zoom     bool
+}
+
+func drawTimeChart(c timeSeries) template.HTML {
+	points, step, from, to, releases := c.points, c.step, c.from, c.to, c.releases
+	class := "timechart"
+	if c.zoom {
+		class += " zoom"
+	}
 	var b chartWriter
-	fmt.Fprintf(&b, `<svg class="timechart zoom" viewBox="0 0 %g %g" role="img" aria-label="%s from %s to %s" data-from="%d" data-to="%d" data-x0="%g" data-x1="%g" xmlns="http://www.w3.org/2000/svg">`,
-		tcW, tcH, template.HTMLEscapeString(name), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339),
+	fmt.Fprintf(&b, `<svg class="%s" viewBox="0 0 %g %g" role="img" aria-label="%s from %s to %s" data-from="%d" data-to="%d" data-x0="%g" data-x1="%g" xmlns="http://www.w3.org/2000/svg">`,
+		class, tcW, tcH, template.HTMLEscapeString(c.name), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339),
 		from.UnixMilli(), to.UnixMilli(), tcLeft/tcW, (tcW-tcRight)/tcW)
 	x := timeScale(from, to, tcLeft, tcW-tcRight)
-	y := valueScale(points, tcH-tcBottom, tcTop)
+	scaled := append(slices.Clone(points), c.fit...)
+	y := valueScale(scaled, tcH-tcBottom, tcTop)
 	hi := 0.0
-	for _, p := range points {
+	for _, p := range scaled {
 		hi = math.Max(hi, p.Value)
 	}
 	for i := 0; i <= tcYLabelsPerAxis-1; i++ {
 		v := hi * float64(i) / float64(tcYLabelsPerAxis-1)
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/>`, tcLeft, tcW-tcRight, y(v), y(v))
-		fmt.Fprintf(&b, `<text class="ylabel" x="%g" y="%.1f">%s</text>`, tcLeft-6, y(v)+4, template.HTMLEscapeString(label(v)))
+		fmt.Fprintf(&b, `<text class="ylabel" x="%g" y="%.1f">%s</text>`, tcLeft-6, y(v)+4, template.HTMLEscapeString(c.label(v)))
 	}
 	layout := "15:04"
-	if to.Sub(from) > 24*time.Hour {
+	switch span := to.Sub(from); {
+	case span > 24*time.Hour:
 		layout = "Jan 2 15:04"
+	case span < 10*time.Minute:
+		layout = "15:04:05" // labels a minute apart or less, where minutes would mislabel them
 	}
 	seen := map[string]bool{}
 	for i := range tcXLabels {
@@ -357,7 +385,16 @@ func timeChart(points []profseries.GaugePoint, step time.Duration, from, to time
 	}
 	b.WriteString(`<g class="line">`)
 	writeLines(&b, points, step, x, y)
-	b.WriteString(`</g></svg>`)
+	b.WriteString(`</g>`)
+	if len(c.fit) > 1 {
+		b.WriteString(`<polyline class="fit" points="`)
+		for _, p := range c.fit {
+			b.xy(x(p.Start), y(p.Value), ',')
+			b.WriteByte(' ')
+		}
+		b.WriteString(`"/>`)
+	}
+	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
 
