@@ -379,7 +379,7 @@ const stackCacheLimit = 1 << 21
 // the last collection of symbols. Without the epoch, nothing is cached.
 func (r readSymbols) Stacks() *profseries.StackCache {
 	var epoch int64
-	if err := r.ps.b.db.QueryRowContext(r.ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+	if err := r.ps.b.reader(r.ctx).QueryRowContext(r.ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
 		return nil
 	}
 	r.ps.mu.Lock()
@@ -409,6 +409,8 @@ type ProfileTarget struct {
 // ProfileTargets lists the stored series sel chooses ("" type: every
 // type), by labels then type.
 func (ps *ProfileSeries) ProfileTargets(ctx context.Context, typ string, sel profseries.Selector) ([]ProfileTarget, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	var out []ProfileTarget
 	// The summaries Append keeps (see record): one row per series, not
 	// an aggregate of its blocks. Rollups are counted in bytes (they are
@@ -457,6 +459,8 @@ func (ps *ProfileSeries) lengthFn(q string) string {
 // into windows are read as their windows, which start at a multiple of
 // their resolution. Each window names its target's process.
 func (ps *ProfileSeries) Windows(ctx context.Context, q profseries.Query) ([]profseries.Window, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	var windows []profseries.Window
 	err := ps.eachBlock(ctx, q, "data", true, func(dec *blockDecoder, b storedBlock) error {
 		samples, err := dec.samples(b.series, b.resolution, nanos(b.w.Start), b.data)
@@ -618,7 +622,7 @@ type listState struct{ epoch, newest, count int64 }
 func (ps *ProfileSeries) listState(ctx context.Context, table string) (listState, error) {
 	var st listState
 	var newest sql.NullInt64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM `+table+`), (SELECT COUNT(*) FROM `+table+`)`).Scan(&st.epoch, &newest, &st.count); err != nil {
+	if err := ps.b.reader(ctx).QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'gc_epoch'), (SELECT MAX(id) FROM `+table+`), (SELECT COUNT(*) FROM `+table+`)`).Scan(&st.epoch, &newest, &st.count); err != nil {
 		return listState{}, fmt.Errorf("read the state of %s: %w", table, err)
 	}
 	ps.b.rowsRead.Add(1)
@@ -762,6 +766,8 @@ type Merged struct {
 // Merge merges every scrape q chooses into one pprof profile, and says
 // which processes it came from.
 func (ps *ProfileSeries) Merge(ctx context.Context, q profseries.Query) (*Merged, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	w, err := ps.mergeQuery(ctx, q)
 	if err != nil {
 		return nil, err
@@ -785,6 +791,8 @@ func (ps *ProfileSeries) MergedProfile(ctx context.Context, q profseries.Query) 
 
 // Top ranks the functions of the merged profile of q by q.SampleType.
 func (ps *ProfileSeries) Top(ctx context.Context, q profseries.Query, order profiles.Order, n int) (*profiles.FuncTable, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	w, err := ps.mergeQuery(ctx, q)
 	if err != nil {
 		return nil, err
@@ -798,6 +806,8 @@ func (ps *ProfileSeries) Top(ctx context.Context, q profseries.Query, order prof
 // mergeSteps), and its scrapes are counted from the records; otherwise
 // every scrape is decoded.
 func (ps *ProfileSeries) FunctionSeries(ctx context.Context, q profseries.Query, function string, step time.Duration) ([]profseries.FunctionPoint, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	if step <= 0 || int64(step)%resolutionTenMinutes != 0 {
 		return ps.functionSeriesOfScrapes(ctx, q, function, step)
 	}
@@ -845,6 +855,8 @@ func (ps *ProfileSeries) functionSeriesOfScrapes(ctx context.Context, q profseri
 // Diff compares the merged profiles of base and head in shares; the two
 // queries differ only in their range, as a rule.
 func (ps *ProfileSeries) Diff(ctx context.Context, base, head profseries.Query) (*profseries.RangeDiff, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	bw, err := ps.mergeQuery(ctx, base)
 	if err != nil {
 		return nil, err
@@ -860,6 +872,8 @@ func (ps *ProfileSeries) Diff(ctx context.Context, base, head profseries.Query) 
 // that sel chooses: their label sets, and the first start and last end
 // of their blocks.
 func (ps *ProfileSeries) SeriesSpans(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Span, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	ts, err := ps.ProfileTargets(ctx, typ, sel)
 	if err != nil {
 		return nil, err
@@ -874,6 +888,8 @@ func (ps *ProfileSeries) SeriesSpans(ctx context.Context, typ string, sel profse
 // SeriesLabels lists the label sets of the stored series of type typ that
 // sel chooses.
 func (ps *ProfileSeries) SeriesLabels(ctx context.Context, typ string, sel profseries.Selector) ([]profseries.Labels, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	spans, err := ps.SeriesSpans(ctx, typ, sel)
 	out := make([]profseries.Labels, len(spans))
 	for i, sp := range spans {

@@ -20,8 +20,10 @@ import (
 
 // KeptDeploy returns the judgement of a deploy kept under key, if any.
 func (ps *ProfileSeries) KeptDeploy(ctx context.Context, key string) (profseries.Deploy, bool, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	var data string
-	err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT data FROM prof_deploys WHERE judged = ?`), key).Scan(&data)
+	err := ps.b.reader(ctx).QueryRowContext(ctx, ps.b.q(`SELECT data FROM prof_deploys WHERE judged = ?`), key).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return profseries.Deploy{}, false, nil
 	}

@@ -39,6 +39,8 @@ var edgesQuery = func() string {
 // not counted (their hours' blocks are). It reads a few keys per series
 // and decodes nothing.
 func (ps *ProfileSeries) BlockEdges(ctx context.Context, q profseries.Query) ([]profseries.SeriesEdges, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	series, _, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
 		return nil, err
@@ -94,6 +96,8 @@ func (ps *ProfileSeries) BlockEdges(ctx context.Context, q profseries.Query) ([]
 // span's start to the last of their instants, each decoded up to its
 // series' instant.
 func (ps *ProfileSeries) MergedAt(ctx context.Context, typ string, points []profseries.SeriesInstant) (*profile.Profile, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	all, err := ps.allSeries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read profile series: %w", err)

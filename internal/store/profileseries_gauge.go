@@ -205,7 +205,7 @@ type gaugeRow struct {
 // compacted_to), else a read of a key or two per series.
 func (ps *ProfileSeries) compactedIn(ctx context.Context, ids []uint64, from, to int64) (bool, error) {
 	var reached int64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'compacted_to'`).Scan(&reached); err != nil {
+	if err := ps.b.reader(ctx).QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'compacted_to'`).Scan(&reached); err != nil {
 		return false, fmt.Errorf("read compacted blocks: %w", err)
 	}
 	ps.b.rowsRead.Add(1)
@@ -436,7 +436,7 @@ func (ps *ProfileSeries) recordedFrom(ctx context.Context, ids []uint64) (int64,
 	for part := range chunks(ids, 500) {
 		q, args := inList(`SELECT MAX(recorded_from) FROM prof_series WHERE id IN `, part)
 		var n sql.NullInt64
-		if err := ps.b.db.QueryRowContext(ctx, ps.b.q(q), args...).Scan(&n); err != nil {
+		if err := ps.b.reader(ctx).QueryRowContext(ctx, ps.b.q(q), args...).Scan(&n); err != nil {
 			return 0, fmt.Errorf("read series records: %w", err)
 		}
 		ps.b.rowsRead.Add(1)
@@ -452,6 +452,8 @@ func (ps *ProfileSeries) recordedFrom(ctx context.Context, ids []uint64) (int64,
 // scrapes were stored before migration10, or for a gauge not recorded
 // (not the one of its type).
 func (ps *ProfileSeries) GaugeSeries(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration) ([]profseries.GaugePoint, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	groups, err := ps.GaugeSeriesBy(ctx, g, sel, from, to, step, func(profseries.Labels) string { return "" })
 	return groups[""], err
 }
@@ -465,6 +467,8 @@ const fewSeries = 8
 // group of a series' labels. A list of many targets is one read a gauge,
 // not one per target. A group with nothing stored in the range is absent.
 func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, sel profseries.Selector, from, to time.Time, step time.Duration, group func(profseries.Labels) string) (map[string][]profseries.GaugePoint, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	q := profseries.Query{Type: g.Type, Selector: sel, From: from, To: to}
 	sums := map[string][]profseries.GaugeSum{}
 	addWindows := func(ws []profseries.Window) {
@@ -569,6 +573,8 @@ func (ps *ProfileSeries) GaugeSeriesBy(ctx context.Context, g profseries.Gauge, 
 // stored before migration10, an aggregate of the blocks' keys (no block
 // is decoded). Rollups are not counted (their hours' blocks are).
 func (ps *ProfileSeries) ProcessSpans(ctx context.Context, q profseries.Query) ([]profseries.ProcessSpan, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	series, processes, ids, err := ps.seriesOf(ctx, q)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,8 @@ import (
 // that time (see above); the spacing read is returned, 0 where every
 // snapshot was. The levels are in order of time in each series.
 func (ps *ProfileSeries) Levels(ctx context.Context, q profseries.Query, sampleType string, every time.Duration) ([]profseries.Levels, time.Duration, error) {
+	ctx, done := ps.b.view(ctx)
+	defer done()
 	if kept, ok := profseries.LeakSampleType(q.Type); ok && kept == sampleType {
 		if w := int64(every); slices.Contains([]int64{gaugeMinute, gaugeTenMinutes, gaugeHour}, w) {
 			ls, err := ps.spacedLevels(ctx, q, w)

@@ -154,7 +154,7 @@ func (ps *ProfileSeries) seriesState(ctx context.Context, ids []uint64) ([]int64
 // used again.
 func (ps *ProfileSeries) epoch(ctx context.Context) (int64, error) {
 	var epoch int64
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
+	if err := ps.b.reader(ctx).QueryRowContext(ctx, `SELECT value FROM prof_meta WHERE name = 'gc_epoch'`).Scan(&epoch); err != nil {
 		return 0, fmt.Errorf("read collection epoch: %w", err)
 	}
 	ps.b.rowsRead.Add(1)

@@ -53,7 +53,7 @@ func (ps *ProfileSeries) pack(ctx context.Context, series, resolution, limit int
 		return 0, err
 	}
 	var waiting int
-	if err := ps.b.db.QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
+	if err := ps.b.reader(ctx).QueryRowContext(ctx, ps.b.q(`SELECT COUNT(*) FROM prof_blocks WHERE series_id = ? AND resolution = ? AND start_time >= ? AND start_time < ?`),
 		series, resolution, from, limit).Scan(&waiting); err != nil {
 		return 0, fmt.Errorf("pack: %w", err)
 	}
@@ -216,7 +216,7 @@ func (r *packReader) unpack(k packKey) ([][]byte, error) {
 	// may happen while the transaction's rows are open, and packs are
 	// only ever read committed.
 	var pack []byte
-	err := r.ps.b.db.QueryRowContext(r.ctx, r.ps.b.q(`SELECT data FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time = ?`),
+	err := r.ps.b.reader(r.ctx).QueryRowContext(r.ctx, r.ps.b.q(`SELECT data FROM prof_packs WHERE series_id = ? AND resolution = ? AND start_time = ?`),
 		series, resolution, hour).Scan(&pack)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("read series %d at %s: %w", series, fromNanos(hour).UTC().Format(time.RFC3339), errPackGone)

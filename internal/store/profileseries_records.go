@@ -51,7 +51,7 @@ type recordsState struct{ newest, rev int64 }
 // recordsState reads newest_start and records_rev (one statement).
 func (ps *ProfileSeries) recordsState(ctx context.Context) (recordsState, error) {
 	var st recordsState
-	if err := ps.b.db.QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'newest_start'), (SELECT value FROM prof_meta WHERE name = 'records_rev')`).Scan(&st.newest, &st.rev); err != nil {
+	if err := ps.b.reader(ctx).QueryRowContext(ctx, `SELECT (SELECT value FROM prof_meta WHERE name = 'newest_start'), (SELECT value FROM prof_meta WHERE name = 'records_rev')`).Scan(&st.newest, &st.rev); err != nil {
 		return st, fmt.Errorf("read records state: %w", err)
 	}
 	ps.b.rowsRead.Add(1)

@@ -510,7 +510,17 @@ func (ps *ProfileSeries) mergeSteps(ctx context.Context, q profseries.Query, ser
 				return m
 			}
 			if len(half) > 0 {
-				g.Go(func() error { return ps.mergePart(gctx, into, q, series, processes, levels, epoch, half, fresh) })
+				g.Go(func() error {
+					// The first half reads in the read's view, the
+					// second in one of its own (see sqlDB.fork).
+					ctx := gctx
+					if i > 0 {
+						var done func()
+						ctx, done = ps.b.fork(gctx)
+						defer done()
+					}
+					return ps.mergePart(ctx, into, q, series, processes, levels, epoch, half, fresh)
+				})
 			}
 		}
 		return g.Wait()

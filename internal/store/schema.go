@@ -21,11 +21,15 @@ type dialect struct {
 	lockMigrations string
 	// numbered placeholders ($1, $2, ...) instead of ?.
 	numbered bool
+	// views says a read's statements are run in one transaction (see
+	// sqlDB.view).
+	views bool
 }
 
 func sqliteDialect() dialect {
 	return dialect{
-		name: "sqlite",
+		name:  "sqlite",
+		views: true,
 		ddl: strings.NewReplacer(
 			"{id}", "INTEGER PRIMARY KEY",
 			"{blob}", "BLOB",
