@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -60,17 +61,27 @@ var ErrNotTarget = errors.New("the pprof endpoint does not belong to the target'
 // at all (an *Error, or a failed connection to the target).
 func ProveIdentity(ctx context.Context, e *Endpoint, target *url.URL) error {
 	addr := DialAddr(target)
-	var last string
-	// Twice: a burst of the target's own connections closing during the
-	// first attempt can hide the rise.
+	// floor is the fewest connection goroutines seen before a probe
+	// connection was opened, -1 until seen. Each rise is judged from it,
+	// not from the count at the start of its own attempt: that count can
+	// hold the previous attempt's connections, which a slow server accepts
+	// late and whose goroutines end just as this attempt's start, hiding
+	// their rise.
+	floor := -1
+	var seen []string
+	// Twice: a burst of the target's own connections closing, or a server
+	// too busy to accept within the wait, can hide the first rise.
 	for range 2 {
-		ok, why, err := identityAttempt(ctx, e, addr)
+		ok, why, err := identityAttempt(ctx, e, addr, &floor)
 		if err != nil || ok {
 			return err
 		}
-		last = why
+		seen = append(seen, why)
 	}
-	return notTargetError{why: last}
+	if seen[1] == seen[0] {
+		seen = seen[:1]
+	}
+	return notTargetError{why: strings.Join(seen, "; then ")}
 }
 
 // A notTargetError is a failed proof: the endpoint answered but did not
@@ -80,13 +91,17 @@ type notTargetError struct{ why string }
 func (e notTargetError) Error() string        { return e.why }
 func (e notTargetError) Is(target error) bool { return target == ErrNotTarget }
 
-// identityAttempt makes one rise-and-fall observation. ok reports the
-// proof; why says what was seen when it failed; err is a failure to observe
-// at all.
-func identityAttempt(ctx context.Context, e *Endpoint, addr string) (ok bool, why string, err error) {
+// identityAttempt makes one rise-and-fall observation, the rise judged
+// from *floor (see ProveIdentity), which it lowers to the count it starts
+// from when that is lower. ok reports the proof; why says what was seen
+// when it failed; err is a failure to observe at all.
+func identityAttempt(ctx context.Context, e *Endpoint, addr string, floor *int) (ok bool, why string, err error) {
 	base, err := connGoroutines(ctx, e)
 	if err != nil {
 		return false, "", err
+	}
+	if *floor < 0 || base < *floor {
+		*floor = base
 	}
 	conns := make([]net.Conn, 0, probeConns)
 	closeAll := func() {
@@ -104,13 +119,13 @@ func identityAttempt(ctx context.Context, e *Endpoint, addr string) (ok bool, wh
 		}
 		conns = append(conns, c)
 	}
-	peak, rose, err := waitCount(ctx, e, func(n int) bool { return n >= base+probeConns })
+	peak, rose, err := waitCount(ctx, e, func(n int) bool { return n >= *floor+probeConns })
 	if err != nil {
 		return false, "", err
 	}
 	if !rose {
 		return false, fmt.Sprintf("%d connections opened to %s did not appear among its connection goroutines (%d before, %d after)",
-			probeConns, addr, base, peak), nil
+			probeConns, addr, *floor, peak), nil
 	}
 	closeAll()
 	low, fell, err := waitCount(ctx, e, func(n int) bool { return n <= peak-probeConns })
