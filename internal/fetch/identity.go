@@ -42,6 +42,9 @@ const probeConns = 8
 const (
 	identityWait = 5 * time.Second
 	identityPoll = 25 * time.Millisecond
+	// lateLooks is how many profiles a wait still asks for once
+	// identityWait has passed (see waitCount).
+	lateLooks = 2
 )
 
 // serveFunc is the function at the bottom of every connection goroutine of
@@ -55,7 +58,7 @@ var ErrNotTarget = errors.New("the pprof endpoint does not belong to the target'
 // ProveIdentity checks that the endpoint e serves the profiles of the
 // process listening at the target's address (the host and port of target,
 // a URL the process serves). It takes a few goroutine profiles and, when
-// the proof fails, up to 4 times identityWait (5s). The error wraps ErrNotTarget,
+// the proof fails, up to 4 times identityWait (5s) and a few profiles more. The error wraps ErrNotTarget,
 // its message saying what was seen, when the endpoint answered but did not
 // follow the probe connections; any other error is a failure to observe
 // at all (an *Error, or a failed connection to the target).
@@ -140,10 +143,18 @@ func identityAttempt(ctx context.Context, e *Endpoint, addr string, floor *int) 
 }
 
 // waitCount polls the endpoint's connection goroutines until done accepts
-// the count or identityWait passes; it returns the last count seen.
+// the count, or identityWait has passed and lateLooks profiles asked for
+// after it have not either; it returns the last count seen. The looks
+// after the wait are for a target that stalled through it (a busy
+// machine): the profile that ends the wait may have been taken before the
+// stalled process got to its new connections.
 func waitCount(ctx context.Context, e *Endpoint, done func(int) bool) (int, bool, error) {
 	deadline := time.Now().Add(identityWait)
+	late := 0
 	for {
+		if time.Now().After(deadline) {
+			late++
+		}
 		n, err := connGoroutines(ctx, e)
 		if err != nil {
 			return n, false, err
@@ -151,7 +162,7 @@ func waitCount(ctx context.Context, e *Endpoint, done func(int) bool) (int, bool
 		if done(n) {
 			return n, true, nil
 		}
-		if time.Now().After(deadline) {
+		if late >= lateLooks {
 			return n, false, nil
 		}
 		select {

@@ -46,6 +46,13 @@ func servePprofChild() {
 // the child ends with the test.
 func startPprofChild(t *testing.T) string {
 	t.Helper()
+	return startPprofChildCmd(t, nil)
+}
+
+// startPprofChildCmd is startPprofChild that also sets *child, when child
+// is not nil, to the child's command.
+func startPprofChildCmd(t *testing.T, child **exec.Cmd) string {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), pprofChildEnv+"=1")
 	cmd.Stderr = os.Stderr
@@ -59,6 +66,9 @@ func startPprofChild(t *testing.T) string {
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if child != nil {
+		*child = cmd
 	}
 	t.Cleanup(func() {
 		stdin.Close()
