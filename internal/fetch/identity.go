@@ -58,10 +58,11 @@ var ErrNotTarget = errors.New("the pprof endpoint does not belong to the target'
 // ProveIdentity checks that the endpoint e serves the profiles of the
 // process listening at the target's address (the host and port of target,
 // a URL the process serves). It takes a few goroutine profiles and, when
-// the proof fails, up to 4 times identityWait (5s) and a few profiles more. The error wraps ErrNotTarget,
-// its message saying what was seen, when the endpoint answered but did not
-// follow the probe connections; any other error is a failure to observe
-// at all (an *Error, or a failed connection to the target).
+// the proof fails, up to 4 times identityWait (5s) and a few profiles
+// more. The error wraps ErrNotTarget, its message saying what each attempt
+// saw, when the endpoint answered but did not follow the probe
+// connections; any other error is a failure to observe at all (an *Error,
+// or a failed connection to the target).
 func ProveIdentity(ctx context.Context, e *Endpoint, target *url.URL) error {
 	addr := DialAddr(target)
 	// floor is the fewest connection goroutines seen before a probe
