@@ -104,14 +104,23 @@ type Leak struct {
 	Wait string `json:"wait,omitempty"`
 	// Stack is the whole stack, innermost first, as "function file:line".
 	Stack []string `json:"stack"`
-	// RuntimeOnly says a heap stack has no frame outside the runtime: the
+	// For a heap stack with no frame of the program, StartedAt is the
+	// function that allocated (the innermost frame but the allocator's).
+	// RuntimeOnly says it has no frame outside the runtime either: the
 	// runtime allocated for itself, on its own system stack, where the
-	// stack ends. StartedAt is then the runtime function that allocated.
+	// stack ends.
 	// NewGoroutines says it allocated starting goroutines
 	// (runtime.newproc1): their structures and stacks, which grow with the
 	// number of goroutines, not with any one line of the program.
 	RuntimeOnly   bool `json:"runtime_only,omitempty"`
 	NewGoroutines bool `json:"new_goroutines,omitempty"`
+	// WaitRecords says a heap stack with no frame of the program
+	// allocated the runtime's records of waiting goroutines (sudogs).
+	// The runtime allocates them a batch at a time, on the stack of
+	// whichever goroutine first needed one, and keeps one for each
+	// goroutine parked on a channel, lock or condition: they grow with
+	// the goroutines waiting anywhere, not with that stack's work.
+	WaitRecords bool `json:"wait_records,omitempty"`
 }
 
 // A LeakLevel is one value of a leaking stack: its level at At.
@@ -521,11 +530,15 @@ func describeStacks(leaks []Leak, ids []uint64, typ string, src SymbolSource) er
 			}
 		}
 		switch {
-		case typ == Heap && u < 0 && runtimeOnly(fs, cs):
-			l.RuntimeOnly = true
-			l.NewGoroutines = slices.ContainsFunc(fs, func(f profiles.Frame) bool { return f.Name() == "runtime.newproc1" })
+		case typ == Heap && u < 0:
+			// No frame of the program: named by the function that asked
+			// for the memory, not by the outermost frame, which only says
+			// where the goroutine that happened to allocate was running.
+			l.RuntimeOnly = runtimeOnly(fs, cs)
+			l.NewGoroutines = l.RuntimeOnly && slices.ContainsFunc(fs, func(f profiles.Frame) bool { return f.Name() == "runtime.newproc1" })
 			if a := allocatingFrame(fs); a >= 0 {
 				l.StartedAt = frameText(fs[a].Name(), fs[a].File(), fs[a].Line())
+				l.WaitRecords = matchesAny(fs[a].Name(), waitRecordAllocators)
 			}
 		case typ == Heap:
 			l.StartedAt = l.At
@@ -554,16 +567,30 @@ func runtimeOnly(fs []profiles.Frame, cs *profiles.Classes) bool {
 var allocationEntries = []string{"runtime.mallocgc*", "runtime.newobject", "runtime.newarray", "runtime.makeslice*",
 	"runtime.growslice", "runtime.makemap*", "runtime.rawstring*", "runtime.rawbyteslice", "runtime.rawruneslice"}
 
+// waitRecordAllocators are the runtime functions that allocate nothing
+// but the records of waiting goroutines (sudogs, runtime.acquireSudog,
+// often inlined into them): blocking on a channel, a select, a semaphore
+// (locks, WaitGroups) or a condition variable. The sync package's names
+// are the runtime's functions linked into it.
+var waitRecordAllocators = []string{"runtime.acquireSudog", "runtime.chanrecv", "runtime.chansend", "runtime.selectgo",
+	"runtime.semacquire*", "runtime.notifyListWait", "sync.runtime_notifyListWait", "sync.runtime_Semacquire*",
+	"internal/sync.runtime_Semacquire*"}
+
 // allocatingFrame is the innermost frame of fs outside the allocation
 // entries: the function that asked for the memory; -1 when every frame is
 // one.
 func allocatingFrame(fs []profiles.Frame) int {
 	for i, f := range fs {
-		if !slices.ContainsFunc(allocationEntries, func(pat string) bool { ok, _ := path.Match(pat, f.Name()); return ok }) {
+		if !matchesAny(f.Name(), allocationEntries) {
 			return i
 		}
 	}
 	return -1
+}
+
+// matchesAny says whether name matches one of the path.Match patterns.
+func matchesAny(name string, patterns []string) bool {
+	return slices.ContainsFunc(patterns, func(pat string) bool { ok, _ := path.Match(pat, name); return ok })
 }
 
 // goroutineStart is the function a goroutine was started with: its

@@ -19,6 +19,8 @@ func LeakSentence(l profseries.Leak) string {
 	switch {
 	case l.Type == profseries.Heap && l.NewGoroutines:
 		what = "heap in use for new goroutines' structures and stacks, allocated by the runtime at"
+	case l.Type == profseries.Heap && l.WaitRecords:
+		what = "heap in use for waiting goroutines' records (sudogs), allocated by the runtime at"
 	case l.Type == profseries.Heap && l.RuntimeOnly:
 		what = "heap in use allocated by the runtime for itself, at"
 	case l.Type == profseries.Heap:

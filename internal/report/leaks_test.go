@@ -35,6 +35,10 @@ func TestLeakSentence(t *testing.T) {
 			l.Type, l.RuntimeOnly = profseries.Heap, true
 			l.StartedAt = "runtime.allocm /usr/local/go/src/runtime/proc.go:2200"
 		}, "heap in use allocated by the runtime for itself, at runtime.allocm (proc.go:2200)"},
+		{"heap of waiting goroutines", func(l *profseries.Leak) {
+			l.Type, l.WaitRecords = profseries.Heap, true
+			l.StartedAt = "sync.runtime_notifyListWait /usr/local/go/src/runtime/sema.go:598"
+		}, "heap in use for waiting goroutines' records (sudogs), allocated by the runtime at sync.runtime_notifyListWait (sema.go:598)"},
 	} {
 		l := base
 		c.edit(&l)
